@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { MolfError, type Role, RoleSchema } from '@molf/protocol';
+import writeFileAtomic from 'write-file-atomic';
+import { z } from 'zod';
+import { generateToken, hashesEqual, hashToken } from './tokens.ts';
+
+const StoredCredentialSchema = z.object({
+  id: z.string().min(1),
+  role: RoleSchema,
+  label: z.string(),
+  /** SHA-256 of the token, hex. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  createdAt: z.string(),
+});
+export type StoredCredential = z.infer<typeof StoredCredentialSchema>;
+
+const CredentialsFileSchema = z.object({
+  version: z.literal(1),
+  credentials: z.array(StoredCredentialSchema),
+});
+
+export type Verified = { role: Role; credentialId: string };
+
+export const CREDENTIALS_FILE = 'credentials.json';
+
+/**
+ * Credentials of one server: hashes in `{dataDir}/credentials.json` (mode 0600), plus fixed
+ * tokens given by flag or env, which live only in memory. The file is re-read when it changes,
+ * so `molf token create|revoke` takes effect on the next connection without a restart.
+ */
+export type CredentialStore = {
+  verify(token: string): Verified | undefined;
+  list(): StoredCredential[];
+  create(options: { role: Role; label: string }): Promise<{ token: string; credential: StoredCredential }>;
+  revoke(id: string): Promise<boolean>;
+  hasStored(role: Role): boolean;
+};
+
+export function openCredentialStore(options: {
+  dataDir: string;
+  fixed?: Partial<Record<Role, string>>;
+}): CredentialStore {
+  const path = join(options.dataDir, CREDENTIALS_FILE);
+  const fixed = Object.entries(options.fixed ?? {}).flatMap(([role, token]) =>
+    token === undefined ? [] : [{ role: role as Role, id: `fixed-${role}`, hash: hashToken(token) }],
+  );
+  let loadedMtimeMs = -1;
+  let stored: StoredCredential[] = [];
+
+  function refresh(): void {
+    let mtimeMs: number;
+    try {
+      mtimeMs = statSync(path).mtimeMs;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        stored = [];
+        loadedMtimeMs = -1;
+        return;
+      }
+      throw error;
+    }
+    if (mtimeMs === loadedMtimeMs) return;
+    const parsed = CredentialsFileSchema.safeParse(parseJsonOrThrow(path, readFileSync(path, 'utf8')));
+    if (!parsed.success) {
+      // Refuse everything rather than guess: a broken credentials file must never let anyone in.
+      throw new MolfError('config_invalid', `${path} is not a valid credentials file: ${z.prettifyError(parsed.error)}`);
+    }
+    stored = parsed.data.credentials;
+    loadedMtimeMs = mtimeMs;
+  }
+
+  async function save(credentials: StoredCredential[]): Promise<void> {
+    await writeFileAtomic(path, `${JSON.stringify({ version: 1, credentials }, null, 2)}\n`, { mode: 0o600 });
+    stored = credentials;
+    loadedMtimeMs = statSync(path).mtimeMs;
+  }
+
+  refresh();
+
+  return {
+    verify(token) {
+      refresh();
+      const hash = hashToken(token);
+      const match = [...fixed, ...stored].find((credential) => hashesEqual(credential.hash, hash));
+      return match === undefined ? undefined : { role: match.role, credentialId: match.id };
+    },
+    list() {
+      refresh();
+      return [...stored];
+    },
+    async create({ role, label }) {
+      refresh();
+      const token = generateToken(role);
+      const credential: StoredCredential = {
+        id: randomUUID().slice(0, 8),
+        role,
+        label,
+        hash: hashToken(token),
+        createdAt: new Date().toISOString(),
+      };
+      await save([...stored, credential]);
+      return { token, credential };
+    },
+    async revoke(id) {
+      refresh();
+      const remaining = stored.filter((credential) => credential.id !== id);
+      if (remaining.length === stored.length) return false;
+      await save(remaining);
+      return true;
+    },
+    hasStored(role) {
+      refresh();
+      return stored.some((credential) => credential.role === role);
+    },
+  };
+}
+
+function parseJsonOrThrow(path: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new MolfError('config_invalid', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+}

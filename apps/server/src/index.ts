@@ -1,0 +1,13 @@
+export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
+export {
+  createServer,
+  DEFAULT_HOST,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PORT,
+  type MolfServer,
+  type ServerConfig,
+} from './create-server.ts';
+export { defaultDataDir } from './data-dir.ts';
+export type { AppRouter } from './rpc/router.ts';
+export { SERVER_VERSION } from './version.ts';
+export { DEFAULT_DISPATCH_MARGIN_MS, type DispatchOptions, type JobDispatcher } from './workers/job-dispatcher.ts';

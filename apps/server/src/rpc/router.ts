@@ -1,0 +1,72 @@
+import {
+  JobResultAckSchema,
+  JobResultInputSchema,
+  WhoAmISchema,
+  WorkerInfoSchema,
+  WorkerJobsInputSchema,
+} from '@molf/protocol';
+import { z } from 'zod';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import { anyRoleProcedure, clientProcedure, router, workerProcedure } from './trpc.ts';
+
+export type RouterServices = {
+  registry: WorkerRegistry;
+  dispatcher: JobDispatcher;
+  serverVersion: string;
+  onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+};
+
+/** Routers are adapters: validate with the protocol schema, call one service, return. */
+export function createAppRouter(services: RouterServices) {
+  const { registry, dispatcher } = services;
+
+  return router({
+    auth: router({
+      whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => ({
+        role: ctx.role,
+        serverVersion: services.serverVersion,
+      })),
+    }),
+
+    workers: router({
+      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list()),
+    }),
+
+    worker: router({
+      /**
+       * Subscribing registers: the worker is online exactly while this subscription lives. The
+       * tRPC client re-subscribes after a reconnect with the last event id, which both
+       * re-registers and resumes the job stream where it stopped.
+       */
+      jobs: workerProcedure.input(WorkerJobsInputSchema).subscription(async function* ({ input, signal }) {
+        const { registration } = input;
+        const { lease, previousInstanceId } = registry.register(registration);
+        dispatcher.onRegistered({
+          workerId: registration.workerId,
+          instanceId: registration.instanceId,
+          previousInstanceId,
+        });
+        services.onWorkerEvent({ type: 'worker.connected', workerId: registration.workerId, name: registration.name });
+        try {
+          yield* dispatcher.stream({ lease, lastEventId: input.lastEventId, signal });
+        } finally {
+          if (registry.release(lease)) {
+            services.onWorkerEvent({
+              type: 'worker.disconnected',
+              workerId: registration.workerId,
+              name: registration.name,
+            });
+          }
+        }
+      }),
+
+      result: workerProcedure
+        .input(JobResultInputSchema)
+        .output(JobResultAckSchema)
+        .mutation(({ input }) => ({ accepted: dispatcher.acceptResult(input) })),
+    }),
+  });
+}
+
+export type AppRouter = ReturnType<typeof createAppRouter>;

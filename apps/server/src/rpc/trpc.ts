@@ -1,0 +1,100 @@
+import type { IncomingMessage } from 'node:http';
+import { type ErrorCode, type ErrorData, isMolfError, type MolfError, type Role } from '@molf/protocol';
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+
+export type RpcContext = {
+  role: Role;
+  credentialId: string;
+  connectionId: string;
+  remoteAddress: string | undefined;
+  request: IncomingMessage;
+};
+
+const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
+  unauthorized: 'UNAUTHORIZED',
+  forbidden: 'FORBIDDEN',
+  invalid_input: 'BAD_REQUEST',
+  not_found: 'NOT_FOUND',
+  worker_not_found: 'NOT_FOUND',
+  worker_offline: 'PRECONDITION_FAILED',
+  worker_restarted: 'CONFLICT',
+  job_not_found: 'NOT_FOUND',
+  tool_not_found: 'NOT_FOUND',
+  timeout: 'TIMEOUT',
+  cancelled: 'CLIENT_CLOSED_REQUEST',
+  workdir_invalid: 'BAD_REQUEST',
+  config_invalid: 'INTERNAL_SERVER_ERROR',
+  address_in_use: 'INTERNAL_SERVER_ERROR',
+  internal: 'INTERNAL_SERVER_ERROR',
+};
+
+/** The one place application errors become RPC errors. */
+export function toTRPCError(error: MolfError): TRPCError {
+  return new TRPCError({ code: TRPC_CODE[error.code], message: error.message, cause: error });
+}
+
+type Issue = { path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>; message: string };
+
+function firstIssue(cause: unknown): Issue | undefined {
+  const issues = (cause as { issues?: unknown } | undefined)?.issues;
+  return Array.isArray(issues) && issues.length > 0 ? (issues[0] as Issue) : undefined;
+}
+
+function pathToString(path: Issue['path']): string {
+  return (path ?? []).map((part) => String(typeof part === 'object' ? part.key : part)).join('.');
+}
+
+const t = initTRPC.context<RpcContext>().create({
+  errorFormatter({ shape, error }) {
+    let data: ErrorData;
+    if (isMolfError(error.cause)) {
+      data = { code: error.cause.code, ...(error.cause.field === undefined ? {} : { field: error.cause.field }) };
+    } else if (error.code === 'BAD_REQUEST' && firstIssue(error.cause) !== undefined) {
+      const issue = firstIssue(error.cause) as Issue;
+      const field = pathToString(issue.path);
+      data = { code: 'invalid_input', field };
+      return {
+        ...shape,
+        message: `invalid input${field === '' ? '' : ` at "${field}"`}: ${issue.message}`,
+        data: { ...shape.data, ...data, stack: undefined },
+      };
+    } else if (error.code === 'UNAUTHORIZED') {
+      data = { code: 'unauthorized' };
+    } else if (error.code === 'FORBIDDEN') {
+      data = { code: 'forbidden' };
+    } else if (error.code === 'BAD_REQUEST' || error.code === 'PARSE_ERROR') {
+      data = { code: 'invalid_input' };
+    } else {
+      data = { code: 'internal' };
+    }
+    return { ...shape, data: { ...shape.data, ...data, stack: undefined } };
+  },
+});
+
+const mapErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  // A service threw an application error: give it the RPC code that matches its string code.
+  if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isMolfError(result.error.cause)) {
+    throw toTRPCError(result.error.cause);
+  }
+  return result;
+});
+
+function requireRole(role: Role) {
+  return t.middleware(({ ctx, next }) => {
+    if (ctx.role !== role) {
+      throw new TRPCError({
+        code: 'FORBIDDEN',
+        message: `this call needs a ${role} credential; the connection uses a ${ctx.role} credential`,
+      });
+    }
+    return next();
+  });
+}
+
+export const router = t.router;
+export const anyRoleProcedure = t.procedure.use(mapErrors);
+export const clientProcedure = anyRoleProcedure.use(requireRole('client'));
+export const workerProcedure = anyRoleProcedure.use(requireRole('worker'));
+

@@ -1,0 +1,249 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { on } from 'node:events';
+import { EventEmitter } from 'node:events';
+import type { Logger } from '@molf/logging';
+import {
+  type JobMessage,
+  type ToolCallId,
+  type ToolResult,
+  toErrorResult,
+  type WorkerId,
+} from '@molf/protocol';
+import { tracked, type TrackedEnvelope } from '@trpc/server';
+import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
+
+/** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
+export const DEFAULT_DISPATCH_MARGIN_MS = 5_000;
+
+export type DispatchOptions = {
+  workerId: WorkerId;
+  toolName: string;
+  args: Record<string, unknown>;
+  /** The call's own timeout; the server's deadline is this plus the dispatch margin. */
+  timeoutMs: number;
+  /** Defaults to a random id. */
+  toolCallId?: ToolCallId;
+  /** Aborting cancels the call on the worker. */
+  signal?: AbortSignal;
+};
+
+type Pending = {
+  toolCallId: ToolCallId;
+  resolve: (result: ToolResult) => void;
+  timer: NodeJS.Timeout;
+  /** The worker instance the call was delivered to, once it was. */
+  deliveredTo: string | undefined;
+  cleanup: () => void;
+};
+
+type Entry = { seq: number; message: JobMessage; toolCallId: ToolCallId; yielded: boolean };
+
+type Outbox = {
+  entries: Entry[];
+  pending: Map<ToolCallId, Pending>;
+  changed: EventEmitter;
+};
+
+export type JobDispatcher = {
+  /** Runs one tool call on a worker. Never throws for run-time failures: they come back as results. */
+  dispatch(options: DispatchOptions): Promise<ToolResult>;
+  /** A worker's result arrives; false when nobody waits for it any more. */
+  acceptResult(options: { workerId: WorkerId; toolCallId: ToolCallId; result: ToolResult }): boolean;
+  /** The message stream of one registration, resuming after `lastEventId`. */
+  stream(options: {
+    lease: WorkerLease;
+    lastEventId: string | null | undefined;
+    signal: AbortSignal | undefined;
+  }): AsyncGenerator<TrackedEnvelope<JobMessage>>;
+  /** Called on a new registration: a new worker instance can't finish its predecessor's calls. */
+  onRegistered(options: { workerId: WorkerId; instanceId: string; previousInstanceId: string | undefined }): void;
+  /** Fails every pending call (server shutdown). */
+  close(): void;
+  pendingCount(workerId?: WorkerId): number;
+};
+
+export function createJobDispatcher(options: {
+  registry: WorkerRegistry;
+  logger: Logger;
+  serverVersion: string;
+  marginMs?: number;
+}): JobDispatcher {
+  const marginMs = options.marginMs ?? DEFAULT_DISPATCH_MARGIN_MS;
+  const { registry, logger } = options;
+  /** Event ids carry the server's epoch, so ids from before a restart never skip new messages. */
+  const epoch = randomBytes(4).toString('hex');
+  const outboxes = new Map<WorkerId, Outbox>();
+  let nextSeq = 1;
+
+  function outboxOf(workerId: WorkerId): Outbox {
+    let box = outboxes.get(workerId);
+    if (box === undefined) {
+      box = { entries: [], pending: new Map(), changed: new EventEmitter() };
+      box.changed.setMaxListeners(0);
+      outboxes.set(workerId, box);
+    }
+    return box;
+  }
+
+  function push(box: Outbox, toolCallId: ToolCallId, message: JobMessage): void {
+    box.entries.push({ seq: nextSeq++, message, toolCallId, yielded: false });
+    box.changed.emit('changed');
+  }
+
+  /** Keeps calls still awaited and cancels not yet sent; everything else is done with. */
+  function prune(box: Outbox): void {
+    box.entries = box.entries.filter((entry) =>
+      entry.message.type === 'call' ? box.pending.has(entry.toolCallId) : !entry.yielded,
+    );
+  }
+
+  function settle(box: Outbox, toolCallId: ToolCallId, result: ToolResult): boolean {
+    const pending = box.pending.get(toolCallId);
+    if (pending === undefined) return false;
+    box.pending.delete(toolCallId);
+    clearTimeout(pending.timer);
+    pending.cleanup();
+    prune(box);
+    pending.resolve(result);
+    return true;
+  }
+
+  function cancel(box: Outbox, toolCallId: ToolCallId, reason: 'timeout' | 'aborted', result: ToolResult): void {
+    const wasDelivered = box.pending.get(toolCallId)?.deliveredTo !== undefined;
+    if (!settle(box, toolCallId, result)) return;
+    // A call the worker never saw needs no cancel; its queued message was pruned with it.
+    if (wasDelivered) push(box, toolCallId, { type: 'cancel', toolCallId, reason });
+  }
+
+  function toEventId(seq: number): string {
+    return `${epoch}:${seq}`;
+  }
+
+  function fromEventId(eventId: string | null | undefined): number {
+    if (typeof eventId !== 'string') return 0;
+    const [eventEpoch, seq] = eventId.split(':');
+    const parsed = Number(seq);
+    return eventEpoch === epoch && Number.isSafeInteger(parsed) && parsed > 0 ? parsed : 0;
+  }
+
+  return {
+    dispatch({ workerId, toolName, args, timeoutMs, signal, toolCallId = randomUUID() as ToolCallId }) {
+      const registration = registry.registration(workerId);
+      if (registration === undefined) {
+        const known = registry.get(workerId) !== undefined;
+        return Promise.resolve(
+          known
+            ? toErrorResult('worker_offline', `Worker ${workerId} is offline; the tool "${toolName}" was not run.`)
+            : toErrorResult('worker_not_found', `No worker with id ${workerId} is registered.`),
+        );
+      }
+      if (!registration.tools.some((tool) => tool.name === toolName)) {
+        return Promise.resolve(
+          toErrorResult(
+            'tool_not_found',
+            `Worker "${registration.name}" has no tool "${toolName}". Its tools: ${registration.tools.map((tool) => tool.name).join(', ')}.`,
+          ),
+        );
+      }
+      if (signal?.aborted) {
+        return Promise.resolve(toErrorResult('cancelled', 'The tool call was cancelled before it started.'));
+      }
+      const box = outboxOf(workerId);
+      if (box.pending.has(toolCallId)) {
+        return Promise.resolve(toErrorResult('invalid_arguments', `Tool call id ${toolCallId} is already running.`));
+      }
+
+      return new Promise<ToolResult>((resolve) => {
+        const onAbort = () =>
+          cancel(box, toolCallId, 'aborted', toErrorResult('cancelled', 'The tool call was cancelled.'));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const deadlineMs = timeoutMs + marginMs;
+        const timer = setTimeout(() => {
+          logger.warn({ workerId, toolCallId, toolName, deadlineMs }, 'tool call passed its deadline; cancelling');
+          cancel(
+            box,
+            toolCallId,
+            'timeout',
+            toErrorResult('timeout', `The tool "${toolName}" did not finish within ${Math.round(timeoutMs / 1000)} s and was cancelled.`),
+          );
+        }, deadlineMs);
+        box.pending.set(toolCallId, {
+          toolCallId,
+          resolve,
+          timer,
+          deliveredTo: undefined,
+          cleanup: () => signal?.removeEventListener('abort', onAbort),
+        });
+        push(box, toolCallId, { type: 'call', job: { toolCallId, toolName, args, timeoutMs } });
+      });
+    },
+
+    acceptResult({ workerId, toolCallId, result }) {
+      const box = outboxes.get(workerId);
+      return box === undefined ? false : settle(box, toolCallId, result);
+    },
+
+    async *stream({ lease, lastEventId, signal }) {
+      const box = outboxOf(lease.workerId);
+      const stop = AbortSignal.any([lease.replaced, ...(signal === undefined ? [] : [signal])]);
+      let cursor = fromEventId(lastEventId);
+      // Listening starts before the first scan, so a message pushed in between is not missed.
+      const changes = on(box.changed, 'changed', { signal: stop });
+      try {
+        yield tracked(toEventId(cursor), { type: 'registered', serverVersion: options.serverVersion });
+        while (!stop.aborted) {
+          for (const entry of box.entries) {
+            if (entry.seq <= cursor) continue;
+            cursor = entry.seq;
+            if (entry.message.type === 'call') {
+              const pending = box.pending.get(entry.toolCallId);
+              if (pending === undefined) continue;
+              pending.deliveredTo = lease.instanceId;
+            }
+            entry.yielded = true;
+            yield tracked(toEventId(entry.seq), entry.message);
+            if (stop.aborted) return;
+          }
+          prune(box);
+          const next = await changes.next();
+          if (next.done === true) return;
+        }
+      } catch (error) {
+        if (stop.aborted) return;
+        throw error;
+      } finally {
+        await changes.return?.();
+      }
+    },
+
+    onRegistered({ workerId, instanceId, previousInstanceId }) {
+      if (previousInstanceId === undefined || previousInstanceId === instanceId) return;
+      const box = outboxes.get(workerId);
+      if (box === undefined) return;
+      for (const pending of [...box.pending.values()]) {
+        if (pending.deliveredTo !== undefined && pending.deliveredTo !== instanceId) {
+          settle(
+            box,
+            pending.toolCallId,
+            toErrorResult('worker_restarted', 'The worker restarted while running this tool call; its outcome is unknown.'),
+          );
+        }
+      }
+    },
+
+    close() {
+      for (const box of outboxes.values()) {
+        for (const toolCallId of [...box.pending.keys()]) {
+          settle(box, toolCallId, toErrorResult('cancelled', 'The server is shutting down.'));
+        }
+      }
+    },
+
+    pendingCount(workerId) {
+      if (workerId !== undefined) return outboxes.get(workerId)?.pending.size ?? 0;
+      let total = 0;
+      for (const box of outboxes.values()) total += box.pending.size;
+      return total;
+    },
+  };
+}

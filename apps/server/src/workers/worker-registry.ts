@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '@molf/logging';
+import { type WorkerId, WorkerIdSchema, type WorkerInfo, type WorkerRegistration } from '@molf/protocol';
+import writeFileAtomic from 'write-file-atomic';
+import { z } from 'zod';
+
+const PersistedWorkerSchema = z.object({
+  workerId: WorkerIdSchema,
+  name: z.string(),
+  workdir: z.string(),
+  tools: z.array(z.string()),
+  version: z.string(),
+  online: z.boolean(),
+  connectedAt: z.string(),
+  lastSeenAt: z.string(),
+});
+type PersistedWorker = z.infer<typeof PersistedWorkerSchema>;
+
+/**
+ * Proof that one registration (one job subscription) holds a worker id. Only the current lease
+ * may mark the worker offline, so the late close of a replaced socket never unregisters the
+ * worker that replaced it.
+ */
+export type WorkerLease = {
+  readonly leaseId: string;
+  readonly workerId: WorkerId;
+  readonly instanceId: string;
+  /** Aborted when a newer registration replaces this one. */
+  readonly replaced: AbortSignal;
+};
+
+type Entry = {
+  info: PersistedWorker;
+  registration?: WorkerRegistration;
+  lease?: WorkerLease & { controller: AbortController };
+  /** Serialises this worker's state writes so an older state never lands after a newer one. */
+  writes: Promise<void>;
+};
+
+export type WorkerRegistry = {
+  register(registration: WorkerRegistration): { lease: WorkerLease; previousInstanceId: string | undefined };
+  /** Marks the worker offline if `lease` is still the current one; returns whether it was. */
+  release(lease: WorkerLease): boolean;
+  isCurrent(lease: WorkerLease): boolean;
+  get(workerId: WorkerId): WorkerInfo | undefined;
+  registration(workerId: WorkerId): WorkerRegistration | undefined;
+  list(): WorkerInfo[];
+  /** Resolves once every pending state write has reached the disk. */
+  flush(): Promise<void>;
+};
+
+export async function loadWorkerRegistry(options: { dataDir: string; logger: Logger }): Promise<WorkerRegistry> {
+  const workersDir = join(options.dataDir, 'workers');
+  await mkdir(workersDir, { recursive: true, mode: 0o700 });
+  const entries = new Map<WorkerId, Entry>();
+
+  for (const name of await readdir(workersDir)) {
+    const file = join(workersDir, name, 'state.json');
+    try {
+      const parsed = PersistedWorkerSchema.parse(JSON.parse(await readFile(file, 'utf8')));
+      // Whatever the file says, nobody is connected to a server that just started.
+      entries.set(parsed.workerId, { info: { ...parsed, online: false }, writes: Promise.resolve() });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      options.logger.warn({ err: error, file }, 'skipping unreadable worker state');
+    }
+  }
+
+  function persist(entry: Entry): void {
+    const snapshot = `${JSON.stringify(entry.info, null, 2)}\n`;
+    const dir = join(workersDir, entry.info.workerId);
+    entry.writes = entry.writes
+      .then(async () => {
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await writeFileAtomic(join(dir, 'state.json'), snapshot, { mode: 0o600 });
+      })
+      .catch((error: unknown) => {
+        options.logger.error({ err: error, workerId: entry.info.workerId }, 'could not persist worker state');
+      });
+  }
+
+  function toInfo(entry: Entry): WorkerInfo {
+    const { online, ...rest } = entry.info;
+    return { ...rest, state: online ? 'online' : 'offline' };
+  }
+
+  return {
+    register(registration) {
+      const now = new Date().toISOString();
+      const existing = entries.get(registration.workerId);
+      const previousInstanceId = existing?.registration?.instanceId;
+      existing?.lease?.controller.abort();
+      const controller = new AbortController();
+      const lease = {
+        leaseId: randomUUID(),
+        workerId: registration.workerId,
+        instanceId: registration.instanceId,
+        replaced: controller.signal,
+        controller,
+      };
+      const entry: Entry = {
+        info: {
+          workerId: registration.workerId,
+          name: registration.name,
+          workdir: registration.workdir,
+          tools: registration.tools.map((tool) => tool.name),
+          version: registration.version,
+          online: true,
+          connectedAt: now,
+          lastSeenAt: now,
+        },
+        registration,
+        lease,
+        writes: existing?.writes ?? Promise.resolve(),
+      };
+      entries.set(registration.workerId, entry);
+      persist(entry);
+      return { lease, previousInstanceId };
+    },
+    release(lease) {
+      const entry = entries.get(lease.workerId);
+      if (entry?.lease?.leaseId !== lease.leaseId) return false;
+      entry.lease = undefined;
+      entry.info = { ...entry.info, online: false, lastSeenAt: new Date().toISOString() };
+      persist(entry);
+      return true;
+    },
+    isCurrent(lease) {
+      return entries.get(lease.workerId)?.lease?.leaseId === lease.leaseId;
+    },
+    get(workerId) {
+      const entry = entries.get(workerId);
+      return entry === undefined ? undefined : toInfo(entry);
+    },
+    registration(workerId) {
+      const entry = entries.get(workerId);
+      return entry?.lease === undefined ? undefined : entry.registration;
+    },
+    list() {
+      return [...entries.values()].map(toInfo).sort((a, b) => a.name.localeCompare(b.name));
+    },
+    async flush() {
+      await Promise.all([...entries.values()].map((entry) => entry.writes));
+    },
+  };
+}

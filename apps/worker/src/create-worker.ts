@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { basename } from 'node:path';
+import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client';
+import { createSilentLogger, type Logger } from '@molf/logging';
+import {
+  type Job,
+  type JobMessage,
+  MolfError,
+  type ToolCallId,
+  type ToolResult,
+  toErrorResult,
+  toToolDescriptor,
+  type WorkerId,
+  type WorkerRegistration,
+} from '@molf/protocol';
+import { echoTool } from './tools/echo.ts';
+import { runToolCall } from './tools/run-tool-call.ts';
+import type { ToolHandler } from './tools/tool-handler.ts';
+import { validateWorkdir } from './validate-workdir.ts';
+import { WORKER_VERSION } from './version.ts';
+import { loadWorkerIdentity } from './worker-identity.ts';
+
+export type WorkerConfig = {
+  /** `ws://host:port` of the server. */
+  serverUrl: string;
+  /** A worker token. */
+  token: string;
+  /** The project directory tools run against; must exist and be readable and writable. */
+  workdir: string;
+  /** Label shown to clients. Default: the workdir's base name. */
+  name?: string;
+  /** Default: silent. */
+  logger?: Logger;
+  /** Reconnect delays. Default 1 s, ×2, max 30 s, ±25 % jitter. */
+  reconnect?: BackoffOptions;
+  /** Client-side keep-alive. Default ping every 30 s, 10 s pong timeout. */
+  keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
+  /** The tools this worker offers. Default: the built-in set. */
+  tools?: ToolHandler[];
+};
+
+export type MolfWorker = AsyncDisposable & {
+  workerId: WorkerId;
+  instanceId: string;
+  name: string;
+  workdir: string;
+  /**
+   * Resolves at the first registration; rejects if the server refuses the credential before
+   * that. While the server can't be reached it stays pending and the worker keeps retrying.
+   */
+  registered: Promise<void>;
+  /** Counts of registrations so far, running calls and results not yet delivered. */
+  stats(): { registrations: number; running: number; undelivered: number };
+  close(): Promise<void>;
+};
+
+/** Retry delay for a result whose delivery failed while the link stayed up. */
+const RESULT_RETRY_MS = 2_000;
+
+export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
+  const logger = config.logger ?? createSilentLogger();
+  const workdir = await validateWorkdir(config.workdir);
+  const workerId = await loadWorkerIdentity({ workdir, logger });
+  const instanceId = randomUUID();
+  const name = config.name ?? basename(workdir);
+  const handlers = config.tools ?? [echoTool];
+  const tools = new Map<string, ToolHandler>(handlers.map((handler) => [handler.definition.name, handler]));
+
+  const registration: WorkerRegistration = {
+    workerId,
+    instanceId,
+    name,
+    workdir,
+    tools: handlers.map((handler) => toToolDescriptor(handler.definition)),
+    version: WORKER_VERSION,
+  };
+
+  const running = new Map<ToolCallId, AbortController>();
+  /** Results not yet acknowledged by the server; they survive a dropped link. */
+  const undelivered = new Map<ToolCallId, ToolResult>();
+  const delivering = new Set<ToolCallId>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  let registrations = 0;
+  let closing = false;
+
+  let resolveRegistered: () => void = () => {};
+  let rejectRegistered: (error: Error) => void = () => {};
+  const registered = new Promise<void>((resolvePromise, reject) => {
+    resolveRegistered = resolvePromise;
+    rejectRegistered = reject;
+  });
+  // A caller that never awaits `registered` must not crash the process on a rejection.
+  registered.catch(() => {});
+
+  const client = createMolfClient({
+    url: config.serverUrl,
+    token: config.token,
+    retryDelayMs: createBackoff(config.reconnect),
+    ...(config.keepAlive === undefined ? {} : { keepAlive: config.keepAlive }),
+    onStatus(status) {
+      if (closing) return;
+      switch (status.type) {
+        case 'open':
+          logger.debug({ url: config.serverUrl }, 'connected to server');
+          break;
+        case 'closed':
+          logger.warn({ url: config.serverUrl }, 'connection to server lost; reconnecting');
+          break;
+        case 'rejected':
+          logger.error({ code: status.code }, `server refused the connection: ${status.message}`);
+          if (registrations === 0) rejectRegistered(new MolfError(status.code, status.message));
+          break;
+        default:
+          status satisfies never;
+      }
+    },
+  });
+
+  function deliver(toolCallId: ToolCallId): void {
+    const result = undelivered.get(toolCallId);
+    if (result === undefined || delivering.has(toolCallId) || closing) return;
+    delivering.add(toolCallId);
+    client.rpc.worker.result
+      .mutate({ workerId, toolCallId, result })
+      .then((ack) => {
+        undelivered.delete(toolCallId);
+        if (!ack.accepted) logger.info({ toolCallId }, 'server no longer waited for this result; dropped');
+      })
+      .catch((error: unknown) => {
+        const code = (error as { data?: { code?: string } }).data?.code;
+        if (code === 'invalid_input') {
+          // Retrying the same bytes would fail forever; tell the model what happened instead.
+          logger.error({ err: error, toolCallId }, 'server refused a tool result');
+          undelivered.set(
+            toolCallId,
+            toErrorResult('internal', `The worker produced a result the server refused: ${(error as Error).message}`),
+          );
+        } else {
+          logger.warn({ toolCallId, code }, 'result delivery failed; will retry');
+        }
+        scheduleRetry();
+      })
+      .finally(() => delivering.delete(toolCallId));
+  }
+
+  function flushUndelivered(): void {
+    for (const toolCallId of undelivered.keys()) deliver(toolCallId);
+  }
+
+  function scheduleRetry(): void {
+    if (retryTimer !== undefined || closing) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      flushUndelivered();
+    }, RESULT_RETRY_MS);
+    retryTimer.unref();
+  }
+
+  function startJob(job: Job): void {
+    // A replayed call the worker already has (running or finished) must not run twice.
+    if (running.has(job.toolCallId) || undelivered.has(job.toolCallId)) return;
+    const controller = new AbortController();
+    running.set(job.toolCallId, controller);
+    logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
+    void runToolCall({ job, tools, workdir, signal: controller.signal, logger }).then((result) => {
+      running.delete(job.toolCallId);
+      undelivered.set(job.toolCallId, result);
+      deliver(job.toolCallId);
+    });
+  }
+
+  function handleMessage(message: JobMessage): void {
+    switch (message.type) {
+      case 'registered':
+        registrations += 1;
+        logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
+        resolveRegistered();
+        flushUndelivered();
+        break;
+      case 'call':
+        startJob(message.job);
+        break;
+      case 'cancel':
+        logger.debug({ toolCallId: message.toolCallId, reason: message.reason }, 'tool call cancelled');
+        running.get(message.toolCallId)?.abort(new MolfError('cancelled', `cancelled (${message.reason})`));
+        break;
+      default:
+        message satisfies never;
+    }
+  }
+
+  const subscription = client.rpc.worker.jobs.subscribe(
+    { registration, lastEventId: null },
+    {
+      onData: (envelope) => handleMessage(envelope.data),
+      onError(error) {
+        logger.error({ err: error }, 'job subscription failed');
+        if (registrations === 0) rejectRegistered(error);
+      },
+    },
+  );
+
+  async function close(): Promise<void> {
+    if (closing) return;
+    closing = true;
+    clearTimeout(retryTimer);
+    try {
+      for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
+      subscription.unsubscribe();
+    } finally {
+      await client.close();
+      logger.info('worker stopped');
+    }
+  }
+
+  return {
+    workerId,
+    instanceId,
+    name,
+    workdir,
+    registered,
+    stats: () => ({ registrations, running: running.size, undelivered: undelivered.size }),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}

@@ -1,0 +1,49 @@
+import type { Logger } from '@molf/logging';
+import { type Job, type ToolResult, toErrorResult } from '@molf/protocol';
+import { z } from 'zod';
+import type { ToolHandler } from './tool-handler.ts';
+
+/**
+ * Runs one job: finds the tool, validates its arguments, enforces its timeout. Every outcome is
+ * a result; nothing is thrown, because a failed tool call is something the model reads.
+ */
+export async function runToolCall(options: {
+  job: Job;
+  tools: ReadonlyMap<string, ToolHandler>;
+  workdir: string;
+  signal: AbortSignal;
+  logger: Logger;
+}): Promise<ToolResult> {
+  const { job, tools } = options;
+  const handler = tools.get(job.toolName);
+  if (handler === undefined) {
+    return toErrorResult(
+      'tool_not_found',
+      `This worker has no tool "${job.toolName}". Available: ${[...tools.keys()].join(', ')}.`,
+    );
+  }
+  const parsed = handler.definition.args.safeParse(job.args);
+  if (!parsed.success) {
+    return toErrorResult(
+      'invalid_arguments',
+      `Invalid arguments for ${job.toolName}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
+    );
+  }
+  const timeout = AbortSignal.timeout(job.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout]);
+  try {
+    const result = await handler.run(parsed.data, {
+      toolCallId: job.toolCallId,
+      workdir: options.workdir,
+      signal,
+      logger: options.logger,
+    });
+    if (timeout.aborted) {
+      return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
+    }
+    return result;
+  } catch (error) {
+    options.logger.error({ err: error, toolCallId: job.toolCallId, toolName: job.toolName }, 'tool threw');
+    return toErrorResult('internal', `${job.toolName} failed unexpectedly: ${(error as Error).message}`);
+  }
+}

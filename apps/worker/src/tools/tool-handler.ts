@@ -1,0 +1,21 @@
+import type { Logger } from '@molf/logging';
+import type { ToolCallId, ToolDefinition, ToolResult } from '@molf/protocol';
+import type { z } from 'zod';
+
+export type ToolContext = {
+  toolCallId: ToolCallId;
+  workdir: string;
+  /** Aborted on cancel or when the call's timeout passes. */
+  signal: AbortSignal;
+  logger: Logger;
+};
+
+/** A worker-side tool: its shared definition plus the code that runs it. */
+export type ToolHandler<Args extends z.ZodType = z.ZodType> = {
+  definition: ToolDefinition<Args>;
+  run(args: z.infer<Args>, context: ToolContext): Promise<ToolResult>;
+};
+
+export function defineToolHandler<Args extends z.ZodType>(handler: ToolHandler<Args>): ToolHandler<Args> {
+  return handler;
+}

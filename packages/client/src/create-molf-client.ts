@@ -1,0 +1,137 @@
+import type { AppRouter } from '@molf/server';
+import { type ErrorCode, ErrorCodeSchema, MolfError, type WhoAmI } from '@molf/protocol';
+import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
+import { WebSocket as NodeWebSocket } from 'ws';
+import { createBackoff } from './backoff.ts';
+
+export type ConnectionStatus =
+  | { type: 'open' }
+  | { type: 'closed' }
+  /** The server refused this connection, e.g. an unknown token. The client keeps retrying. */
+  | { type: 'rejected'; code: ErrorCode; message: string };
+
+export type MolfClientOptions = {
+  /** `ws://host:port` of the server. */
+  url: string;
+  /** A client or worker token; sent as connection params, never in the URL. */
+  token: string;
+  /** Reconnect delay per attempt. Default: 1 s, ×2, max 30 s, ±25 % jitter. */
+  retryDelayMs?: (attemptIndex: number) => number;
+  onStatus?: (status: ConnectionStatus) => void;
+  /** Client-side ping; the connection is dropped when no pong comes. Default 30 s / 10 s. */
+  keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
+  /** Largest message accepted from the server. Default 128 MiB. */
+  maxPayloadBytes?: number;
+};
+
+export type MolfClient = AsyncDisposable & {
+  rpc: TRPCClient<AppRouter>;
+  /** Resolves once the server accepted the credential; rejects with `unauthorized` if it refused. */
+  ready(options?: { timeoutMs?: number }): Promise<WhoAmI>;
+  close(): Promise<void>;
+};
+
+type Rejection = { code: ErrorCode; message: string };
+
+/**
+ * The typed client shared by the CLI, the web client and the worker: tRPC v11 over one
+ * WebSocket, with auth in the connection params and automatic reconnect. Subscriptions that use
+ * tracked ids resume after a reconnect from the last id they saw.
+ */
+export function createMolfClient(options: MolfClientOptions): MolfClient {
+  const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
+  let lastRejection: Rejection | undefined;
+  const rejectionListeners = new Set<(rejection: Rejection) => void>();
+
+  const reportRejection = (data: unknown) => {
+    const rejection = toRejection(data);
+    if (rejection === undefined) return;
+    lastRejection = rejection;
+    options.onStatus?.({ type: 'rejected', ...rejection });
+    for (const listener of rejectionListeners) listener(rejection);
+  };
+
+  /**
+   * The server answers a refused connection with an error whose id is null and then closes;
+   * tRPC's client only retries, so this socket class reads that error to report it.
+   */
+  class MolfWebSocket extends NodeWebSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols, { maxPayload });
+      this.addEventListener('message', (event) => {
+        if (typeof event.data === 'string' && event.data.startsWith('{"id":null')) reportRejection(event.data);
+      });
+    }
+  }
+
+  const wsClient = createWSClient({
+    url: options.url,
+    WebSocket: MolfWebSocket as unknown as typeof WebSocket,
+    connectionParams: { token: options.token },
+    retryDelayMs: options.retryDelayMs ?? createBackoff(),
+    keepAlive: {
+      enabled: true,
+      intervalMs: options.keepAlive?.intervalMs ?? 30_000,
+      pongTimeoutMs: options.keepAlive?.pongTimeoutMs ?? 10_000,
+    },
+    onOpen: () => options.onStatus?.({ type: 'open' }),
+    onClose: () => options.onStatus?.({ type: 'closed' }),
+  });
+  const rpc = createTRPCClient<AppRouter>({ links: [wsLink({ client: wsClient })] });
+  let closed: Promise<void> | undefined;
+
+  const close = () => {
+    closed ??= wsClient.close();
+    return closed;
+  };
+
+  return {
+    rpc,
+    async ready({ timeoutMs = 5_000 } = {}) {
+      lastRejection = undefined;
+      let onRejection: ((rejection: Rejection) => void) | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        return await Promise.race([
+          rpc.auth.whoami.query(),
+          new Promise<never>((_, reject) => {
+            onRejection = (rejection) => reject(new MolfError(rejection.code, rejection.message));
+            rejectionListeners.add(onRejection);
+          }),
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(
+              () =>
+                reject(
+                  lastRejection === undefined
+                    ? new MolfError('timeout', `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms)`)
+                    : new MolfError(lastRejection.code, lastRejection.message),
+                ),
+              timeoutMs,
+            );
+          }),
+        ]);
+      } finally {
+        clearTimeout(timer);
+        if (onRejection !== undefined) rejectionListeners.delete(onRejection);
+      }
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function toRejection(text: unknown): Rejection | undefined {
+  try {
+    const message = JSON.parse(String(text)) as {
+      error?: { message?: unknown; data?: { code?: unknown } };
+    };
+    if (message.error === undefined) return undefined;
+    const code = ErrorCodeSchema.safeParse(message.error.data?.code);
+    return {
+      code: code.success ? code.data : 'internal',
+      message: typeof message.error.message === 'string' ? message.error.message : 'the server refused the connection',
+    };
+  } catch {
+    return undefined;
+  }
+}

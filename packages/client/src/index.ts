@@ -1,0 +1,7 @@
+export { type BackoffOptions, createBackoff } from './backoff.ts';
+export {
+  type ConnectionStatus,
+  createMolfClient,
+  type MolfClient,
+  type MolfClientOptions,
+} from './create-molf-client.ts';

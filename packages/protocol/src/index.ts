@@ -1,0 +1,9 @@
+export * from './auth.ts';
+export * from './errors.ts';
+export * from './ids.ts';
+export * from './tool-definitions.ts';
+export * from './tool-result.ts';
+export * from './worker.ts';
+
+/** Version of the wire contracts in this package. */
+export const PROTOCOL_VERSION = '0.1.0';

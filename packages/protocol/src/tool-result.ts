@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/** Machine-readable failure kinds a tool result may carry in `meta.errorKind`. */
+export const ToolErrorKindSchema = z.enum([
+  'invalid_arguments',
+  'not_found',
+  'permission_denied',
+  'too_large',
+  'not_regular_file',
+  'binary',
+  'workdir_escape',
+  'timeout',
+  'cancelled',
+  'tool_not_found',
+  'worker_offline',
+  'worker_restarted',
+  'worker_not_found',
+  'internal',
+]);
+export type ToolErrorKind = z.infer<typeof ToolErrorKindSchema>;
+
+export const ToolResultMetaSchema = z.looseObject({
+  truncated: z.boolean().optional(),
+  outputId: z.string().optional(),
+  outputPath: z.string().optional(),
+  exitCode: z.number().int().optional(),
+  errorKind: ToolErrorKindSchema.optional(),
+});
+export type ToolResultMeta = z.infer<typeof ToolResultMetaSchema>;
+
+export const AttachmentSchema = z.object({
+  mimeType: z.string().min(1),
+  /** Path of the source file as the tool resolved it. */
+  path: z.string().optional(),
+  size: z.number().int().nonnegative(),
+  /** The bytes, base64-encoded. */
+  data: z.base64(),
+});
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+/**
+ * The envelope every tool call returns. A failure is a result with `error` set, never an
+ * exception: the model reads it and decides what to try next.
+ */
+export const ToolResultSchema = z.object({
+  output: z.string(),
+  error: z.string().optional(),
+  meta: ToolResultMetaSchema.optional(),
+  attachments: z.array(AttachmentSchema).optional(),
+});
+export type ToolResult = z.infer<typeof ToolResultSchema>;
+
+/** Builds a failure result with its machine-readable kind. */
+export function toErrorResult(kind: ToolErrorKind, message: string): ToolResult {
+  return { output: '', error: message, meta: { errorKind: kind } };
+}

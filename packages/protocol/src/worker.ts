@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
+import { ToolDescriptorSchema } from './tool-definitions.ts';
+import { ToolResultSchema } from './tool-result.ts';
+
+/** What a worker tells the server about itself when it (re-)registers. */
+export const WorkerRegistrationSchema = z.object({
+  workerId: WorkerIdSchema,
+  /**
+   * Random per worker process. A new instance for a known worker id means the old process is
+   * gone, so the jobs it held will never report back.
+   */
+  instanceId: z.uuid(),
+  name: z.string().trim().min(1).max(128),
+  workdir: z.string().min(1).max(4_096),
+  tools: z.array(ToolDescriptorSchema).max(1_000),
+  version: z.string().max(64),
+});
+export type WorkerRegistration = z.infer<typeof WorkerRegistrationSchema>;
+
+/** Input of the worker's job subscription; subscribing is registering. */
+export const WorkerJobsInputSchema = z.object({
+  registration: WorkerRegistrationSchema,
+  /** Set by the tRPC client on reconnect: the id of the last message this worker received. */
+  lastEventId: z.string().max(128).nullish(),
+});
+export type WorkerJobsInput = z.infer<typeof WorkerJobsInputSchema>;
+
+/** One tool call for a worker to run. */
+export const JobSchema = z.object({
+  toolCallId: ToolCallIdSchema,
+  toolName: z.string().min(1).max(128),
+  args: z.record(z.string(), z.unknown()),
+  /** The call's own deadline; the worker aborts the tool when it passes. */
+  timeoutMs: z.number().int().positive(),
+});
+export type Job = z.infer<typeof JobSchema>;
+
+/** What flows on the job subscription, in order. */
+export const JobMessageSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('registered'), serverVersion: z.string() }),
+  z.object({ type: z.literal('call'), job: JobSchema }),
+  z.object({
+    type: z.literal('cancel'),
+    toolCallId: ToolCallIdSchema,
+    reason: z.enum(['timeout', 'aborted']),
+  }),
+]);
+export type JobMessage = z.infer<typeof JobMessageSchema>;
+
+export const JobResultInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  toolCallId: ToolCallIdSchema,
+  result: ToolResultSchema,
+});
+export type JobResultInput = z.infer<typeof JobResultInputSchema>;
+
+export const JobResultAckSchema = z.object({
+  /** False when the server no longer waits for this call (it timed out or was cancelled). */
+  accepted: z.boolean(),
+});
+export type JobResultAck = z.infer<typeof JobResultAckSchema>;
+
+export const WorkerStateSchema = z.enum(['online', 'offline']);
+export type WorkerState = z.infer<typeof WorkerStateSchema>;
+
+/** A registered worker as clients see it. */
+export const WorkerInfoSchema = z.object({
+  workerId: WorkerIdSchema,
+  name: z.string(),
+  workdir: z.string(),
+  tools: z.array(z.string()),
+  version: z.string(),
+  state: WorkerStateSchema,
+  /** ISO time of the last registration. */
+  connectedAt: z.string(),
+  /** ISO time the worker was last seen connected. */
+  lastSeenAt: z.string(),
+});
+export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
