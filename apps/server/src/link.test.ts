@@ -1,6 +1,12 @@
+import { randomUUID } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createMolfClient } from '@molf/client';
-import { createWorker } from '@molf/worker';
+import { toolDefinitions, type WorkerId, type WorkerRegistration } from '@molf/protocol';
+import { createWorker, defineToolHandler, echoTool } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { startTcpProxy } from './testing/tcp-proxy.ts';
 import {
   createTempDir,
   startTestServer,
@@ -8,6 +14,18 @@ import {
   TEST_WORKER_TOKEN,
   waitFor,
 } from './testing/test-link.ts';
+
+const fastReconnect = { initialMs: 20, maxMs: 200 };
+
+/** A tool that never looks at its abort signal, like a stuck child process. */
+const stuckTool = defineToolHandler({
+  definition: { ...toolDefinitions.echo, name: 'stuck' },
+  run: () => new Promise(() => {}),
+});
+
+function errorCode(error: unknown): string | undefined {
+  return (error as { data?: { code?: string } }).data?.code;
+}
 
 describe('server ↔ worker link', () => {
   it('registers a worker, dispatches a call to it and returns its result', async () => {
@@ -28,5 +46,371 @@ describe('server ↔ worker link', () => {
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
     const workers = await client.rpc.workers.list.query();
     expect(workers).toMatchObject([{ workerId: worker.workerId, state: 'online', tools: ['echo'] }]);
+  });
+
+  it('returns invalid-argument failures as results the model can read', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await worker.registered;
+
+    const result = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 42 },
+      timeoutMs: 5_000,
+    });
+    expect(result.meta?.errorKind).toBe('invalid_arguments');
+    expect(result.error).toContain('text');
+
+    const missing = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'no_such_tool',
+      args: {},
+      timeoutMs: 5_000,
+    });
+    expect(missing.meta?.errorKind).toBe('tool_not_found');
+  });
+
+  it('delivers a cancel to the running job, which stops', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await worker.registered;
+
+    const controller = new AbortController();
+    const pending = server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'slow', delayMs: 60_000 },
+      timeoutMs: 120_000,
+      signal: controller.signal,
+    });
+    await waitFor(() => worker.stats().running === 1, { what: 'the job to start' });
+    controller.abort();
+
+    expect((await pending).meta?.errorKind).toBe('cancelled');
+    await waitFor(() => worker.stats().running === 0 && worker.stats().undelivered === 0, { what: 'the job to stop' });
+    expect(worker.stats().cancelled).toBe(1);
+  });
+
+  it('cancels a call on the worker when it passes its own timeout plus the margin', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, dispatchMarginMs: 50 });
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      tools: [echoTool, stuckTool],
+    });
+    await worker.registered;
+
+    const result = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'stuck',
+      args: { text: 'x' },
+      timeoutMs: 150,
+    });
+    expect(result.meta?.errorKind).toBe('timeout');
+    await waitFor(() => worker.stats().cancelled === 1, { what: 'the cancel to reach the worker' });
+    expect(server.dispatcher.pendingCount()).toBe(0);
+  });
+
+  it('refuses a wrong or missing token and registers nothing', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: 'molf_w_not-a-token-this-server-knows',
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+    });
+    await expect(worker.registered).rejects.toMatchObject({ code: 'unauthorized', message: /invalid token/ });
+
+    await using anonymous = createMolfClient({ url: server.url, token: ' '.trim() || 'x' });
+    await expect(anonymous.ready({ timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'unauthorized' });
+
+    // No connection params at all: refused the same way.
+    const raw = new WebSocket(server.url);
+    const reply = await new Promise<string>((resolve) => raw.on('message', (message) => resolve(String(message))));
+    expect(JSON.parse(reply)).toMatchObject({ id: null, error: { data: { code: 'unauthorized' } } });
+    await new Promise((resolve) => raw.on('close', resolve));
+
+    expect(server.registry.list()).toEqual([]);
+  });
+
+  it('refuses worker procedures to a client credential and client procedures to a worker credential', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
+    expect(await client.ready()).toMatchObject({ role: 'client' });
+
+    const registration: WorkerRegistration = {
+      workerId: randomUUID() as WorkerId,
+      instanceId: randomUUID(),
+      name: 'impostor',
+      workdir: '/tmp',
+      tools: [],
+      version: '0',
+    };
+    const subscriptionError = await new Promise<unknown>((resolve) => {
+      client.rpc.worker.jobs.subscribe({ registration }, { onError: resolve, onData: () => resolve('data') });
+    });
+    expect(errorCode(subscriptionError)).toBe('forbidden');
+    await expect(
+      client.rpc.worker.result.mutate({
+        workerId: registration.workerId,
+        toolCallId: 'abc' as never,
+        result: { output: 'spoofed' },
+      }),
+    ).rejects.toSatisfy((error) => errorCode(error) === 'forbidden');
+    expect(server.registry.list()).toEqual([]);
+
+    await using workerClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
+    await expect(workerClient.rpc.workers.list.query()).rejects.toSatisfy((error) => errorCode(error) === 'forbidden');
+  });
+
+  it('rejects malformed payloads naming the failing field and keeps serving', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using workerClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
+
+    const error = await workerClient.rpc.worker.result
+      .mutate({ workerId: randomUUID(), toolCallId: 'abc', result: { output: 7 } } as never)
+      .catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ data: { code: 'invalid_input', field: 'result.output' } });
+
+    // Garbage frames on an authenticated socket don't take the server down.
+    const raw = new WebSocket(`${server.url}?connectionParams=1`);
+    await new Promise((resolve) => raw.on('open', resolve));
+    raw.send(JSON.stringify({ method: 'connectionParams', data: { token: TEST_WORKER_TOKEN } }));
+    raw.send('{not json');
+    raw.send(JSON.stringify({ id: 1, method: 'mutation', params: { path: 'worker.result', input: null } }));
+    const replies: unknown[] = [];
+    raw.on('message', (message) => replies.push(JSON.parse(String(message))));
+    await waitFor(() => replies.some((reply) => (reply as { id?: unknown }).id === 1), { what: 'the error reply' });
+    raw.close();
+
+    const response = await fetch(`${server.httpUrl}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ status: 'ok' });
+    expect(await workerClient.ready()).toMatchObject({ role: 'worker' });
+  });
+
+  it('reconnects and re-registers after the server restarts', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    const first = await startTestServer({ dataDir: data.path });
+    const port = first.port;
+    await using worker = await createWorker({
+      serverUrl: first.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+    });
+    await worker.registered;
+    await first.close();
+
+    await using second = await startTestServer({ dataDir: data.path, port });
+    expect(second.registry.get(worker.workerId)?.state).toBe('offline');
+    await waitFor(() => second.registry.get(worker.workerId)?.state === 'online', { what: 're-registration' });
+    await waitFor(() => worker.stats().registrations === 2, { what: 'the worker to see its re-registration' });
+
+    const result = await second.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'again' },
+      timeoutMs: 5_000,
+    });
+    expect(result.output).toBe('again');
+  });
+
+  it('keeps a result finished while the link was down and delivers it after the reconnect', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using proxy = await startTcpProxy({ host: server.host, port: server.port });
+    await using worker = await createWorker({
+      serverUrl: proxy.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+    });
+    await worker.registered;
+
+    const pending = server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'survived', delayMs: 300 },
+      timeoutMs: 30_000,
+    });
+    await waitFor(() => worker.stats().running === 1, { what: 'the job to start' });
+    proxy.cut();
+    await waitFor(() => worker.stats().undelivered === 1, { what: 'the job to finish offline' });
+    await waitFor(() => server.registry.get(worker.workerId)?.state === 'offline', { what: 'the server to notice' });
+
+    proxy.restore();
+    expect(await pending).toEqual({ output: 'survived' });
+    await waitFor(() => worker.stats().undelivered === 0, { what: 'the acknowledgement' });
+    expect(worker.stats().registrations).toBeGreaterThanOrEqual(2);
+  });
+
+  it('keeps the new registration when the replaced socket closes late', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const registration: WorkerRegistration = {
+      workerId: randomUUID() as WorkerId,
+      instanceId: randomUUID(),
+      name: 'raced',
+      workdir: '/tmp',
+      tools: [{ name: 'echo', description: 'echo', inputSchema: {} }],
+      version: '0',
+    };
+    const calls: Record<'old' | 'new', string[]> = { old: [], new: [] };
+    const oldClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
+    await using newClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
+    const subscribe = (client: typeof newClient, into: string[]) =>
+      new Promise<void>((resolve) => {
+        client.rpc.worker.jobs.subscribe(
+          { registration },
+          {
+            onData: ({ data }) => {
+              if (data.type === 'registered') resolve();
+              if (data.type === 'call') into.push(data.job.toolCallId);
+            },
+          },
+        );
+      });
+
+    await subscribe(oldClient, calls.old);
+    await subscribe(newClient, calls.new);
+    // The old socket closes only after the new registration took over.
+    await oldClient.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    expect(server.registry.get(registration.workerId)?.state).toBe('online');
+    const result = server.dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 5_000,
+    });
+    await waitFor(() => calls.new.length === 1, { what: 'the call on the new registration' });
+    expect(calls.old).toEqual([]);
+    const [toolCallId] = calls.new;
+    await newClient.rpc.worker.result.mutate({
+      workerId: registration.workerId,
+      toolCallId: toolCallId as never,
+      result: { output: 'from new' },
+    });
+    expect(await result).toEqual({ output: 'from new' });
+  });
+
+  it('fails calls held by a worker process that was replaced by a new one', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const first = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path, tools: [stuckTool] });
+    await first.registered;
+    const pending = server.dispatcher.dispatch({
+      workerId: first.workerId,
+      toolName: 'stuck',
+      args: { text: 'x' },
+      timeoutMs: 60_000,
+    });
+    await waitFor(() => first.stats().running === 1, { what: 'the job to start' });
+
+    // Same workdir, so same worker id, but a new process: the old one's call can never finish.
+    await using second = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    expect(second.workerId).toBe(first.workerId);
+    await second.registered;
+    expect((await pending).meta?.errorKind).toBe('worker_restarted');
+    await first.close();
+  });
+
+  it('carries 1 MiB results, 50 in flight, without hitting the payload limit', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await worker.registered;
+    const text = 'a'.repeat(1024 * 1024);
+
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        server.dispatcher.dispatch({ workerId: worker.workerId, toolName: 'echo', args: { text }, timeoutMs: 30_000 }),
+      ),
+    );
+    expect(results.every((result) => result.error === undefined && result.output.length === text.length)).toBe(true);
+  });
+
+  it('answers a call to an offline or unknown worker with a clear failure', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await worker.registered;
+    await worker.close();
+    await waitFor(() => server.registry.get(worker.workerId)?.state === 'offline', { what: 'offline' });
+
+    const offline = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 1_000,
+    });
+    expect(offline.meta?.errorKind).toBe('worker_offline');
+    const unknown = await server.dispatcher.dispatch({
+      workerId: randomUUID() as WorkerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 1_000,
+    });
+    expect(unknown.meta?.errorKind).toBe('worker_not_found');
+  });
+
+  it('persists the worker registry across server restarts', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    const server = await startTestServer({ dataDir: data.path });
+    const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path, name: 'kept' });
+    await worker.registered;
+    await worker.close();
+    await server.close();
+
+    const state = JSON.parse(await readFile(join(data.path, 'workers', worker.workerId, 'state.json'), 'utf8'));
+    expect(state).toMatchObject({ name: 'kept', online: false });
+    await using restarted = await startTestServer({ dataDir: data.path });
+    expect(restarted.registry.list()).toMatchObject([{ workerId: worker.workerId, name: 'kept', state: 'offline' }]);
+  });
+});
+
+describe('worker identity and workdir', () => {
+  it('keeps its id across restarts and regenerates a corrupt worker.json', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const first = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await first.close();
+    const again = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await again.close();
+    expect(again.workerId).toBe(first.workerId);
+
+    await writeFile(join(workdir.path, '.molf', 'worker.json'), '{"workerId": "garbage');
+    const fresh = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
+    await fresh.close();
+    expect(fresh.workerId).not.toBe(first.workerId);
+    expect(JSON.parse(await readFile(join(workdir.path, '.molf', 'worker.json'), 'utf8')).workerId).toBe(fresh.workerId);
+  });
+
+  it('refuses a workdir that does not exist', async () => {
+    await expect(
+      createWorker({ serverUrl: 'ws://127.0.0.1:1', token: TEST_WORKER_TOKEN, workdir: '/nonexistent/molf-test' }),
+    ).rejects.toMatchObject({ code: 'workdir_invalid', message: /does not exist/ });
   });
 });

@@ -49,8 +49,8 @@ export type MolfWorker = AsyncDisposable & {
    * that. While the server can't be reached it stays pending and the worker keeps retrying.
    */
   registered: Promise<void>;
-  /** Counts of registrations so far, running calls and results not yet delivered. */
-  stats(): { registrations: number; running: number; undelivered: number };
+  /** Registrations so far, running calls, results not yet delivered, cancels that reached a running call. */
+  stats(): { registrations: number; running: number; undelivered: number; cancelled: number };
   close(): Promise<void>;
 };
 
@@ -81,6 +81,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const delivering = new Set<ToolCallId>();
   let retryTimer: NodeJS.Timeout | undefined;
   let registrations = 0;
+  let cancelled = 0;
   let closing = false;
 
   let resolveRegistered: () => void = () => {};
@@ -182,7 +183,13 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         break;
       case 'cancel':
         logger.debug({ toolCallId: message.toolCallId, reason: message.reason }, 'tool call cancelled');
-        running.get(message.toolCallId)?.abort(new MolfError('cancelled', `cancelled (${message.reason})`));
+        {
+          const controller = running.get(message.toolCallId);
+          if (controller !== undefined) {
+            cancelled += 1;
+            controller.abort(new MolfError('cancelled', `cancelled (${message.reason})`));
+          }
+        }
         break;
       default:
         message satisfies never;
@@ -219,7 +226,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     name,
     workdir,
     registered,
-    stats: () => ({ registrations, running: running.size, undelivered: undelivered.size }),
+    stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -1,0 +1,44 @@
+import { createServer, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A loopback TCP proxy a test can cut, to drop a live link the way a network failure does,
+ * while both ends keep running.
+ */
+export async function startTcpProxy(target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  let accepting = true;
+  const server = createServer((inbound) => {
+    if (!accepting) {
+      inbound.destroy();
+      return;
+    }
+    const outbound = new Socket();
+    outbound.connect(target.port, target.host);
+    for (const socket of [inbound, outbound]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {});
+    }
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.on('close', () => outbound.destroy());
+    outbound.on('close', () => inbound.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    /** Drops every connection and refuses new ones until `restore()`. */
+    cut() {
+      accepting = false;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      accepting = true;
+    },
+    async [Symbol.asyncDispose]() {
+      this.cut();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
