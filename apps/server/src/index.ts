@@ -7,6 +7,7 @@ export {
   type MolfServer,
   type ServerConfig,
 } from './create-server.ts';
+export { generateToken } from './auth/tokens.ts';
 export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
 export { SERVER_VERSION } from './version.ts';

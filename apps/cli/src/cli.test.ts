@@ -1,0 +1,141 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execaNode, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('./main.ts', import.meta.url));
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-cli-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+/** Env for a CLI run that touches only temp dirs. */
+async function isolatedEnv(): Promise<Record<string, string>> {
+  return { MOLF_HOME: await tempDir(), MOLF_CLIENT_DIR: await tempDir(), MOLF_LOG_LEVEL: 'warn', MOLF_LOG_FILE: 'none' };
+}
+
+function molf(args: string[], options: { cwd?: string; env: Record<string, string> }) {
+  return execaNode(CLI, args, { cwd: options.cwd, env: options.env, reject: false, stdin: 'ignore', timeout: 30_000 });
+}
+
+/** Resolves with the stdout seen so far once it contains `text`. */
+function waitForOutput(child: ResultPromise, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve(seen);
+    });
+    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
+  });
+}
+
+describe('molf CLI', () => {
+  it('describes every command in --help', async () => {
+    const env = await isolatedEnv();
+    const result = await molf(['--help'], { env });
+    expect(result.exitCode).toBe(0);
+    for (const command of ['up', 'server', 'worker', 'workers', 'token']) {
+      expect(result.stdout).toMatch(new RegExp(`^\\s+${command} `, 'm'));
+    }
+    const worker = await molf(['worker', '--help'], { env });
+    expect(worker.stdout).toContain('MOLF_WORKER_TOKEN');
+  });
+
+  it('molf up starts a server and a worker, /healthz answers, molf workers shows it online, Ctrl-C stops both', async () => {
+    const env = await isolatedEnv();
+    const project = join(await tempDir(), 'my-project');
+    await mkdir(project);
+    const up = execaNode(CLI, ['up', '--port', '0'], { cwd: project, env, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      up.kill('SIGKILL');
+      await up;
+    });
+    const output = await waitForOutput(up, 'Ctrl-C stops everything');
+    const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
+    expect(httpUrl).toBeDefined();
+
+    const health = await fetch(`${httpUrl}/healthz`);
+    expect(await health.json()).toMatchObject({ status: 'ok', workers: { online: 1 } });
+
+    // From the project directory (and a subdirectory) no flags are needed.
+    await mkdir(join(project, 'src'));
+    const workers = await molf(['workers', '--json'], { cwd: join(project, 'src'), env });
+    expect(workers.exitCode).toBe(0);
+    expect(JSON.parse(workers.stdout)).toMatchObject([{ name: 'my-project', state: 'online' }]);
+
+    up.kill('SIGINT');
+    const result = await up;
+    expect(result.exitCode).toBe(0);
+    await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+  });
+
+  it('molf worker on a missing workdir fails with a clear error and a non-zero exit code', async () => {
+    const env = await isolatedEnv();
+    const result = await molf(['worker', '--token', 'molf_w_whatever-token-value', '--workdir', '/nonexistent/dir'], { env });
+    expect(result.exitCode).not.toBe(0);
+    expect(result.stderr).toContain('workdir /nonexistent/dir does not exist');
+  });
+
+  it('molf server shows generated tokens once, and molf token create mints one the server accepts', async () => {
+    const env = await isolatedEnv();
+    const first = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      first.kill('SIGKILL');
+      await first;
+    });
+    const banner = await waitForOutput(first, 'worker token:');
+    const clientToken = /client token: (\S+)/.exec(banner)?.[1] ?? '';
+    const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
+    expect(clientToken).toMatch(/^molf_c_/);
+
+    const listed = await molf(['workers', '--server', url, '--token', clientToken], { env });
+    expect(listed.exitCode).toBe(0);
+    expect(listed.stdout).toContain('no workers registered');
+
+    const wrong = await molf(['workers', '--server', url, '--token', 'molf_c_wrong-token-for-this-server'], { env });
+    expect(wrong.exitCode).toBe(1);
+    expect(wrong.stderr).toContain('invalid token');
+
+    const created = await molf(['token', 'create', '--role', 'client', '--label', 'ci'], { env });
+    const minted = /: (molf_c_\S+)/.exec(created.stdout)?.[1] ?? '';
+    expect(minted).not.toBe('');
+    const withMinted = await molf(['workers', '--server', url, '--token', minted], { env });
+    expect(withMinted.exitCode).toBe(0);
+
+    first.kill('SIGTERM');
+    expect((await first).exitCode).toBe(0);
+    const second = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      second.kill('SIGKILL');
+      await second;
+    });
+    const secondBanner = await waitForOutput(second, 'data directory');
+    expect(secondBanner).not.toContain('token:');
+  });
+
+  it('molf worker with a wrong token exits non-zero saying the token is invalid', async () => {
+    const env = await isolatedEnv();
+    const server = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      server.kill('SIGKILL');
+      await server;
+    });
+    const banner = await waitForOutput(server, 'worker token:');
+    const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
+    const result = await molf(['worker', '--server', url, '--token', 'molf_w_not-the-right-token', '--workdir', await tempDir()], {
+      env,
+    });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('invalid token');
+  });
+});

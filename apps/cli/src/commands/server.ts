@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import { createLogger, type LogLevel } from '@molf/logging';
+import { createServer, defaultDataDir } from '@molf/server';
+import { type Command, Option } from 'commander';
+import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
+import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
+
+type ServerOptions = {
+  host: string;
+  port: number;
+  dataDir?: string;
+  clientToken?: string;
+  workerToken?: string;
+  logLevel: LogLevel;
+};
+
+export function registerServerCommand(program: Command): void {
+  program
+    .command('server')
+    .description('run the Molf server: sessions, policy and the worker registry, on one HTTP + WebSocket port')
+    .addOption(hostOption())
+    .addOption(portOption())
+    .addOption(dataDirOption())
+    .addOption(
+      new Option('--client-token <token>', 'fixed client token (kept in memory only; default: stored, generated at first start)').env(
+        'MOLF_CLIENT_TOKEN',
+      ),
+    )
+    .addOption(
+      new Option('--worker-token <token>', 'fixed worker token (kept in memory only; default: stored, generated at first start)').env(
+        'MOLF_WORKER_TOKEN',
+      ),
+    )
+    .addOption(logLevelOption())
+    .action(runServer);
+}
+
+async function runServer(options: ServerOptions): Promise<void> {
+  const dataDir = options.dataDir ?? defaultDataDir();
+  const logger = await createLogger({
+    name: 'server',
+    level: options.logLevel,
+    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', 'server.log') }),
+  });
+  const server = await createServer({
+    host: options.host,
+    port: options.port,
+    dataDir,
+    tokens: { client: options.clientToken, worker: options.workerToken },
+    generateMissingTokens: true,
+    logger,
+  });
+  onShutdownSignal(async () => {
+    logger.info('shutting down');
+    await server.close();
+    logger.flush();
+  });
+
+  const lines = [`molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`, `data directory: ${dataDir}`];
+  if (server.generatedTokens.client !== undefined || server.generatedTokens.worker !== undefined) {
+    lines.push(
+      'New tokens — shown once, only their hashes are stored (mint more with `molf token create`):',
+      ...(server.generatedTokens.client === undefined ? [] : [`  client token: ${server.generatedTokens.client}`]),
+      ...(server.generatedTokens.worker === undefined ? [] : [`  worker token: ${server.generatedTokens.worker}`]),
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  notifyParent({ type: 'ready', url: server.url, httpUrl: server.httpUrl });
+}

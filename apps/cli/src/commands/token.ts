@@ -1,0 +1,58 @@
+import { RoleSchema } from '@molf/protocol';
+import { defaultDataDir, openCredentialStore } from '@molf/server';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { dataDirOption } from '../cli-options.ts';
+
+export function registerTokenCommand(program: Command): void {
+  const token = program
+    .command('token')
+    .description("manage the server's stored credentials (run on the server's machine; takes effect without a restart)");
+
+  token
+    .command('create')
+    .description('mint a new token; it is printed once and only its hash is stored')
+    .addOption(
+      new Option('--role <role>', 'client (drives sessions) or worker (registers workers)')
+        .makeOptionMandatory()
+        .argParser((value) => {
+          const parsed = RoleSchema.safeParse(value);
+          if (!parsed.success) throw new InvalidArgumentError('use client or worker');
+          return parsed.data;
+        }),
+    )
+    .option('--label <label>', 'a note to recognise the token by', 'created with molf token create')
+    .addOption(dataDirOption())
+    .action(async (options: { role: 'client' | 'worker'; label: string; dataDir?: string }) => {
+      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      const { token: value, credential } = await store.create({ role: options.role, label: options.label });
+      process.stdout.write(`${options.role} token ${credential.id}: ${value}\n`);
+    });
+
+  token
+    .command('list')
+    .description('list stored credentials (ids, roles, labels — never the tokens)')
+    .addOption(dataDirOption())
+    .action((options: { dataDir?: string }) => {
+      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      const credentials = store.list();
+      if (credentials.length === 0) process.stdout.write('no stored credentials\n');
+      for (const credential of credentials) {
+        process.stdout.write(`${credential.id}  ${credential.role.padEnd(6)}  ${credential.createdAt}  ${credential.label}\n`);
+      }
+    });
+
+  token
+    .command('revoke')
+    .description('delete a stored credential; new connections with it are refused')
+    .argument('<id>', 'credential id from `molf token list`')
+    .addOption(dataDirOption())
+    .action(async (id: string, options: { dataDir?: string }) => {
+      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      if (!(await store.revoke(id))) {
+        process.stderr.write(`molf: no credential with id ${id}\n`);
+        process.exitCode = 1;
+        return;
+      }
+      process.stdout.write(`revoked ${id}\n`);
+    });
+}

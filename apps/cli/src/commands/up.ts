@@ -1,0 +1,129 @@
+import { fileURLToPath } from 'node:url';
+import type { LogLevel } from '@molf/logging';
+import { MolfError } from '@molf/protocol';
+import { defaultDataDir, generateToken } from '@molf/server';
+import { validateWorkdir } from '@molf/worker';
+import { type Command, Option } from 'commander';
+import { execaNode, type ResultPromise } from 'execa';
+import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
+import { saveConnection } from '../connection-store.ts';
+import { onShutdownSignal } from '../shutdown-signals.ts';
+
+type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel };
+
+const CLI_MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+/** How long a child gets to stop after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5_000;
+
+export function registerUpCommand(program: Command): void {
+  program
+    .command('up')
+    .description(
+      'start a server on loopback and a worker on the current directory, with fresh tokens; ' +
+        'saves the connection so `molf` client commands run here need no flags',
+    )
+    .addOption(portOption())
+    .addOption(dataDirOption())
+    .addOption(new Option('--name <name>', 'worker label (default: the directory name)'))
+    .addOption(logLevelOption())
+    .action(runUp);
+}
+
+type Child = ResultPromise<{ ipc: true }>;
+
+function startChild(args: string[], env: Record<string, string>): Child {
+  return execaNode(CLI_MAIN, args, {
+    ipc: true,
+    env,
+    stdin: 'ignore',
+    stdout: 'inherit',
+    stderr: 'inherit',
+    reject: false,
+    forceKillAfterDelay: STOP_GRACE_MS,
+    cleanup: true,
+  }) as unknown as Child;
+}
+
+/** Resolves with the child's ready message, or fails if it exits first. */
+async function waitReady(child: Child, what: string): Promise<Record<string, unknown>> {
+  const exited = child.then((result) => {
+    throw new MolfError('internal', `${what} exited before it was ready (exit code ${result.exitCode ?? result.signal})`);
+  });
+  const message = await Promise.race([child.getOneMessage(), exited]);
+  return message as Record<string, unknown>;
+}
+
+async function runUp(options: UpOptions): Promise<void> {
+  const projectDir = await validateWorkdir(process.cwd());
+  const dataDir = options.dataDir ?? defaultDataDir();
+  const clientToken = generateToken('client');
+  const workerToken = generateToken('worker');
+  const children: Child[] = [];
+  let stopping = false;
+
+  const stopAll = async () => {
+    stopping = true;
+    // Stop the worker first so it doesn't spin reconnecting to a server that is going away.
+    for (const child of [...children].reverse()) {
+      child.kill('SIGTERM');
+      await child;
+    }
+  };
+  onShutdownSignal(stopAll);
+
+  const baseEnv = { MOLF_LOG_LEVEL: options.logLevel };
+  const server = startChild(['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir], {
+    ...baseEnv,
+    MOLF_CLIENT_TOKEN: clientToken,
+    MOLF_WORKER_TOKEN: workerToken,
+  });
+  children.push(server);
+  let ready: Record<string, unknown>;
+  try {
+    ready = await waitReady(server, 'the server');
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+  const url = String(ready.url);
+  const httpUrl = String(ready.httpUrl);
+
+  const worker = startChild(
+    ['worker', '--server', url, '--workdir', projectDir, ...(options.name === undefined ? [] : ['--name', options.name])],
+    { ...baseEnv, MOLF_WORKER_TOKEN: workerToken },
+  );
+  children.push(worker);
+  let workerReady: Record<string, unknown>;
+  try {
+    workerReady = await waitReady(worker, 'the worker');
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+
+  const savedTo = await saveConnection({ projectDir, url, token: clientToken });
+  process.stdout.write(
+    [
+      '',
+      'Molf is up.',
+      `  server:  ${url}   (health: ${httpUrl}/healthz)`,
+      `  worker:  ${String(workerReady.name)} on ${projectDir}`,
+      `  client token: ${clientToken}`,
+      `  saved to ${savedTo}: \`molf workers\` and other client commands run here need no flags.`,
+      '  Ctrl-C stops everything.',
+      '',
+    ].join('\n'),
+  );
+
+  for (const [child, what] of [
+    [server, 'server'],
+    [worker, 'worker'],
+  ] as const) {
+    void child.then(async (result) => {
+      if (stopping) return;
+      process.stderr.write(`molf up: the ${what} stopped unexpectedly (exit ${result.exitCode ?? result.signal}); stopping\n`);
+      await stopAll();
+      process.exit(1);
+    });
+  }
+}

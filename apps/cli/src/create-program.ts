@@ -1,0 +1,25 @@
+import { Command } from 'commander';
+import { registerServerCommand } from './commands/server.ts';
+import { registerTokenCommand } from './commands/token.ts';
+import { registerUpCommand } from './commands/up.ts';
+import { registerWorkerCommand } from './commands/worker.ts';
+import { registerWorkersCommand } from './commands/workers.ts';
+
+export const CLI_VERSION = '0.1.0';
+
+export function createProgram(): Command {
+  const program = new Command('molf')
+    .description('Molf — a self-hosted server, workers and clients for running LLM coding agents')
+    .version(CLI_VERSION)
+    .showHelpAfterError()
+    .addHelpText(
+      'after',
+      '\nStart everything for the current project with `molf up`; see `molf <command> --help` for each command.',
+    );
+  registerUpCommand(program);
+  registerServerCommand(program);
+  registerWorkerCommand(program);
+  registerWorkersCommand(program);
+  registerTokenCommand(program);
+  return program;
+}

@@ -1,0 +1,27 @@
+/**
+ * Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once, for the user
+ * whose clean shutdown hangs.
+ */
+export function onShutdownSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
+  let stopping = false;
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      process.exit(130);
+    }
+    stopping = true;
+    stop(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`molf: shutdown failed: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', handle);
+  process.on('SIGTERM', handle);
+}
+
+/** Tells a parent `molf up`, over the IPC channel it opened, that this process is ready. */
+export function notifyParent(message: Record<string, unknown>): void {
+  process.send?.(message);
+}
