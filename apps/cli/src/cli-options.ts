@@ -26,7 +26,10 @@ export const hostOption = () =>
   new Option('--host <host>', 'address to listen on').env('MOLF_HOST').default('127.0.0.1');
 
 export const portOption = () =>
-  new Option('--port <port>', 'port to listen on; 0 picks a free one').env('MOLF_PORT').argParser(parsePort).default(7600);
+  new Option('--port <port>', 'port to listen on; 0 picks a free one')
+    .env('MOLF_PORT')
+    .argParser(parsePort)
+    .default(7600);
 
 export const dataDirOption = () =>
   new Option('--data-dir <dir>', 'server data directory (default: $MOLF_HOME or ~/.molf)').env('MOLF_HOME');

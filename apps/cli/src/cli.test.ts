@@ -20,7 +20,12 @@ async function tempDir(): Promise<string> {
 
 /** Env for a CLI run that touches only temp dirs. */
 async function isolatedEnv(): Promise<Record<string, string>> {
-  return { MOLF_HOME: await tempDir(), MOLF_CLIENT_DIR: await tempDir(), MOLF_LOG_LEVEL: 'warn', MOLF_LOG_FILE: 'none' };
+  return {
+    MOLF_HOME: await tempDir(),
+    MOLF_CLIENT_DIR: await tempDir(),
+    MOLF_LOG_LEVEL: 'warn',
+    MOLF_LOG_FILE: 'none',
+  };
 }
 
 function molf(args: string[], options: { cwd?: string; env: Record<string, string> }) {
@@ -81,7 +86,9 @@ describe('molf CLI', () => {
 
   it('molf worker on a missing workdir fails with a clear error and a non-zero exit code', async () => {
     const env = await isolatedEnv();
-    const result = await molf(['worker', '--token', 'molf_w_whatever-token-value', '--workdir', '/nonexistent/dir'], { env });
+    const result = await molf(['worker', '--token', 'molf_w_whatever-token-value', '--workdir', '/nonexistent/dir'], {
+      env,
+    });
     expect(result.exitCode).not.toBe(0);
     expect(result.stderr).toContain('workdir /nonexistent/dir does not exist');
   });
@@ -132,9 +139,12 @@ describe('molf CLI', () => {
     });
     const banner = await waitForOutput(server, 'worker token:');
     const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
-    const result = await molf(['worker', '--server', url, '--token', 'molf_w_not-the-right-token', '--workdir', await tempDir()], {
-      env,
-    });
+    const result = await molf(
+      ['worker', '--server', url, '--token', 'molf_w_not-the-right-token', '--workdir', await tempDir()],
+      {
+        env,
+      },
+    );
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('invalid token');
   });

@@ -67,7 +67,10 @@ export async function saveConnection(options: {
 }
 
 /** The connection saved for `dir` or its nearest ancestor, so subdirectories of a project work too. */
-export async function findConnection(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<SavedConnection | undefined> {
+export async function findConnection(
+  dir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SavedConnection | undefined> {
   const connections = await readConnections(env);
   let current = await canonical(dir);
   for (;;) {

@@ -1,2 +1,2 @@
-export { createProgram, CLI_VERSION } from './create-program.ts';
 export { findConnection, saveConnection } from './connection-store.ts';
+export { CLI_VERSION, createProgram } from './create-program.ts';

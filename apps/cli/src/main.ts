@@ -6,6 +6,7 @@ try {
   await createProgram().parseAsync(process.argv);
 } catch (error) {
   process.stderr.write(`molf: ${isMolfError(error) ? error.message : (error as Error).message}\n`);
-  if (!isMolfError(error) && process.env.MOLF_LOG_LEVEL === 'debug') process.stderr.write(`${(error as Error).stack}\n`);
+  if (!isMolfError(error) && process.env.MOLF_LOG_LEVEL === 'debug')
+    process.stderr.write(`${(error as Error).stack}\n`);
   process.exitCode = 1;
 }

@@ -75,7 +75,10 @@ function validateFixedTokens(tokens: Partial<Record<Role, string>>): void {
     }
   }
   if (tokens.client !== undefined && tokens.client === tokens.worker) {
-    throw new MolfError('config_invalid', 'the client and worker tokens must differ: each role needs its own credential');
+    throw new MolfError(
+      'config_invalid',
+      'the client and worker tokens must differ: each role needs its own credential',
+    );
   }
 }
 
@@ -125,7 +128,10 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       },
     }),
   );
-  const wss = new WebSocketServer({ server: httpServer, maxPayload: config.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES });
+  const wss = new WebSocketServer({
+    server: httpServer,
+    maxPayload: config.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+  });
   const authTimeoutMs = config.authTimeoutMs ?? 10_000;
   const unauthenticated = new WeakMap<object, NodeJS.Timeout>();
 

@@ -1,4 +1,5 @@
 export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
+export { generateToken } from './auth/tokens.ts';
 export {
   createServer,
   DEFAULT_HOST,
@@ -7,7 +8,6 @@ export {
   type MolfServer,
   type ServerConfig,
 } from './create-server.ts';
-export { generateToken } from './auth/tokens.ts';
 export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
 export { SERVER_VERSION } from './version.ts';

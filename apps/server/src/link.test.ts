@@ -7,13 +7,7 @@ import { createWorker, defineToolHandler, echoTool } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { startTcpProxy } from './testing/tcp-proxy.ts';
-import {
-  createTempDir,
-  startTestServer,
-  TEST_CLIENT_TOKEN,
-  TEST_WORKER_TOKEN,
-  waitFor,
-} from './testing/test-link.ts';
+import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
 
 const fastReconnect = { initialMs: 20, maxMs: 200 };
 
@@ -315,7 +309,12 @@ describe('server ↔ worker link', () => {
     await using data = await createTempDir();
     await using workdir = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path });
-    const first = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path, tools: [stuckTool] });
+    const first = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      tools: [stuckTool],
+    });
     await first.registered;
     const pending = server.dispatcher.dispatch({
       workerId: first.workerId,
@@ -378,7 +377,12 @@ describe('server ↔ worker link', () => {
     await using data = await createTempDir();
     await using workdir = await createTempDir();
     const server = await startTestServer({ dataDir: data.path });
-    const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path, name: 'kept' });
+    const worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      name: 'kept',
+    });
     await worker.registered;
     await worker.close();
     await server.close();
@@ -405,7 +409,9 @@ describe('worker identity and workdir', () => {
     const fresh = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
     await fresh.close();
     expect(fresh.workerId).not.toBe(first.workerId);
-    expect(JSON.parse(await readFile(join(workdir.path, '.molf', 'worker.json'), 'utf8')).workerId).toBe(fresh.workerId);
+    expect(JSON.parse(await readFile(join(workdir.path, '.molf', 'worker.json'), 'utf8')).workerId).toBe(
+      fresh.workerId,
+    );
   });
 
   it('refuses a workdir that does not exist', async () => {

@@ -1,5 +1,5 @@
-import type { AppRouter } from '@molf/server';
 import { type ErrorCode, ErrorCodeSchema, MolfError, type WhoAmI } from '@molf/protocol';
+import type { AppRouter } from '@molf/server';
 import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { createBackoff } from './backoff.ts';
@@ -103,7 +103,10 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
               () =>
                 reject(
                   lastRejection === undefined
-                    ? new MolfError('timeout', `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms)`)
+                    ? new MolfError(
+                        'timeout',
+                        `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms)`,
+                      )
                     : new MolfError(lastRejection.code, lastRejection.message),
                 ),
               timeoutMs,

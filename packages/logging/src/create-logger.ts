@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { pino, type DestinationStream, type Logger, type StreamEntry } from 'pino';
+import { type DestinationStream, type Logger, pino, type StreamEntry } from 'pino';
 import pretty from 'pino-pretty';
 import pinoRoll from 'pino-roll';
 

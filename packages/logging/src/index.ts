@@ -4,8 +4,8 @@ export {
   isLogLevel,
   LOG_LEVELS,
   LOG_ROTATION,
-  redactText,
   type Logger,
   type LoggerOptions,
   type LogLevel,
+  redactText,
 } from './create-logger.ts';

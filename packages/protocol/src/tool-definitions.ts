@@ -16,9 +16,7 @@ export type ToolDefinition<Args extends z.ZodType = z.ZodType> = {
 
 /** The wire form of a tool: what a worker registers and what the model is offered. */
 export const ToolDescriptorSchema = z.object({
-  name: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name is 1–64 characters of A–Z, a–z, 0–9, _ or -'),
+  name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a tool name is 1–64 characters of A–Z, a–z, 0–9, _ or -'),
   description: z.string().max(8_192),
   inputSchema: z.record(z.string(), z.unknown()),
 });
@@ -66,7 +64,10 @@ export const editFileArgs = z.strictObject({
   path: z.string().min(1).describe('Absolute or relative path to the file'),
   oldString: z.string().describe('Exact text to find'),
   newString: z.string().describe('Replacement text'),
-  replaceAll: z.boolean().optional().describe('Replace all occurrences instead of requiring a unique match (default false)'),
+  replaceAll: z
+    .boolean()
+    .optional()
+    .describe('Replace all occurrences instead of requiring a unique match (default false)'),
 });
 
 export const globArgs = z.strictObject({

@@ -22,14 +22,16 @@ export function registerServerCommand(program: Command): void {
     .addOption(portOption())
     .addOption(dataDirOption())
     .addOption(
-      new Option('--client-token <token>', 'fixed client token (kept in memory only; default: stored, generated at first start)').env(
-        'MOLF_CLIENT_TOKEN',
-      ),
+      new Option(
+        '--client-token <token>',
+        'fixed client token (kept in memory only; default: stored, generated at first start)',
+      ).env('MOLF_CLIENT_TOKEN'),
     )
     .addOption(
-      new Option('--worker-token <token>', 'fixed worker token (kept in memory only; default: stored, generated at first start)').env(
-        'MOLF_WORKER_TOKEN',
-      ),
+      new Option(
+        '--worker-token <token>',
+        'fixed worker token (kept in memory only; default: stored, generated at first start)',
+      ).env('MOLF_WORKER_TOKEN'),
     )
     .addOption(logLevelOption())
     .action(runServer);
@@ -56,7 +58,10 @@ async function runServer(options: ServerOptions): Promise<void> {
     logger.flush();
   });
 
-  const lines = [`molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`, `data directory: ${dataDir}`];
+  const lines = [
+    `molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`,
+    `data directory: ${dataDir}`,
+  ];
   if (server.generatedTokens.client !== undefined || server.generatedTokens.worker !== undefined) {
     lines.push(
       'New tokens — shown once, only their hashes are stored (mint more with `molf token create`):',

@@ -6,7 +6,9 @@ import { dataDirOption } from '../cli-options.ts';
 export function registerTokenCommand(program: Command): void {
   const token = program
     .command('token')
-    .description("manage the server's stored credentials (run on the server's machine; takes effect without a restart)");
+    .description(
+      "manage the server's stored credentials (run on the server's machine; takes effect without a restart)",
+    );
 
   token
     .command('create')
@@ -37,7 +39,9 @@ export function registerTokenCommand(program: Command): void {
       const credentials = store.list();
       if (credentials.length === 0) process.stdout.write('no stored credentials\n');
       for (const credential of credentials) {
-        process.stdout.write(`${credential.id}  ${credential.role.padEnd(6)}  ${credential.createdAt}  ${credential.label}\n`);
+        process.stdout.write(
+          `${credential.id}  ${credential.role.padEnd(6)}  ${credential.createdAt}  ${credential.label}\n`,
+        );
       }
     });
 

@@ -47,7 +47,10 @@ function startChild(args: string[], env: Record<string, string>): Child {
 /** Resolves with the child's ready message, or fails if it exits first. */
 async function waitReady(child: Child, what: string): Promise<Record<string, unknown>> {
   const exited = child.then((result) => {
-    throw new MolfError('internal', `${what} exited before it was ready (exit code ${result.exitCode ?? result.signal})`);
+    throw new MolfError(
+      'internal',
+      `${what} exited before it was ready (exit code ${result.exitCode ?? result.signal})`,
+    );
   });
   const message = await Promise.race([child.getOneMessage(), exited]);
   return message as Record<string, unknown>;
@@ -89,7 +92,14 @@ async function runUp(options: UpOptions): Promise<void> {
   const httpUrl = String(ready.httpUrl);
 
   const worker = startChild(
-    ['worker', '--server', url, '--workdir', projectDir, ...(options.name === undefined ? [] : ['--name', options.name])],
+    [
+      'worker',
+      '--server',
+      url,
+      '--workdir',
+      projectDir,
+      ...(options.name === undefined ? [] : ['--name', options.name]),
+    ],
     { ...baseEnv, MOLF_WORKER_TOKEN: workerToken },
   );
   children.push(worker);
@@ -121,7 +131,9 @@ async function runUp(options: UpOptions): Promise<void> {
   ] as const) {
     void child.then(async (result) => {
       if (stopping) return;
-      process.stderr.write(`molf up: the ${what} stopped unexpectedly (exit ${result.exitCode ?? result.signal}); stopping\n`);
+      process.stderr.write(
+        `molf up: the ${what} stopped unexpectedly (exit ${result.exitCode ?? result.signal}); stopping\n`,
+      );
       await stopAll();
       process.exit(1);
     });

@@ -20,7 +20,9 @@ export function registerWorkerCommand(program: Command): void {
     .description('run a worker daemon that executes tools in one project directory')
     .addOption(serverUrlOption().default('ws://127.0.0.1:7600'))
     .addOption(new Option('--token <token>', 'worker token').env('MOLF_WORKER_TOKEN'))
-    .addOption(new Option('--workdir <dir>', 'project directory the tools run in').default(process.cwd(), 'current directory'))
+    .addOption(
+      new Option('--workdir <dir>', 'project directory the tools run in').default(process.cwd(), 'current directory'),
+    )
     .addOption(new Option('--name <name>', 'label shown to clients (default: the workdir name)'))
     .addOption(logLevelOption())
     .action(runWorker);

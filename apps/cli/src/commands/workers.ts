@@ -27,5 +27,12 @@ export function formatWorkers(workers: WorkerInfo[]): string {
     ...workers.map((worker) => [worker.name, worker.state, worker.workerId, worker.workdir, worker.lastSeenAt]),
   ];
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return `${rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd()).join('\n')}\n`;
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

@@ -65,7 +65,10 @@ export function openCredentialStore(options: {
     const parsed = CredentialsFileSchema.safeParse(parseJsonOrThrow(path, readFileSync(path, 'utf8')));
     if (!parsed.success) {
       // Refuse everything rather than guess: a broken credentials file must never let anyone in.
-      throw new MolfError('config_invalid', `${path} is not a valid credentials file: ${z.prettifyError(parsed.error)}`);
+      throw new MolfError(
+        'config_invalid',
+        `${path} is not a valid credentials file: ${z.prettifyError(parsed.error)}`,
+      );
     }
     stored = parsed.data.credentials;
     loadedMtimeMs = mtimeMs;

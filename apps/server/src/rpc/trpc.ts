@@ -97,4 +97,3 @@ export const router = t.router;
 export const anyRoleProcedure = t.procedure.use(mapErrors);
 export const clientProcedure = anyRoleProcedure.use(requireRole('client'));
 export const workerProcedure = anyRoleProcedure.use(requireRole('worker'));
-

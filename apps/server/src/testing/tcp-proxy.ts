@@ -1,5 +1,5 @@
-import { createServer, Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { createServer, Socket } from 'node:net';
 
 /**
  * A loopback TCP proxy a test can cut, to drop a live link the way a network failure does,

@@ -1,15 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { on } from 'node:events';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, on } from 'node:events';
 import type { Logger } from '@molf/logging';
-import {
-  type JobMessage,
-  type ToolCallId,
-  type ToolResult,
-  toErrorResult,
-  type WorkerId,
-} from '@molf/protocol';
-import { tracked, type TrackedEnvelope } from '@trpc/server';
+import { type JobMessage, type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
+import { type TrackedEnvelope, tracked } from '@trpc/server';
 import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
 
 /** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
@@ -164,7 +157,10 @@ export function createJobDispatcher(options: {
             box,
             toolCallId,
             'timeout',
-            toErrorResult('timeout', `The tool "${toolName}" did not finish within ${Math.round(timeoutMs / 1000)} s and was cancelled.`),
+            toErrorResult(
+              'timeout',
+              `The tool "${toolName}" did not finish within ${Math.round(timeoutMs / 1000)} s and was cancelled.`,
+            ),
           );
         }, deadlineMs);
         box.pending.set(toolCallId, {
@@ -225,7 +221,10 @@ export function createJobDispatcher(options: {
           settle(
             box,
             pending.toolCallId,
-            toErrorResult('worker_restarted', 'The worker restarted while running this tool call; its outcome is unknown.'),
+            toErrorResult(
+              'worker_restarted',
+              'The worker restarted while running this tool call; its outcome is unknown.',
+            ),
           );
         }
       }
