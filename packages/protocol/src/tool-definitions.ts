@@ -147,3 +147,15 @@ export const toolDefinitions = {
 } as const;
 
 export type BuiltinToolName = keyof typeof toolDefinitions;
+
+/**
+ * The deadline of one call: the tool's own timeout argument when it has one (e.g.
+ * `shell_exec.timeout`), else the tool's default. Unknown tools (MCP) get the default.
+ */
+export function resolveCallTimeout(toolName: string, args: Record<string, unknown>): number {
+  const definition = (toolDefinitions as Record<string, ToolDefinition>)[toolName];
+  if (definition === undefined) return DEFAULT_TOOL_TIMEOUT_MS;
+  const parsed = definition.args.safeParse(args);
+  const fromArgs = parsed.success ? definition.timeoutFromArgs?.(parsed.data) : undefined;
+  return fromArgs ?? definition.defaultTimeoutMs;
+}

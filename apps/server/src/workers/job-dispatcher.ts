@@ -1,7 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
 import type { Logger } from '@molf/logging';
-import { type JobMessage, type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
+import {
+  type JobMessage,
+  resolveCallTimeout,
+  type ToolCallId,
+  type ToolResult,
+  toErrorResult,
+  type WorkerId,
+} from '@molf/protocol';
 import { type TrackedEnvelope, tracked } from '@trpc/server';
 import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
 
@@ -12,8 +19,11 @@ export type DispatchOptions = {
   workerId: WorkerId;
   toolName: string;
   args: Record<string, unknown>;
-  /** The call's own timeout; the server's deadline is this plus the dispatch margin. */
-  timeoutMs: number;
+  /**
+   * The call's own timeout; the server's deadline is this plus the dispatch margin.
+   * Default: the tool's timeout argument if it has one (`shell_exec.timeout`), else 120 s.
+   */
+  timeoutMs?: number;
   /** Defaults to a random id. */
   toolCallId?: ToolCallId;
   /** Aborting cancels the call on the worker. */
@@ -120,7 +130,8 @@ export function createJobDispatcher(options: {
   }
 
   return {
-    dispatch({ workerId, toolName, args, timeoutMs, signal, toolCallId = randomUUID() as ToolCallId }) {
+    dispatch({ workerId, toolName, args, signal, toolCallId = randomUUID() as ToolCallId, ...rest }) {
+      const timeoutMs = rest.timeoutMs ?? resolveCallTimeout(toolName, args);
       const registration = registry.registration(workerId);
       if (registration === undefined) {
         const known = registry.get(workerId) !== undefined;

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { createMolfClient } from '@molf/client';
+import type { WorkerId, WorkerRegistration } from '@molf/protocol';
+import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { createTempDir, startTestServer, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
+
+function registrationFor(tools: string[]): WorkerRegistration {
+  return {
+    workerId: randomUUID() as WorkerId,
+    instanceId: randomUUID(),
+    name: 'raw',
+    workdir: '/tmp',
+    tools: tools.map((name) => ({ name, description: name, inputSchema: {} })),
+    version: '0',
+  };
+}
+
+describe('connections', () => {
+  it('closes a socket that never sends its credentials', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, authTimeoutMs: 100 });
+    const raw = new WebSocket(`${server.url}?connectionParams=1`);
+    const code = await new Promise<number>((resolve) => raw.on('close', (closeCode) => resolve(closeCode)));
+    expect(code).toBe(4401);
+  });
+
+  it('drops a worker that stops answering pings and marks it offline', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, keepAlive: { pingMs: 50, pongWaitMs: 50 } });
+    const registration = registrationFor(['echo']);
+    // A raw socket that authenticates and registers, then ignores the server's PINGs.
+    const raw = new WebSocket(`${server.url}?connectionParams=1`);
+    await new Promise((resolve) => raw.on('open', resolve));
+    raw.send(JSON.stringify({ method: 'connectionParams', data: { token: TEST_WORKER_TOKEN } }));
+    raw.send(
+      JSON.stringify({ id: 1, method: 'subscription', params: { path: 'worker.jobs', input: { registration } } }),
+    );
+    await waitFor(() => server.registry.get(registration.workerId)?.state === 'online', { what: 'registration' });
+    await new Promise((resolve) => raw.on('close', resolve));
+    await waitFor(() => server.registry.get(registration.workerId)?.state === 'offline', { what: 'offline' });
+  });
+
+  it("sends each call with its own timeout, so a long shell command isn't cut at the default", async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const registration = registrationFor(['shell_exec']);
+    await using client = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
+    const timeouts: number[] = [];
+    client.rpc.worker.jobs.subscribe(
+      { registration },
+      { onData: ({ data }) => data.type === 'call' && timeouts.push(data.job.timeoutMs) },
+    );
+    await waitFor(() => server.registry.get(registration.workerId)?.state === 'online', { what: 'registration' });
+
+    const controller = new AbortController();
+    const pending = server.dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'shell_exec',
+      args: { command: 'sleep 300', timeout: 300_000 },
+      signal: controller.signal,
+    });
+    await waitFor(() => timeouts.length === 1, { what: 'the call' });
+    expect(timeouts).toEqual([300_000]);
+    controller.abort();
+    expect((await pending).meta?.errorKind).toBe('cancelled');
+  });
+});
