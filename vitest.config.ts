@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { summaryReporter } from './scripts/vitest-summary-reporter.ts';
 
 export default defineConfig({
   test: {
@@ -7,5 +8,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // Integration tests spawn real processes and sockets; two cores are all we have.
     maxWorkers: 2,
+    reporters: ['default', summaryReporter],
   },
 });
