@@ -148,4 +148,49 @@ describe('molf CLI', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('invalid token');
   });
+
+  it('a worker whose server was killed keeps retrying and re-registers when the server is back', async () => {
+    const env = {
+      ...(await isolatedEnv()),
+      MOLF_CLIENT_TOKEN: 'molf_c_fixed-client-token-for-this-test',
+      MOLF_WORKER_TOKEN: 'molf_w_fixed-worker-token-for-this-test',
+    };
+    const startServer = (port: number) => {
+      const server = execaNode(CLI, ['server', '--port', String(port)], { env, reject: false, stdin: 'ignore' });
+      cleanups.push(async () => {
+        server.kill('SIGKILL');
+        await server;
+      });
+      return server;
+    };
+    const first = startServer(0);
+    const url = /listening on (ws:\/\/\S+)/.exec(await waitForOutput(first, 'data directory'))?.[1] ?? '';
+    const port = Number(new URL(url).port);
+
+    const worker = execaNode(CLI, ['worker', '--server', url, '--workdir', await tempDir()], {
+      env,
+      reject: false,
+      stdin: 'ignore',
+    });
+    cleanups.push(async () => {
+      worker.kill('SIGKILL');
+      await worker;
+    });
+    await waitForOutput(worker, 'serving');
+
+    first.kill('SIGKILL');
+    await first;
+    startServer(port);
+
+    const healthUrl = `http://127.0.0.1:${port}/healthz`;
+    let online = 0;
+    for (let attempt = 0; attempt < 300 && online === 0; attempt += 1) {
+      online = await fetch(healthUrl)
+        .then(async (response) => ((await response.json()) as { workers: { online: number } }).workers.online)
+        .catch(() => 0);
+      if (online === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(online).toBe(1);
+    expect(worker.pid !== undefined && process.kill(worker.pid, 0)).toBe(true);
+  });
 });

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { createSilentLogger } from '@molf/logging';
+import type { JobMessage, WorkerId, WorkerRegistration } from '@molf/protocol';
+import type { TrackedEnvelope } from '@trpc/server';
+import { describe, expect, it } from 'vitest';
+import { createTempDir } from '../testing/test-link.ts';
+import { createJobDispatcher } from './job-dispatcher.ts';
+import { loadWorkerRegistry } from './worker-registry.ts';
+
+async function setUp(dataDir: string) {
+  const logger = createSilentLogger();
+  const registry = await loadWorkerRegistry({ dataDir, logger });
+  const dispatcher = createJobDispatcher({ registry, logger, serverVersion: 'test' });
+  const registration: WorkerRegistration = {
+    workerId: randomUUID() as WorkerId,
+    instanceId: randomUUID(),
+    name: 'unit',
+    workdir: '/tmp',
+    tools: [{ name: 'echo', description: 'echo', inputSchema: {} }],
+    version: '0',
+  };
+  return { registry, dispatcher, registration };
+}
+
+/** Reads `count` messages from a stream, then stops it. */
+async function take(stream: AsyncGenerator<TrackedEnvelope<JobMessage>>, count: number) {
+  const taken: Array<{ id: string; message: JobMessage }> = [];
+  while (taken.length < count) {
+    const next = await stream.next();
+    if (next.done === true) break;
+    const [id, message] = next.value;
+    taken.push({ id, message });
+  }
+  await stream.return(undefined);
+  return taken;
+}
+
+describe('job dispatcher streams', () => {
+  it('resumes after the last event id a worker saw, without resending earlier calls', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration } = await setUp(data.path);
+    const first = registry.register(registration).lease;
+    const calls = ['a', 'b', 'c'].map((text) =>
+      dispatcher.dispatch({ workerId: registration.workerId, toolName: 'echo', args: { text }, timeoutMs: 10_000 }),
+    );
+    const seen = await take(dispatcher.stream({ lease: first, lastEventId: null, signal: undefined }), 4);
+    expect(seen.map(({ message }) => message.type)).toEqual(['registered', 'call', 'call', 'call']);
+    registry.release(first);
+
+    // The worker received the first call before the link dropped.
+    const lastSeen = seen[1]?.id;
+    const second = registry.register(registration).lease;
+    const replayed = await take(dispatcher.stream({ lease: second, lastEventId: lastSeen, signal: undefined }), 3);
+    expect(replayed.map(({ message }) => (message.type === 'call' ? message.job.args.text : message.type))).toEqual([
+      'registered',
+      'b',
+      'c',
+    ]);
+
+    dispatcher.close();
+    expect((await Promise.all(calls)).every((result) => result.meta?.errorKind === 'cancelled')).toBe(true);
+  });
+
+  it('replays every pending call when the event id comes from before a server restart', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration } = await setUp(data.path);
+    const lease = registry.register(registration).lease;
+    const call = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 10_000,
+    });
+    const seen = await take(dispatcher.stream({ lease, lastEventId: 'deadbeef:99', signal: undefined }), 2);
+    expect(seen.map(({ message }) => message.type)).toEqual(['registered', 'call']);
+    dispatcher.close();
+    await call;
+  });
+
+  it('ends the stream of a registration that a newer one replaced', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration } = await setUp(data.path);
+    const old = registry.register(registration).lease;
+    const stream = dispatcher.stream({ lease: old, lastEventId: null, signal: undefined });
+    await stream.next();
+    const pendingNext = stream.next();
+    registry.register(registration);
+    expect((await pendingNext).done).toBe(true);
+    expect(registry.release(old)).toBe(false);
+    expect(registry.get(registration.workerId)?.state).toBe('online');
+  });
+});
