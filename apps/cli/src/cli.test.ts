@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +83,19 @@ describe('molf CLI', () => {
     const result = await up;
     expect(result.exitCode).toBe(0);
     await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+  });
+
+  it('molf up on a port in use exits 1 with the reason instead of crashing', async () => {
+    const env = await isolatedEnv();
+    const blocker = createNetServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => blocker.close(resolve)));
+    const { port } = blocker.address() as AddressInfo;
+    const result = await molf(['up', '--port', String(port)], { cwd: await tempDir(), env });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(result.stderr).toContain('the server stopped before it was ready');
+    expect(result.stderr).not.toContain('Unhandled');
   });
 
   it('molf worker on a missing workdir fails with a clear error and a non-zero exit code', async () => {

@@ -132,6 +132,12 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     server: httpServer,
     maxPayload: config.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
   });
+  // The WebSocket server re-emits every HTTP server error; without a listener a failed listen
+  // (port in use) would crash the process instead of reaching the start-up handler below.
+  let listening = false;
+  wss.on('error', (error) => {
+    if (listening) logger.error({ err: error }, 'websocket server error');
+  });
   const authTimeoutMs = config.authTimeoutMs ?? 10_000;
   const unauthenticated = new WeakMap<object, NodeJS.Timeout>();
 
@@ -218,9 +224,11 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     httpServer.once('error', onError);
     httpServer.once('listening', onListening);
     httpServer.listen(config.port ?? DEFAULT_PORT, host);
+  }).catch(async (error: unknown) => {
+    await new Promise<void>((resolvePromise) => wss.close(() => resolvePromise()));
+    throw error;
   });
-  // Errors after start-up are logged; the WebSocket server re-emits them from the HTTP server.
-  wss.on('error', (error) => logger.error({ err: error }, 'websocket server error'));
+  listening = true;
 
   const { port } = httpServer.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;

@@ -44,16 +44,17 @@ function startChild(args: string[], env: Record<string, string>): Child {
   }) as unknown as Child;
 }
 
-/** Resolves with the child's ready message, or fails if it exits first. */
+/** Resolves with the child's ready message, or fails saying so if the child exits first. */
 async function waitReady(child: Child, what: string): Promise<Record<string, unknown>> {
-  const exited = child.then((result) => {
+  try {
+    return (await child.getOneMessage()) as Record<string, unknown>;
+  } catch {
+    const result = await child;
     throw new MolfError(
       'internal',
-      `${what} exited before it was ready (exit code ${result.exitCode ?? result.signal})`,
+      `${what} stopped before it was ready (exit ${result.exitCode ?? result.signal}); its error is printed above`,
     );
-  });
-  const message = await Promise.race([child.getOneMessage(), exited]);
-  return message as Record<string, unknown>;
+  }
 }
 
 async function runUp(options: UpOptions): Promise<void> {
