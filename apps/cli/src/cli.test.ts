@@ -3,7 +3,7 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execaNode, type ResultPromise } from 'execa';
+import { execa, execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const CLI = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -55,6 +55,13 @@ describe('molf CLI', () => {
     }
     const worker = await molf(['worker', '--help'], { env });
     expect(worker.stdout).toContain('MOLF_WORKER_TOKEN');
+  });
+
+  it('scripts/molf runs the CLI from any directory', async () => {
+    const launcher = fileURLToPath(new URL('../../../scripts/molf', import.meta.url));
+    const result = await execa(launcher, ['workers', '--help'], { cwd: tmpdir(), reject: false });
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('Usage: molf workers');
   });
 
   it('molf up starts a server and a worker, /healthz answers, molf workers shows it online, Ctrl-C stops both', async () => {

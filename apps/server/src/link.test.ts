@@ -404,6 +404,7 @@ describe('worker identity and workdir', () => {
     const again = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
     await again.close();
     expect(again.workerId).toBe(first.workerId);
+    expect(await readFile(join(workdir.path, '.molf', '.gitignore'), 'utf8')).toBe('*\n');
 
     await writeFile(join(workdir.path, '.molf', 'worker.json'), '{"workerId": "garbage');
     const fresh = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { type WorkerId, WorkerIdSchema } from '@molf/protocol';
@@ -24,6 +24,10 @@ export async function loadWorkerIdentity(options: { workdir: string; logger: Log
   }
   const workerId = WorkerIdSchema.parse(randomUUID());
   await mkdir(dir, { recursive: true });
+  // Worker state, logs and tool output never belong in the project's history.
+  await writeFile(join(dir, '.gitignore'), '*\n', { flag: 'wx' }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
   await writeFileAtomic(file, `${JSON.stringify({ workerId, createdAt: new Date().toISOString() }, null, 2)}\n`);
   return workerId;
 }
