@@ -17,7 +17,8 @@
  *     length is checked.
  *
  * Usage: node scripts/bench/link-bench.ts [--quick] [--json] [--rounds N]
- *   --quick   counts / 10 (finishes in a few seconds)
+ *   --quick   counts / 10 (about 7 s; with `--rounds 1` about 3 s)
+ *   --rounds  how many interleaved rounds (default 3)
  *   --json    print the results as JSON instead of the table (progress still goes to stderr)
  *
  * Targets (reported, not enforced): Molf p50 ≤ 1.3 × bare tRPC p50, Molf pipelined throughput
@@ -58,11 +59,12 @@ const config = {
   warmupCalls: 300 / scale,
   sequentialCalls: 2_000 / scale,
   pipelinedInFlight: 100,
+  pipelinedWarmupCalls: 1_000 / scale,
   pipelinedCalls: 5_000 / scale,
   largeBytes: 1024 * 1024,
   largeInFlight: 50,
   largeCalls: Math.max(50, 200 / scale),
-  largeWarmupCalls: 10,
+  largeWarmupCalls: Math.ceil(10 / scale),
 };
 
 const TARGET_P50_RATIO = 1.3;
@@ -123,17 +125,10 @@ async function startRawWs(): Promise<Transport> {
 
   // The server answers in order, so the oldest waiting call owns the next reply.
   const waiting: { id: number; resolve: () => void; reject: (error: Error) => void }[] = [];
-  let head = 0;
   let nextId = 0;
   socket.on('message', (data) => {
-    const entry = waiting[head];
+    const entry = waiting.shift();
     if (entry === undefined) return;
-    waiting[head] = undefined as never;
-    head += 1;
-    if (head > 1024 && head * 2 > waiting.length) {
-      waiting.splice(0, head);
-      head = 0;
-    }
     const reply = JSON.parse(String(data)) as { id: number; text: string };
     if (reply.id !== entry.id || reply.text !== SMALL_TEXT) {
       entry.reject(new Error(`${name}: wrong echo ${String(data)}`));
@@ -142,7 +137,7 @@ async function startRawWs(): Promise<Transport> {
     }
   });
   socket.on('error', (error) => {
-    for (let i = head; i < waiting.length; i += 1) waiting[i]?.reject(error);
+    for (const entry of waiting.splice(0)) entry.reject(error);
   });
 
   return {
@@ -319,7 +314,7 @@ async function runPipelined(call: () => Promise<void>, total: number, inFlight: 
 type PipelinedResult = { callsPerSec: number };
 
 async function measurePipelined(call: () => Promise<void>): Promise<PipelinedResult> {
-  await runPipelined(call, config.pipelinedInFlight * 2, config.pipelinedInFlight);
+  await runPipelined(call, config.pipelinedWarmupCalls, config.pipelinedInFlight);
   const elapsedUs = await runPipelined(call, config.pipelinedCalls, config.pipelinedInFlight);
   return { callsPerSec: config.pipelinedCalls / (elapsedUs / 1e6) };
 }
@@ -364,7 +359,9 @@ function rotate<T>(items: readonly T[], by: number): T[] {
   return [...items.slice(shift), ...items.slice(0, shift)];
 }
 
-async function runBench(transports: Transport[]): Promise<Map<string, TransportFigures>> {
+async function runBench(
+  transports: Transport[],
+): Promise<{ figures: Map<string, TransportFigures>; samples: Map<string, Samples> }> {
   const samples = new Map<string, Samples>(
     transports.map((transport) => [transport.name, { sequential: [], pipelined: [], large: [] }]),
   );
@@ -395,7 +392,7 @@ async function runBench(transports: Transport[]): Promise<Map<string, TransportF
       ...(rows.large.length === 0 ? {} : { large: medianOf(rows.large) }),
     });
   }
-  return figures;
+  return { figures, samples };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,6 +405,8 @@ type Report = {
   arch: string;
   config: typeof config;
   transports: Record<string, TransportFigures>;
+  /** Every round's figures, in round order (the table shows their medians). */
+  rounds: Record<string, Samples>;
   ratios: {
     p50MolfOverTrpc: number;
     p50Target: number;
@@ -419,7 +418,13 @@ type Report = {
   };
 };
 
-function buildReport(figures: Map<string, TransportFigures>): Report {
+function buildReport({
+  figures,
+  samples,
+}: {
+  figures: Map<string, TransportFigures>;
+  samples: Map<string, Samples>;
+}): Report {
   const trpc = figures.get('bare tRPC') as TransportFigures;
   const molf = figures.get('Molf job') as TransportFigures;
   const p50Ratio = molf.sequential.p50Us / trpc.sequential.p50Us;
@@ -431,6 +436,7 @@ function buildReport(figures: Map<string, TransportFigures>): Report {
     arch: arch(),
     config,
     transports: Object.fromEntries(figures),
+    rounds: Object.fromEntries(samples),
     ratios: {
       p50MolfOverTrpc: p50Ratio,
       p50Target: TARGET_P50_RATIO,
@@ -458,16 +464,20 @@ function printTable(report: Report): void {
     formatInt(figures.pipelined.callsPerSec),
     figures.large === undefined ? '—' : figures.large.mibPerSec.toFixed(1),
   ]);
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const line = (cells: string[]) =>
-    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0))).join('  ');
+    cells
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[0] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ');
 
   const { ratios } = report;
   const verdict = (pass: boolean) => (pass ? 'PASS' : 'FAIL');
   const out = [
     '',
     `Link benchmark — Node ${report.node}, ${report.cpus} × ${report.cpuModel} (${report.arch}), loopback`,
-    `${config.rounds} rounds, median of round medians; sequential: ${config.warmupCalls} warm-up + ${config.sequentialCalls} calls; ` +
+    `${config.rounds} round${config.rounds === 1 ? '' : 's'}, median of round medians; sequential: ${config.warmupCalls} warm-up + ${config.sequentialCalls} calls; ` +
       `pipelined: ${config.pipelinedCalls} calls, ${config.pipelinedInFlight} in flight; ` +
       `1 MiB: ${config.largeCalls} calls, ${config.largeInFlight} in flight`,
     '',
@@ -513,7 +523,9 @@ async function main(): Promise<void> {
   }
 
   if (failure !== undefined) {
-    progress(`link benchmark FAILED: ${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}`);
+    progress(
+      `link benchmark FAILED: ${failure instanceof Error ? (failure.stack ?? failure.message) : String(failure)}`,
+    );
     // Something may still hold the event loop after a failure; don't wait for it.
     process.exit(1);
   }
