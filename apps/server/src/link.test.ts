@@ -421,3 +421,59 @@ describe('worker identity and workdir', () => {
     ).rejects.toMatchObject({ code: 'workdir_invalid', message: /does not exist/ });
   });
 });
+
+describe('large results', () => {
+  const bigTool = defineToolHandler({
+    definition: { ...toolDefinitions.echo, name: 'big' },
+    run: async (args) => ({ output: args.text.repeat(300 * 1024) }),
+  });
+
+  it('replaces a result too large for the link by a too_large failure instead of retrying forever', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      tools: [bigTool],
+      maxResultBytes: 200 * 1024,
+    });
+    await worker.registered;
+    const result = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'big',
+      args: { text: 'a' },
+      timeoutMs: 60_000,
+    });
+    expect(result.meta?.errorKind).toBe('too_large');
+    expect(result.error).toContain('more than the 204800 bytes');
+  });
+
+  it('keeps batched deliveries under the server message limit when many results finish at once', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      tools: [bigTool],
+      maxDeliveryBytesInFlight: 700 * 1024,
+    });
+    await worker.registered;
+    // 20 results of 300 KiB finish together: 6 MiB, far over one 1 MiB message.
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        server.dispatcher.dispatch({
+          workerId: worker.workerId,
+          toolName: 'big',
+          args: { text: 'a' },
+          timeoutMs: 60_000,
+        }),
+      ),
+    );
+    expect(results.map((result) => result.output.length)).toEqual(Array(20).fill(300 * 1024));
+    expect(worker.stats().registrations).toBe(1);
+  });
+});

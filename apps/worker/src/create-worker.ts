@@ -37,7 +37,20 @@ export type WorkerConfig = {
   keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
   /** The tools this worker offers. Default: the built-in set. */
   tools?: ToolHandler[];
+  /**
+   * A result larger than this, serialised, is replaced by a `too_large` failure, so it can never
+   * exceed the server's message limit (128 MiB). Default 96 MiB.
+   */
+  maxResultBytes?: number;
+  /**
+   * tRPC sends the calls made in one tick as one WebSocket message; result deliveries are held
+   * back so that the bytes in flight stay under this. Default 32 MiB.
+   */
+  maxDeliveryBytesInFlight?: number;
 };
+
+export const DEFAULT_MAX_RESULT_BYTES = 96 * 1024 * 1024;
+export const DEFAULT_MAX_DELIVERY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
 export type MolfWorker = AsyncDisposable & {
   workerId: WorkerId;
@@ -77,8 +90,11 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
 
   const running = new Map<ToolCallId, AbortController>();
   /** Results not yet acknowledged by the server; they survive a dropped link. */
-  const undelivered = new Map<ToolCallId, ToolResult>();
+  const undelivered = new Map<ToolCallId, { result: ToolResult; bytes: number }>();
   const delivering = new Set<ToolCallId>();
+  const maxResultBytes = config.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const maxBytesInFlight = config.maxDeliveryBytesInFlight ?? DEFAULT_MAX_DELIVERY_BYTES_IN_FLIGHT;
+  let bytesInFlight = 0;
   let retryTimer: NodeJS.Timeout | undefined;
   let registrations = 0;
   let cancelled = 0;
@@ -117,31 +133,59 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     },
   });
 
+  /** Queues a result for delivery, replacing one too large for the link by a failure that says so. */
+  function keepResult(toolCallId: ToolCallId, result: ToolResult): void {
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    if (bytes <= maxResultBytes) {
+      undelivered.set(toolCallId, { result, bytes });
+      return;
+    }
+    logger.warn({ toolCallId, bytes, maxResultBytes }, 'tool result too large to send; replaced by an error');
+    const replacement = toErrorResult(
+      'too_large',
+      `The tool's result was ${bytes} bytes, more than the ${maxResultBytes} bytes a result may carry. ` +
+        'Ask for less output (a line range, a narrower pattern) and try again.',
+    );
+    undelivered.set(toolCallId, { result: replacement, bytes: Buffer.byteLength(JSON.stringify(replacement)) });
+  }
+
   function deliver(toolCallId: ToolCallId): void {
-    const result = undelivered.get(toolCallId);
-    if (result === undefined || delivering.has(toolCallId) || closing) return;
+    const pending = undelivered.get(toolCallId);
+    if (pending === undefined || delivering.has(toolCallId) || closing) return;
+    // Large results wait their turn so one batched message stays well under the server's limit.
+    if (bytesInFlight > 0 && bytesInFlight + pending.bytes > maxBytesInFlight) return;
     delivering.add(toolCallId);
+    bytesInFlight += pending.bytes;
     client.rpc.worker.result
-      .mutate({ workerId, toolCallId, result })
-      .then((ack) => {
-        undelivered.delete(toolCallId);
-        if (!ack.accepted) logger.info({ toolCallId }, 'server no longer waited for this result; dropped');
-      })
-      .catch((error: unknown) => {
-        const code = (error as { data?: { code?: string } }).data?.code;
-        if (code === 'invalid_input') {
-          // Retrying the same bytes would fail forever; tell the model what happened instead.
-          logger.error({ err: error, toolCallId }, 'server refused a tool result');
-          undelivered.set(
-            toolCallId,
-            toErrorResult('internal', `The worker produced a result the server refused: ${(error as Error).message}`),
-          );
-        } else {
-          logger.warn({ toolCallId, code }, 'result delivery failed; will retry');
-        }
-        scheduleRetry();
-      })
-      .finally(() => delivering.delete(toolCallId));
+      .mutate({ workerId, toolCallId, result: pending.result })
+      .then(
+        (ack) => {
+          undelivered.delete(toolCallId);
+          if (!ack.accepted) logger.info({ toolCallId }, 'server no longer waited for this result; dropped');
+          return true;
+        },
+        (error: unknown) => {
+          const code = (error as { data?: { code?: string } }).data?.code;
+          if (code === 'invalid_input') {
+            // Retrying the same bytes would fail forever; tell the model what happened instead.
+            logger.error({ err: error, toolCallId }, 'server refused a tool result');
+            keepResult(
+              toolCallId,
+              toErrorResult('internal', `The worker produced a result the server refused: ${(error as Error).message}`),
+            );
+          } else {
+            logger.warn({ toolCallId, code }, 'result delivery failed; will retry');
+          }
+          return false;
+        },
+      )
+      .then((delivered) => {
+        delivering.delete(toolCallId);
+        bytesInFlight -= pending.bytes;
+        // Room in the byte budget: send what was held back. After a failure, wait before retrying.
+        if (delivered) flushUndelivered();
+        else scheduleRetry();
+      });
   }
 
   function flushUndelivered(): void {
@@ -165,7 +209,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
     void runToolCall({ job, tools, workdir, signal: controller.signal, logger }).then((result) => {
       running.delete(job.toolCallId);
-      undelivered.set(job.toolCallId, result);
+      keepResult(job.toolCallId, result);
       deliver(job.toolCallId);
     });
   }

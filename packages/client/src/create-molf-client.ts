@@ -58,8 +58,12 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   class MolfWebSocket extends NodeWebSocket {
     constructor(url: string | URL, protocols?: string | string[]) {
       super(url, protocols, { maxPayload });
-      this.addEventListener('message', (event) => {
-        if (typeof event.data === 'string' && event.data.startsWith('{"id":null')) reportRejection(event.data);
+      // Raw frames: a second `addEventListener('message')` would decode every message again.
+      this.on('message', (data: Buffer | ArrayBuffer, isBinary: boolean) => {
+        if (isBinary) return;
+        // tRPC sets binaryType to 'arraybuffer'; a Buffer view over it copies nothing.
+        const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
+        if (bytes[0] === 0x7b && bytes.subarray(0, 10).toString() === '{"id":null') reportRejection(bytes.toString());
       });
     }
   }

@@ -58,6 +58,7 @@ describe('job dispatcher streams', () => {
     ]);
 
     dispatcher.close();
+    await registry.flush();
     expect((await Promise.all(calls)).every((result) => result.meta?.errorKind === 'cancelled')).toBe(true);
   });
 
@@ -75,6 +76,7 @@ describe('job dispatcher streams', () => {
     expect(seen.map(({ message }) => message.type)).toEqual(['registered', 'call']);
     dispatcher.close();
     await call;
+    await registry.flush();
   });
 
   it('ends the stream of a registration that a newer one replaced', async () => {
@@ -88,5 +90,6 @@ describe('job dispatcher streams', () => {
     expect((await pendingNext).done).toBe(true);
     expect(registry.release(old)).toBe(false);
     expect(registry.get(registration.workerId)?.state).toBe('online');
+    await registry.flush();
   });
 });

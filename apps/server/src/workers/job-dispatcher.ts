@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { EventEmitter, on } from 'node:events';
 import type { Logger } from '@molf/logging';
 import {
   type JobMessage,
@@ -10,6 +9,7 @@ import {
   type WorkerId,
 } from '@molf/protocol';
 import { type TrackedEnvelope, tracked } from '@trpc/server';
+import { createWorkerOutbox, type OutboxEntry, type WorkerOutbox } from './worker-outbox.ts';
 import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
 
 /** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
@@ -36,15 +36,14 @@ type Pending = {
   timer: NodeJS.Timeout;
   /** The worker instance the call was delivered to, once it was. */
   deliveredTo: string | undefined;
+  /** The queued call message, finished when the call settles. */
+  entry: OutboxEntry | undefined;
   cleanup: () => void;
 };
 
-type Entry = { seq: number; message: JobMessage; toolCallId: ToolCallId; yielded: boolean };
-
 type Outbox = {
-  entries: Entry[];
+  queue: WorkerOutbox;
   pending: Map<ToolCallId, Pending>;
-  changed: EventEmitter;
 };
 
 export type JobDispatcher = {
@@ -81,23 +80,10 @@ export function createJobDispatcher(options: {
   function outboxOf(workerId: WorkerId): Outbox {
     let box = outboxes.get(workerId);
     if (box === undefined) {
-      box = { entries: [], pending: new Map(), changed: new EventEmitter() };
-      box.changed.setMaxListeners(0);
+      box = { queue: createWorkerOutbox(() => nextSeq++), pending: new Map() };
       outboxes.set(workerId, box);
     }
     return box;
-  }
-
-  function push(box: Outbox, toolCallId: ToolCallId, message: JobMessage): void {
-    box.entries.push({ seq: nextSeq++, message, toolCallId, yielded: false });
-    box.changed.emit('changed');
-  }
-
-  /** Keeps calls still awaited and cancels not yet sent; everything else is done with. */
-  function prune(box: Outbox): void {
-    box.entries = box.entries.filter((entry) =>
-      entry.message.type === 'call' ? box.pending.has(entry.toolCallId) : !entry.yielded,
-    );
   }
 
   function settle(box: Outbox, toolCallId: ToolCallId, result: ToolResult): boolean {
@@ -106,7 +92,7 @@ export function createJobDispatcher(options: {
     box.pending.delete(toolCallId);
     clearTimeout(pending.timer);
     pending.cleanup();
-    prune(box);
+    if (pending.entry !== undefined) box.queue.finish(pending.entry);
     pending.resolve(result);
     return true;
   }
@@ -114,8 +100,8 @@ export function createJobDispatcher(options: {
   function cancel(box: Outbox, toolCallId: ToolCallId, reason: 'timeout' | 'aborted', result: ToolResult): void {
     const wasDelivered = box.pending.get(toolCallId)?.deliveredTo !== undefined;
     if (!settle(box, toolCallId, result)) return;
-    // A call the worker never saw needs no cancel; its queued message was pruned with it.
-    if (wasDelivered) push(box, toolCallId, { type: 'cancel', toolCallId, reason });
+    // A call the worker never saw needs no cancel; its queued message was finished with it.
+    if (wasDelivered) box.queue.append(toolCallId, { type: 'cancel', toolCallId, reason });
   }
 
   function toEventId(seq: number): string {
@@ -174,14 +160,16 @@ export function createJobDispatcher(options: {
             ),
           );
         }, deadlineMs);
-        box.pending.set(toolCallId, {
+        const pending: Pending = {
           toolCallId,
           resolve,
           timer,
           deliveredTo: undefined,
+          entry: undefined,
           cleanup: () => signal?.removeEventListener('abort', onAbort),
-        });
-        push(box, toolCallId, { type: 'call', job: { toolCallId, toolName, args, timeoutMs } });
+        };
+        box.pending.set(toolCallId, pending);
+        pending.entry = box.queue.append(toolCallId, { type: 'call', job: { toolCallId, toolName, args, timeoutMs } });
       });
     },
 
@@ -194,32 +182,21 @@ export function createJobDispatcher(options: {
       const box = outboxOf(lease.workerId);
       const stop = AbortSignal.any([lease.replaced, ...(signal === undefined ? [] : [signal])]);
       let cursor = fromEventId(lastEventId);
-      // Listening starts before the first scan, so a message pushed in between is not missed.
-      const changes = on(box.changed, 'changed', { signal: stop });
-      try {
-        yield tracked(toEventId(cursor), { type: 'registered', serverVersion: options.serverVersion });
-        while (!stop.aborted) {
-          for (const entry of box.entries) {
-            if (entry.seq <= cursor) continue;
-            cursor = entry.seq;
-            if (entry.message.type === 'call') {
-              const pending = box.pending.get(entry.toolCallId);
-              if (pending === undefined) continue;
-              pending.deliveredTo = lease.instanceId;
-            }
-            entry.yielded = true;
-            yield tracked(toEventId(entry.seq), entry.message);
-            if (stop.aborted) return;
+      yield tracked(toEventId(cursor), { type: 'registered', serverVersion: options.serverVersion });
+      while (!stop.aborted) {
+        for (const entry of box.queue.entriesAfter(cursor)) {
+          cursor = entry.seq;
+          if (entry.message.type === 'call') {
+            const pending = box.pending.get(entry.toolCallId);
+            if (pending !== undefined) pending.deliveredTo = lease.instanceId;
+          } else {
+            // A cancel is sent once; calls stay queued until they settle, for replay.
+            box.queue.finish(entry);
           }
-          prune(box);
-          const next = await changes.next();
-          if (next.done === true) return;
+          yield tracked(toEventId(entry.seq), entry.message);
+          if (stop.aborted) return;
         }
-      } catch (error) {
-        if (stop.aborted) return;
-        throw error;
-      } finally {
-        await changes.return?.();
+        await box.queue.nextAppend(stop);
       }
     },
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@molf/logging';
-import { type Job, type ToolResult, toErrorResult } from '@molf/protocol';
+import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { ToolHandler } from './tool-handler.ts';
 
@@ -29,8 +29,14 @@ export async function runToolCall(options: {
       `Invalid arguments for ${job.toolName}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
     );
   }
-  const timeout = AbortSignal.timeout(job.timeoutMs);
-  const signal = AbortSignal.any([options.signal, timeout]);
+  // A plain timer cleared when the call ends: AbortSignal.timeout() would keep every finished
+  // call's signal alive until its deadline passed.
+  const timeout = new AbortController();
+  const timer = setTimeout(
+    () => timeout.abort(new MolfError('timeout', `timed out after ${job.timeoutMs} ms`)),
+    job.timeoutMs,
+  );
+  const signal = AbortSignal.any([options.signal, timeout.signal]);
   try {
     const result = await handler.run(parsed.data, {
       toolCallId: job.toolCallId,
@@ -38,12 +44,14 @@ export async function runToolCall(options: {
       signal,
       logger: options.logger,
     });
-    if (timeout.aborted) {
+    if (timeout.signal.aborted) {
       return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
     }
     return result;
   } catch (error) {
     options.logger.error({ err: error, toolCallId: job.toolCallId, toolName: job.toolName }, 'tool threw');
     return toErrorResult('internal', `${job.toolName} failed unexpectedly: ${(error as Error).message}`);
+  } finally {
+    clearTimeout(timer);
   }
 }
