@@ -50,6 +50,19 @@ export type WorkerConfig = {
 };
 
 export const DEFAULT_MAX_RESULT_BYTES = 96 * 1024 * 1024;
+
+/**
+ * The serialised size of a result. Serialising costs as much as sending, so it is done only when
+ * the result could be near the limit: JSON spends at most 6 bytes on one UTF-16 unit (`\\uXXXX`).
+ * Below that bound, the character count stands in for the size.
+ */
+function estimateResultBytes(result: ToolResult, limit: number): number {
+  let characters = result.output.length + (result.error?.length ?? 0);
+  for (const attachment of result.attachments ?? []) characters += attachment.data.length + attachment.mimeType.length;
+  const overhead = 1_024;
+  if (characters * 6 + overhead <= limit) return characters + overhead;
+  return Buffer.byteLength(JSON.stringify(result));
+}
 export const DEFAULT_MAX_DELIVERY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
 export type MolfWorker = AsyncDisposable & {
@@ -135,7 +148,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
 
   /** Queues a result for delivery, replacing one too large for the link by a failure that says so. */
   function keepResult(toolCallId: ToolCallId, result: ToolResult): void {
-    const bytes = Buffer.byteLength(JSON.stringify(result));
+    const bytes = estimateResultBytes(result, maxResultBytes);
     if (bytes <= maxResultBytes) {
       undelivered.set(toolCallId, { result, bytes });
       return;
@@ -146,7 +159,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       `The tool's result was ${bytes} bytes, more than the ${maxResultBytes} bytes a result may carry. ` +
         'Ask for less output (a line range, a narrower pattern) and try again.',
     );
-    undelivered.set(toolCallId, { result: replacement, bytes: Buffer.byteLength(JSON.stringify(replacement)) });
+    undelivered.set(toolCallId, { result: replacement, bytes: estimateResultBytes(replacement, maxResultBytes) });
   }
 
   function deliver(toolCallId: ToolCallId): void {
@@ -207,7 +220,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     const controller = new AbortController();
     running.set(job.toolCallId, controller);
     logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
-    void runToolCall({ job, tools, workdir, signal: controller.signal, logger }).then((result) => {
+    void runToolCall({ job, tools, workdir, controller, logger }).then((result) => {
       running.delete(job.toolCallId);
       keepResult(job.toolCallId, result);
       deliver(job.toolCallId);

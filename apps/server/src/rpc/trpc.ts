@@ -72,28 +72,28 @@ const t = initTRPC.context<RpcContext>().create({
   },
 });
 
-const mapErrors = t.middleware(async ({ next }) => {
-  const result = await next();
-  // A service threw an application error: give it the RPC code that matches its string code.
-  if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isMolfError(result.error.cause)) {
-    throw toTRPCError(result.error.cause);
-  }
-  return result;
-});
-
-function requireRole(role: Role) {
-  return t.middleware(({ ctx, next }) => {
-    if (ctx.role !== role) {
+/**
+ * The one middleware every procedure runs: checks the connection's role and gives an application
+ * error the RPC code that matches its string code. One middleware, not two, because tRPC copies
+ * the call's options at each step of the chain (measured in `pnpm bench`).
+ */
+function guard(role: Role | 'any') {
+  return t.middleware(async ({ ctx, next }) => {
+    if (role !== 'any' && ctx.role !== role) {
       throw new TRPCError({
         code: 'FORBIDDEN',
         message: `this call needs a ${role} credential; the connection uses a ${ctx.role} credential`,
       });
     }
-    return next();
+    const result = await next();
+    if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isMolfError(result.error.cause)) {
+      throw toTRPCError(result.error.cause);
+    }
+    return result;
   });
 }
 
 export const router = t.router;
-export const anyRoleProcedure = t.procedure.use(mapErrors);
-export const clientProcedure = anyRoleProcedure.use(requireRole('client'));
-export const workerProcedure = anyRoleProcedure.use(requireRole('worker'));
+export const anyRoleProcedure = t.procedure.use(guard('any'));
+export const clientProcedure = t.procedure.use(guard('client'));
+export const workerProcedure = t.procedure.use(guard('worker'));

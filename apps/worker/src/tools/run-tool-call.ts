@@ -11,7 +11,8 @@ export async function runToolCall(options: {
   job: Job;
   tools: ReadonlyMap<string, ToolHandler>;
   workdir: string;
-  signal: AbortSignal;
+  /** Aborted by a cancel; the call's timeout aborts it too. */
+  controller: AbortController;
   logger: Logger;
 }): Promise<ToolResult> {
   const { job, tools } = options;
@@ -29,22 +30,22 @@ export async function runToolCall(options: {
       `Invalid arguments for ${job.toolName}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
     );
   }
-  // A plain timer cleared when the call ends: AbortSignal.timeout() would keep every finished
-  // call's signal alive until its deadline passed.
-  const timeout = new AbortController();
+  // One controller for cancel and timeout, and a timer cleared when the call ends:
+  // AbortSignal.timeout() would keep every finished call alive until its deadline.
+  const { controller } = options;
   const timer = setTimeout(
-    () => timeout.abort(new MolfError('timeout', `timed out after ${job.timeoutMs} ms`)),
+    () => controller.abort(new MolfError('timeout', `timed out after ${job.timeoutMs} ms`)),
     job.timeoutMs,
   );
-  const signal = AbortSignal.any([options.signal, timeout.signal]);
   try {
     const result = await handler.run(parsed.data, {
       toolCallId: job.toolCallId,
       workdir: options.workdir,
-      signal,
+      signal: controller.signal,
       logger: options.logger,
     });
-    if (timeout.signal.aborted) {
+    const reason: unknown = controller.signal.reason;
+    if (controller.signal.aborted && reason instanceof MolfError && reason.code === 'timeout') {
       return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
     }
     return result;
