@@ -201,7 +201,7 @@ describe('molf CLI', () => {
 
     first.kill('SIGKILL');
     await first;
-    startServer(port);
+    void startServer(port);
 
     const healthUrl = `http://127.0.0.1:${port}/healthz`;
     let online = 0;

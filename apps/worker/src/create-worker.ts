@@ -169,7 +169,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     if (bytesInFlight > 0 && bytesInFlight + pending.bytes > maxBytesInFlight) return;
     delivering.add(toolCallId);
     bytesInFlight += pending.bytes;
-    client.rpc.worker.result
+    void client.rpc.worker.result
       .mutate({ workerId, toolCallId, result: pending.result })
       .then(
         (ack) => {
