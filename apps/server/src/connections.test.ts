@@ -3,6 +3,7 @@ import { createMolfClient } from '@molf/client';
 import type { WorkerId, WorkerRegistration } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { openCredentialStore } from './auth/credential-store.ts';
 import { createTempDir, startTestServer, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
 
 function registrationFor(tools: string[]): WorkerRegistration {
@@ -23,6 +24,25 @@ describe('connections', () => {
     const raw = new WebSocket(`${server.url}?connectionParams=1`);
     const code = await new Promise<number>((resolve) => raw.on('close', (closeCode) => resolve(closeCode)));
     expect(code).toBe(4401);
+  });
+
+  it('closes open connections whose credential is revoked, and refuses them from then on', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, credentialsPollMs: 20 });
+    const { token, credential } = await server.credentials.create({ role: 'client', label: 'laptop' });
+    const statuses: string[] = [];
+    await using client = createMolfClient({
+      url: server.url,
+      token,
+      retryDelayMs: () => 20,
+      onStatus: (status) => statuses.push(status.type),
+    });
+    await client.ready();
+
+    // Revoked from another process, as `molf token revoke` does.
+    expect(await openCredentialStore({ dataDir: data.path }).revoke(credential.id)).toBe(true);
+    await waitFor(() => statuses.includes('rejected'), { what: 'the revoked connection to be refused' });
+    expect(statuses).toContain('closed');
   });
 
   it('drops a worker that stops answering pings and marks it offline', async () => {

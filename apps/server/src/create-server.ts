@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { unwatchFile, watchFile } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import { ConnectionParamsSchema, isMolfError, MolfError, type Role } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { WebSocketServer } from 'ws';
+import { type WebSocket, WebSocketServer } from 'ws';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
 import { roleFromPrefix } from './auth/tokens.ts';
 import { ensureDataDir } from './data-dir.ts';
@@ -45,6 +46,11 @@ export type ServerConfig = {
   maxPayloadBytes?: number;
   /** A socket that has not authenticated within this time is closed. Default 10 s. */
   authTimeoutMs?: number;
+  /**
+   * How often the credentials file is checked for revocations; open connections whose credential
+   * was revoked are closed. Default 2 s.
+   */
+  credentialsPollMs?: number;
 };
 
 export type MolfServer = AsyncDisposable & {
@@ -140,6 +146,18 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   });
   const authTimeoutMs = config.authTimeoutMs ?? 10_000;
   const unauthenticated = new WeakMap<object, NodeJS.Timeout>();
+  /** Authenticated sockets and the credential each used, to close them when it is revoked. */
+  const authenticated = new Map<WebSocket, string>();
+
+  const closeRevoked = () => {
+    for (const [socket, credentialId] of authenticated) {
+      if (!credentials.isActive(credentialId)) {
+        logger.warn({ credentialId }, 'closing a connection whose credential was revoked');
+        socket.close(4403, 'credential revoked');
+      }
+    }
+  };
+  watchFile(credentials.path, { interval: config.credentialsPollMs ?? 2_000, persistent: false }, closeRevoked);
 
   wss.on('connection', (socket, request) => {
     unauthenticated.set(
@@ -149,7 +167,10 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
         socket.close(4401, 'authentication timeout');
       }, authTimeoutMs),
     );
-    socket.on('close', () => clearTimeout(unauthenticated.get(socket)));
+    socket.on('close', () => {
+      clearTimeout(unauthenticated.get(socket));
+      authenticated.delete(socket);
+    });
   });
 
   const handler = applyWSSHandler<AppRouter>({
@@ -189,6 +210,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
         });
       }
       clearTimeout(unauthenticated.get(res));
+      authenticated.set(res, verified.credentialId);
       const connectionId = randomUUID();
       logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');
       return { ...verified, connectionId, remoteAddress, request: req };
@@ -236,6 +258,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
 
   async function close(): Promise<void> {
     closing ??= (async () => {
+      unwatchFile(credentials.path, closeRevoked);
       try {
         dispatcher.close();
         handler.broadcastReconnectNotification();

@@ -36,6 +36,10 @@ export type CredentialStore = {
   create(options: { role: Role; label: string }): Promise<{ token: string; credential: StoredCredential }>;
   revoke(id: string): Promise<boolean>;
   hasStored(role: Role): boolean;
+  /** Whether a credential a connection authenticated with still exists; false if the file is broken. */
+  isActive(credentialId: string): boolean;
+  /** The credentials file, for watching. */
+  path: string;
 };
 
 export function openCredentialStore(options: {
@@ -117,6 +121,16 @@ export function openCredentialStore(options: {
       refresh();
       return stored.some((credential) => credential.role === role);
     },
+    isActive(credentialId) {
+      if (fixed.some((credential) => credential.id === credentialId)) return true;
+      try {
+        refresh();
+      } catch {
+        return false;
+      }
+      return stored.some((credential) => credential.id === credentialId);
+    },
+    path,
   };
 }
 
