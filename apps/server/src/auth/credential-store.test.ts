@@ -35,11 +35,16 @@ describe('credential store', () => {
     expect(store.hasStored('client')).toBe(false);
   });
 
-  it('refuses every token when the credentials file is damaged, naming the file', async () => {
+  it('refuses stored tokens when the credentials file is damaged, naming the file, but keeps fixed ones', async () => {
     await using dir = await createTempDir();
     const store = openCredentialStore({ dataDir: dir.path });
     const { token } = await store.create({ role: 'client', label: 'x' });
+    const withFixed = openCredentialStore({ dataDir: dir.path, fixed: { worker: 'molf_w_fixed-worker-token-00' } });
     await writeFile(join(dir.path, CREDENTIALS_FILE), '{"version": 1, "credentials": [');
     expect(() => store.verify(token)).toThrow(/credentials\.json is not valid JSON/);
+    expect(store.isActive('any-stored-id')).toBe(false);
+    expect(withFixed.verify('molf_w_fixed-worker-token-00')).toMatchObject({ role: 'worker' });
+    // A server starting on a damaged file stops with the same clear error.
+    expect(() => openCredentialStore({ dataDir: dir.path })).toThrow(/credentials\.json is not valid JSON/);
   });
 });

@@ -88,9 +88,13 @@ export function openCredentialStore(options: {
 
   return {
     verify(token) {
-      refresh();
       const hash = hashToken(token);
-      const match = [...fixed, ...stored].find((credential) => hashesEqual(credential.hash, hash));
+      // Fixed tokens don't depend on the file, so a damaged file can't lock out `molf up`.
+      let match = fixed.find((credential) => hashesEqual(credential.hash, hash));
+      if (match === undefined) {
+        refresh();
+        match = stored.find((credential) => hashesEqual(credential.hash, hash));
+      }
       return match === undefined ? undefined : { role: match.role, credentialId: match.id };
     },
     list() {
