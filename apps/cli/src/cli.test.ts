@@ -92,6 +92,26 @@ describe('molf CLI', () => {
     await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
   });
 
+  it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
+    const env = await isolatedEnv();
+    const project = await tempDir();
+    const up = execaNode(CLI, ['up', '--port', '0'], {
+      cwd: project,
+      env,
+      reject: false,
+      stdin: 'ignore',
+      nodeOptions: [`--watch-path=${project}`],
+    });
+    cleanups.push(async () => {
+      up.kill('SIGTERM');
+      await up;
+    });
+    const output = await waitForOutput(up, 'Ctrl-C stops everything');
+    const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
+    expect(httpUrl).toBeDefined();
+    expect(await (await fetch(`${httpUrl}/healthz`)).json()).toMatchObject({ workers: { online: 1 } });
+  });
+
   it('molf up on a port in use exits 1 with the reason instead of crashing', async () => {
     const env = await isolatedEnv();
     const blocker = createNetServer();

@@ -33,6 +33,8 @@ type Child = ResultPromise<{ ipc: true }>;
 
 function startChild(args: string[], env: Record<string, string>): Child {
   return execaNode(CLI_MAIN, args, {
+    // Under `node --watch` (pnpm dev) the children must not become watchers themselves.
+    nodeOptions: process.execArgv.filter((option) => !option.startsWith('--watch')),
     ipc: true,
     env,
     stdin: 'ignore',
@@ -47,7 +49,9 @@ function startChild(args: string[], env: Record<string, string>): Child {
 /** Resolves with the child's ready message, or fails saying so if the child exits first. */
 async function waitReady(child: Child, what: string): Promise<Record<string, unknown>> {
   try {
-    return (await child.getOneMessage()) as Record<string, unknown>;
+    return (await child.getOneMessage({
+      filter: (message) => (message as { type?: unknown } | undefined)?.type === 'ready',
+    })) as Record<string, unknown>;
   } catch {
     const result = await child;
     throw new MolfError(
