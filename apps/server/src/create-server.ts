@@ -116,6 +116,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   const startedAt = Date.now();
   const router = createAppRouter({
     registry,
+    isCredentialActive: (credentialId) => credentials.isActive(credentialId),
     dispatcher,
     serverVersion: SERVER_VERSION,
     onWorkerEvent: (event) => logger.info({ workerId: event.workerId, name: event.name }, event.type),
@@ -153,7 +154,8 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     for (const [socket, credentialId] of authenticated) {
       if (!credentials.isActive(credentialId)) {
         logger.warn({ credentialId }, 'closing a connection whose credential was revoked');
-        socket.close(4403, 'credential revoked');
+        // terminate, not close: a closing socket still delivers messages for up to 30 s.
+        socket.terminate();
       }
     }
   };

@@ -6,6 +6,7 @@ import { toolDefinitions, type WorkerId, type WorkerRegistration } from '@molf/p
 import { createWorker, defineToolHandler, echoTool } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { createServer } from './create-server.ts';
 import { startTcpProxy } from './testing/tcp-proxy.ts';
 import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
 
@@ -329,7 +330,9 @@ describe('server ↔ worker link', () => {
     expect(second.workerId).toBe(first.workerId);
     await second.registered;
     expect((await pending).meta?.errorKind).toBe('worker_restarted');
-    await first.close();
+    // The replaced process stops by itself instead of fighting for the id.
+    await expect(first.stopped).rejects.toMatchObject({ code: 'worker_replaced' });
+    expect(server.registry.get(second.workerId)?.state).toBe('online');
   });
 
   it('carries 1 MiB results, 50 in flight, without hitting the payload limit', async () => {
@@ -474,6 +477,155 @@ describe('large results', () => {
       ),
     );
     expect(results.map((result) => result.output.length)).toEqual(Array(20).fill(300 * 1024));
+    expect(worker.stats().registrations).toBe(1);
+  });
+});
+
+describe('link failures', () => {
+  it('re-registers after a spell where the server refused its token', async () => {
+    await using data = await createTempDir();
+    await using otherData = await createTempDir();
+    await using workdir = await createTempDir();
+    const first = await startTestServer({ dataDir: data.path });
+    const port = first.port;
+    await using worker = await createWorker({
+      serverUrl: first.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+    });
+    await worker.registered;
+    await first.close();
+
+    // A server that doesn't know this token answers for a while…
+    const impostor = await startTestServer({
+      dataDir: otherData.path,
+      port,
+      tokens: { client: 'molf_c_some-other-client-token', worker: 'molf_w_some-other-worker-token' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await impostor.close();
+
+    // …then the real one is back.
+    await using back = await startTestServer({ dataDir: data.path, port });
+    await waitFor(() => back.registry.get(worker.workerId)?.state === 'online', { what: 're-registration' });
+    const result = await back.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'ok' },
+    });
+    expect(result.output).toBe('ok');
+  });
+
+  it("refuses a worker id to another worker credential, and that credential's results", async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await createServer({ port: 0, dataDir: data.path });
+    const owner = await server.credentials.create({ role: 'worker', label: 'machine a' });
+    const other = await server.credentials.create({ role: 'worker', label: 'machine b' });
+    await using worker = await createWorker({ serverUrl: server.url, token: owner.token, workdir: workdir.path });
+    await worker.registered;
+
+    await using intruder = await createWorker({
+      serverUrl: server.url,
+      token: other.token,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+    });
+    await expect(intruder.registered).rejects.toMatchObject({ code: 'forbidden' });
+    expect(server.registry.get(worker.workerId)?.state).toBe('online');
+
+    await using otherClient = createMolfClient({ url: server.url, token: other.token });
+    const pending = server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'real', delayMs: 300 },
+    });
+    await waitFor(() => worker.stats().running === 1, { what: 'the call to start' });
+    const forged = await otherClient.rpc.worker.result
+      .mutate({ workerId: worker.workerId, toolCallId: 'guessed' as never, result: { output: 'forged' } })
+      .catch((error: unknown) => error);
+    expect(errorCode(forged)).toBe('forbidden');
+    expect(await pending).toEqual({ output: 'real' });
+  });
+
+  it('notices a half-open link from the missing pong and re-registers within the pong timeout', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using proxy = await startTcpProxy({ host: server.host, port: server.port });
+    await using worker = await createWorker({
+      serverUrl: proxy.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+      keepAlive: { intervalMs: 100, pongTimeoutMs: 200 },
+    });
+    await worker.registered;
+
+    proxy.freeze();
+    // ws would wait 30 s for a close handshake the dead peer never answers; 10 s is ample here.
+    await waitFor(() => worker.stats().registrations === 2, { what: 're-registration', timeoutMs: 10_000 });
+  });
+
+  it('replays a cancel that was lost in a half-open link, so the cancelled tool stops', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    await using proxy = await startTcpProxy({ host: server.host, port: server.port });
+    await using worker = await createWorker({
+      serverUrl: proxy.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      reconnect: fastReconnect,
+      keepAlive: { intervalMs: 100, pongTimeoutMs: 200 },
+    });
+    await worker.registered;
+    const controller = new AbortController();
+    const pending = server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'long', delayMs: 60_000 },
+      signal: controller.signal,
+    });
+    await waitFor(() => worker.stats().running === 1, { what: 'the call to start' });
+
+    proxy.freeze();
+    controller.abort();
+    expect((await pending).meta?.errorKind).toBe('cancelled');
+    await waitFor(() => worker.stats().cancelled === 1 && worker.stats().running === 0, {
+      what: 'the replayed cancel to stop the tool',
+    });
+  });
+
+  it('keeps result batches under the message limit even when JSON escaping inflates them', async () => {
+    const controlCharacters = defineToolHandler({
+      definition: { ...toolDefinitions.echo, name: 'binary_dump' },
+      // 100k control characters: 6 bytes each in JSON, so 600 KB per result.
+      run: async () => ({ output: '\u0001'.repeat(100_000) }),
+    });
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+      tools: [controlCharacters],
+      maxDeliveryBytesInFlight: 900 * 1024,
+    });
+    await worker.registered;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        server.dispatcher.dispatch({
+          workerId: worker.workerId,
+          toolName: 'binary_dump',
+          args: { text: '' },
+          timeoutMs: 20_000,
+        }),
+      ),
+    );
+    expect(results.map((result) => result.output.length)).toEqual(Array(6).fill(100_000));
     expect(worker.stats().registrations).toBe(1);
   });
 });

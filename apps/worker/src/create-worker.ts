@@ -51,17 +51,21 @@ export type WorkerConfig = {
 
 export const DEFAULT_MAX_RESULT_BYTES = 96 * 1024 * 1024;
 
+/** Results whose worst-case size is above this are serialised once to measure them exactly. */
+const EXACT_SIZE_ABOVE_BYTES = 64 * 1024;
+
 /**
- * The serialised size of a result. Serialising costs as much as sending, so it is done only when
- * the result could be near the limit: JSON spends at most 6 bytes on one UTF-16 unit (`\\uXXXX`).
- * Below that bound, the character count stands in for the size.
+ * A result's size in bytes, never less than the real one. Serialising costs about as much as
+ * sending, so only results that could be large are measured: JSON spends at most 6 bytes on one
+ * UTF-16 unit (`\\uXXXX`), which bounds the rest.
  */
-function estimateResultBytes(result: ToolResult, limit: number): number {
+function estimateResultBytes(result: ToolResult): number {
   let characters = result.output.length + (result.error?.length ?? 0);
   for (const attachment of result.attachments ?? []) characters += attachment.data.length + attachment.mimeType.length;
-  const overhead = 1_024;
-  if (characters * 6 + overhead <= limit) return characters + overhead;
-  return Buffer.byteLength(JSON.stringify(result));
+  const upperBound = characters * 6 + 1_024;
+  // Small results are charged their upper bound; large ones are measured, because both the size
+  // cap and the in-flight budget must hold for the real bytes (control characters take 6 each).
+  return upperBound <= EXACT_SIZE_ABOVE_BYTES ? upperBound : Buffer.byteLength(JSON.stringify(result));
 }
 export const DEFAULT_MAX_DELIVERY_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
@@ -75,6 +79,11 @@ export type MolfWorker = AsyncDisposable & {
    * that. While the server can't be reached it stays pending and the worker keeps retrying.
    */
   registered: Promise<void>;
+  /**
+   * Resolves when `close()` finishes; rejects if the worker stops by itself: another process took
+   * over its worker id (`worker_replaced`) or the server forbids the registration (`forbidden`).
+   */
+  stopped: Promise<void>;
   /** Registrations so far, running calls, results not yet delivered, cancels that reached a running call. */
   stats(): { registrations: number; running: number; undelivered: number; cancelled: number };
   close(): Promise<void>;
@@ -121,6 +130,13 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   });
   // A caller that never awaits `registered` must not crash the process on a rejection.
   registered.catch(() => {});
+  let resolveStopped: () => void = () => {};
+  let rejectStopped: (error: Error) => void = () => {};
+  const stopped = new Promise<void>((resolvePromise, reject) => {
+    resolveStopped = resolvePromise;
+    rejectStopped = reject;
+  });
+  stopped.catch(() => {});
 
   const client = createMolfClient({
     url: config.serverUrl,
@@ -148,7 +164,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
 
   /** Queues a result for delivery, replacing one too large for the link by a failure that says so. */
   function keepResult(toolCallId: ToolCallId, result: ToolResult): void {
-    const bytes = estimateResultBytes(result, maxResultBytes);
+    const bytes = estimateResultBytes(result);
     if (bytes <= maxResultBytes) {
       undelivered.set(toolCallId, { result, bytes });
       return;
@@ -159,7 +175,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       `The tool's result was ${bytes} bytes, more than the ${maxResultBytes} bytes a result may carry. ` +
         'Ask for less output (a line range, a narrower pattern) and try again.',
     );
-    undelivered.set(toolCallId, { result: replacement, bytes: estimateResultBytes(replacement, maxResultBytes) });
+    undelivered.set(toolCallId, { result: replacement, bytes: estimateResultBytes(replacement) });
   }
 
   function deliver(toolCallId: ToolCallId): void {
@@ -231,6 +247,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     switch (message.type) {
       case 'registered':
         registrations += 1;
+        resubscribeAttempt = 0;
         logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
         resolveRegistered();
         flushUndelivered();
@@ -248,32 +265,83 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           }
         }
         break;
+      case 'replaced':
+        fail(
+          new MolfError(
+            'worker_replaced',
+            `another worker process registered with this worker id (${workerId}); stopping. ` +
+              'If the project directory was copied, delete .molf/worker.json in the copy to give it its own id.',
+          ),
+        );
+        break;
       default:
         message satisfies never;
     }
   }
 
-  const subscription = client.rpc.worker.jobs.subscribe(
-    { registration, lastEventId: null },
-    {
-      onData: (envelope) => handleMessage(envelope.data),
-      onError(error) {
-        logger.error({ err: error }, 'job subscription failed');
-        if (registrations === 0) rejectRegistered(error);
+  /** Last event id received, so a re-subscription resumes where the stream stopped. */
+  let lastEventId: string | null = null;
+  let resubscribeAttempt = 0;
+  let resubscribeTimer: NodeJS.Timeout | undefined;
+  const resubscribeDelay = createBackoff(config.reconnect);
+  let subscription: { unsubscribe(): void } | undefined;
+
+  /** Ends the worker for a reason it can't recover from. */
+  function fail(error: MolfError): void {
+    logger.error({ code: error.code }, error.message);
+    rejectRegistered(error);
+    rejectStopped(error);
+    void close();
+  }
+
+  function subscribe(): void {
+    subscription = client.rpc.worker.jobs.subscribe(
+      { registration, lastEventId },
+      {
+        onData(envelope) {
+          lastEventId = envelope.id;
+          handleMessage(envelope.data);
+        },
+        onError(error) {
+          const code = (error as { data?: { code?: string } }).data?.code;
+          if (code === 'forbidden') {
+            fail(new MolfError('forbidden', `the server refused this worker: ${error.message}`));
+            return;
+          }
+          logger.error({ err: error, code }, 'job subscription failed; subscribing again');
+          resubscribeLater();
+        },
+        onComplete() {
+          // The server ended the stream without saying why: register again.
+          resubscribeLater();
+        },
       },
-    },
-  );
+    );
+  }
+
+  function resubscribeLater(): void {
+    if (closing || resubscribeTimer !== undefined) return;
+    subscription?.unsubscribe();
+    resubscribeTimer = setTimeout(() => {
+      resubscribeTimer = undefined;
+      if (!closing) subscribe();
+    }, resubscribeDelay(resubscribeAttempt++));
+  }
+
+  subscribe();
 
   async function close(): Promise<void> {
     if (closing) return;
     closing = true;
     clearTimeout(retryTimer);
+    clearTimeout(resubscribeTimer);
     try {
       for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
-      subscription.unsubscribe();
+      subscription?.unsubscribe();
     } finally {
       await client.close();
       logger.info('worker stopped');
+      resolveStopped();
     }
   }
 
@@ -283,6 +351,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     name,
     workdir,
     registered,
+    stopped,
     stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
     close,
     [Symbol.asyncDispose]: close,

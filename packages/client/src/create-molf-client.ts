@@ -40,6 +40,8 @@ type Rejection = { code: ErrorCode; message: string };
  */
 export function createMolfClient(options: MolfClientOptions): MolfClient {
   const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
+  const pingIntervalMs = options.keepAlive?.intervalMs ?? 30_000;
+  const pongTimeoutMs = options.keepAlive?.pongTimeoutMs ?? 10_000;
   let lastRejection: Rejection | undefined;
   const rejectionListeners = new Set<(rejection: Rejection) => void>();
 
@@ -57,7 +59,11 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
    */
   class MolfWebSocket extends NodeWebSocket {
     constructor(url: string | URL, protocols?: string | string[]) {
-      super(url, protocols, { maxPayload });
+      // A close handshake with a dead peer would otherwise wait ws's default 30 s before the
+      // client notices and reconnects; a missing pong already proved the peer gone.
+      super(url, protocols, { maxPayload, closeTimeout: pongTimeoutMs } as ConstructorParameters<
+        typeof NodeWebSocket
+      >[2]);
       // Raw frames: a second `addEventListener('message')` would decode every message again.
       this.on('message', (data: Buffer | ArrayBuffer, isBinary: boolean) => {
         if (isBinary) return;
@@ -75,8 +81,8 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     retryDelayMs: options.retryDelayMs ?? createBackoff(),
     keepAlive: {
       enabled: true,
-      intervalMs: options.keepAlive?.intervalMs ?? 30_000,
-      pongTimeoutMs: options.keepAlive?.pongTimeoutMs ?? 10_000,
+      intervalMs: pingIntervalMs,
+      pongTimeoutMs,
     },
     onOpen: () => options.onStatus?.({ type: 'open' }),
     onClose: () => options.onStatus?.({ type: 'closed' }),

@@ -12,6 +12,7 @@ export const ErrorCodeSchema = z.enum([
   'worker_not_found',
   'worker_offline',
   'worker_restarted',
+  'worker_replaced',
   'job_not_found',
   'tool_not_found',
   'timeout',

@@ -39,6 +39,8 @@ export type Job = z.infer<typeof JobSchema>;
 /** What flows on the job subscription, in order. */
 export const JobMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('registered'), serverVersion: z.string() }),
+  /** Another worker process registered with this worker id; this stream ends. */
+  z.object({ type: z.literal('replaced') }),
   z.object({ type: z.literal('call'), job: JobSchema }),
   z.object({
     type: z.literal('cancel'),

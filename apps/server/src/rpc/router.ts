@@ -5,6 +5,7 @@ import {
   WorkerInfoSchema,
   WorkerJobsInputSchema,
 } from '@molf/protocol';
+import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
@@ -12,6 +13,8 @@ import { anyRoleProcedure, clientProcedure, router, workerProcedure } from './tr
 
 export type RouterServices = {
   registry: WorkerRegistry;
+  /** Whether a credential still exists (fixed ones always do). */
+  isCredentialActive: (credentialId: string) => boolean;
   dispatcher: JobDispatcher;
   serverVersion: string;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
@@ -39,9 +42,19 @@ export function createAppRouter(services: RouterServices) {
        * tRPC client re-subscribes after a reconnect with the last event id, which both
        * re-registers and resumes the job stream where it stopped.
        */
-      jobs: workerProcedure.input(WorkerJobsInputSchema).subscription(async function* ({ input, signal }) {
+      jobs: workerProcedure.input(WorkerJobsInputSchema).subscription(async function* ({ input, ctx, signal }) {
         const { registration } = input;
-        const { lease, previousInstanceId } = registry.register(registration);
+        const outcome = registry.register(registration, {
+          credentialId: ctx.credentialId,
+          isActive: services.isCredentialActive,
+        });
+        if (outcome.type === 'owned_by_another_credential') {
+          throw new TRPCError({
+            code: 'FORBIDDEN',
+            message: `worker id ${registration.workerId} belongs to another worker credential`,
+          });
+        }
+        const { lease, previousInstanceId } = outcome;
         dispatcher.onRegistered({
           workerId: registration.workerId,
           instanceId: registration.instanceId,
@@ -62,9 +75,15 @@ export function createAppRouter(services: RouterServices) {
       }),
 
       // No output validation on this hot path: the server builds the acknowledgement itself.
-      result: workerProcedure
-        .input(JobResultInputSchema)
-        .mutation(({ input }): JobResultAck => ({ accepted: dispatcher.acceptResult(input) })),
+      result: workerProcedure.input(JobResultInputSchema).mutation(({ input, ctx }): JobResultAck => {
+        if (registry.ownerOf(input.workerId) !== ctx.credentialId) {
+          throw new TRPCError({
+            code: 'FORBIDDEN',
+            message: `worker id ${input.workerId} is not registered with this credential`,
+          });
+        }
+        return { accepted: dispatcher.acceptResult(input) };
+      }),
     }),
   });
 }

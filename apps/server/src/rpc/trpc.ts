@@ -19,6 +19,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   worker_not_found: 'NOT_FOUND',
   worker_offline: 'PRECONDITION_FAILED',
   worker_restarted: 'CONFLICT',
+  worker_replaced: 'CONFLICT',
   job_not_found: 'NOT_FOUND',
   tool_not_found: 'NOT_FOUND',
   timeout: 'TIMEOUT',

@@ -36,6 +36,13 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     restore() {
       accepting = true;
     },
+    /** Stops forwarding on the open connections without closing them: a half-open link. */
+    freeze() {
+      for (const socket of sockets) {
+        socket.unpipe();
+        socket.pause();
+      }
+    },
     async [Symbol.asyncDispose]() {
       this.cut();
       await new Promise<void>((resolve) => server.close(() => resolve()));

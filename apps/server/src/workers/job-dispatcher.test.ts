@@ -19,7 +19,13 @@ async function setUp(dataDir: string) {
     tools: [{ name: 'echo', description: 'echo', inputSchema: {} }],
     version: '0',
   };
-  return { registry, dispatcher, registration };
+  const owner = { credentialId: 'test', isActive: () => true };
+  const register = (registration: WorkerRegistration) => {
+    const outcome = registry.register(registration, owner);
+    if (outcome.type !== 'registered') throw new Error('registration refused');
+    return outcome;
+  };
+  return { registry, dispatcher, registration, register };
 }
 
 /** Reads `count` messages from a stream, then stops it. */
@@ -38,8 +44,8 @@ async function take(stream: AsyncGenerator<TrackedEnvelope<JobMessage>>, count: 
 describe('job dispatcher streams', () => {
   it('resumes after the last event id a worker saw, without resending earlier calls', async () => {
     await using data = await createTempDir();
-    const { registry, dispatcher, registration } = await setUp(data.path);
-    const first = registry.register(registration).lease;
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const first = register(registration).lease;
     const calls = ['a', 'b', 'c'].map((text) =>
       dispatcher.dispatch({ workerId: registration.workerId, toolName: 'echo', args: { text }, timeoutMs: 10_000 }),
     );
@@ -49,7 +55,7 @@ describe('job dispatcher streams', () => {
 
     // The worker received the first call before the link dropped.
     const lastSeen = seen[1]?.id;
-    const second = registry.register(registration).lease;
+    const second = register(registration).lease;
     const replayed = await take(dispatcher.stream({ lease: second, lastEventId: lastSeen, signal: undefined }), 3);
     expect(replayed.map(({ message }) => (message.type === 'call' ? message.job.args.text : message.type))).toEqual([
       'registered',
@@ -64,8 +70,8 @@ describe('job dispatcher streams', () => {
 
   it('replays every pending call when the event id comes from before a server restart', async () => {
     await using data = await createTempDir();
-    const { registry, dispatcher, registration } = await setUp(data.path);
-    const lease = registry.register(registration).lease;
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const lease = register(registration).lease;
     const call = dispatcher.dispatch({
       workerId: registration.workerId,
       toolName: 'echo',
@@ -81,15 +87,75 @@ describe('job dispatcher streams', () => {
 
   it('ends the stream of a registration that a newer one replaced', async () => {
     await using data = await createTempDir();
-    const { registry, dispatcher, registration } = await setUp(data.path);
-    const old = registry.register(registration).lease;
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const old = register(registration).lease;
     const stream = dispatcher.stream({ lease: old, lastEventId: null, signal: undefined });
     await stream.next();
     const pendingNext = stream.next();
-    registry.register(registration);
+    // The same process re-registering (a reconnect) ends the old stream without a 'replaced'.
+    register(registration);
     expect((await pendingNext).done).toBe(true);
     expect(registry.release(old)).toBe(false);
     expect(registry.get(registration.workerId)?.state).toBe('online');
+    await registry.flush();
+  });
+
+  it('tells a stream it was replaced when another process took the worker id', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const old = register(registration).lease;
+    const stream = dispatcher.stream({ lease: old, lastEventId: null, signal: undefined });
+    await stream.next();
+    const pendingNext = stream.next();
+    register({ ...registration, instanceId: randomUUID() });
+    expect((await pendingNext).value?.[1]).toEqual({ type: 'replaced' });
+    expect((await stream.next()).done).toBe(true);
+    await registry.flush();
+  });
+
+  it('replays a cancel until the worker answers the cancelled call', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const first = register(registration).lease;
+    const controller = new AbortController();
+    const call = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 10_000,
+      signal: controller.signal,
+    });
+    const delivered = await take(dispatcher.stream({ lease: first, lastEventId: null, signal: undefined }), 2);
+    controller.abort();
+    await call;
+
+    // The cancel went into a socket that was already dead: the worker resumes after the call.
+    const resumed = register(registration).lease;
+    const replay = await take(
+      dispatcher.stream({ lease: resumed, lastEventId: delivered[1]?.id, signal: undefined }),
+      2,
+    );
+    expect(replay.map(({ message }) => message.type)).toEqual(['registered', 'cancel']);
+
+    // Once the worker answers the cancelled call, the cancel is no longer replayed.
+    const toolCallId = replay[1]?.message.type === 'cancel' ? replay[1].message.toolCallId : undefined;
+    expect(
+      dispatcher.acceptResult({
+        workerId: registration.workerId,
+        toolCallId: toolCallId as never,
+        result: { output: '' },
+      }),
+    ).toBe(false);
+    const after = register(registration).lease;
+    const stop = new AbortController();
+    const stream = dispatcher.stream({ lease: after, lastEventId: delivered[1]?.id, signal: stop.signal });
+    expect((await stream.next()).value?.[1].type).toBe('registered');
+    const next = stream.next();
+    const quiet = await Promise.race([next, new Promise((resolve) => setTimeout(() => resolve('nothing'), 50))]);
+    expect(quiet).toBe('nothing');
+    stop.abort();
+    expect((await next).done).toBe(true);
+    dispatcher.close();
     await registry.flush();
   });
 });

@@ -44,7 +44,15 @@ type Pending = {
 type Outbox = {
   queue: WorkerOutbox;
   pending: Map<ToolCallId, Pending>;
+  /**
+   * Cancels kept for replay until the worker answers the cancelled call: a cancel written into a
+   * half-open socket is otherwise lost, and the cancelled tool runs on.
+   */
+  cancels: Map<ToolCallId, { entry: OutboxEntry; expiry: NodeJS.Timeout }>;
 };
+
+/** How long an unanswered cancel is kept for replay. */
+const CANCEL_RETENTION_MS = 10 * 60_000;
 
 export type JobDispatcher = {
   /** Runs one tool call on a worker. Never throws for run-time failures: they come back as results. */
@@ -80,7 +88,7 @@ export function createJobDispatcher(options: {
   function outboxOf(workerId: WorkerId): Outbox {
     let box = outboxes.get(workerId);
     if (box === undefined) {
-      box = { queue: createWorkerOutbox(() => nextSeq++), pending: new Map() };
+      box = { queue: createWorkerOutbox(() => nextSeq++), pending: new Map(), cancels: new Map() };
       outboxes.set(workerId, box);
     }
     return box;
@@ -101,7 +109,19 @@ export function createJobDispatcher(options: {
     const wasDelivered = box.pending.get(toolCallId)?.deliveredTo !== undefined;
     if (!settle(box, toolCallId, result)) return;
     // A call the worker never saw needs no cancel; its queued message was finished with it.
-    if (wasDelivered) box.queue.append(toolCallId, { type: 'cancel', toolCallId, reason });
+    if (!wasDelivered) return;
+    const entry = box.queue.append(toolCallId, { type: 'cancel', toolCallId, reason });
+    const expiry = setTimeout(() => forgetCancel(box, toolCallId), CANCEL_RETENTION_MS);
+    expiry.unref();
+    box.cancels.set(toolCallId, { entry, expiry });
+  }
+
+  function forgetCancel(box: Outbox, toolCallId: ToolCallId): void {
+    const kept = box.cancels.get(toolCallId);
+    if (kept === undefined) return;
+    clearTimeout(kept.expiry);
+    box.queue.finish(kept.entry);
+    box.cancels.delete(toolCallId);
   }
 
   function toEventId(seq: number): string {
@@ -175,7 +195,10 @@ export function createJobDispatcher(options: {
 
     acceptResult({ workerId, toolCallId, result }) {
       const box = outboxes.get(workerId);
-      return box === undefined ? false : settle(box, toolCallId, result);
+      if (box === undefined) return false;
+      // The answer to a cancelled call means the worker got the cancel (or finished anyway).
+      forgetCancel(box, toolCallId);
+      return settle(box, toolCallId, result);
     },
 
     async *stream({ lease, lastEventId, signal }) {
@@ -189,14 +212,17 @@ export function createJobDispatcher(options: {
           if (entry.message.type === 'call') {
             const pending = box.pending.get(entry.toolCallId);
             if (pending !== undefined) pending.deliveredTo = lease.instanceId;
-          } else {
-            // A cancel is sent once; calls stay queued until they settle, for replay.
-            box.queue.finish(entry);
           }
+          // Calls stay queued until they settle and cancels until they are answered, for replay.
           yield tracked(toEventId(entry.seq), entry.message);
-          if (stop.aborted) return;
+          if (stop.aborted) break;
         }
+        if (stop.aborted) break;
         await box.queue.nextAppend(stop);
+      }
+      if (lease.replaced.aborted && lease.replaced.reason !== lease.instanceId && !signal?.aborted) {
+        // Tell the replaced process why its stream ends, so it stops instead of fighting back.
+        yield tracked(toEventId(cursor), { type: 'replaced' });
       }
     },
 
@@ -204,6 +230,8 @@ export function createJobDispatcher(options: {
       if (previousInstanceId === undefined || previousInstanceId === instanceId) return;
       const box = outboxes.get(workerId);
       if (box === undefined) return;
+      // A new process knows none of the old one's calls: their cancels have nothing to stop.
+      for (const toolCallId of [...box.cancels.keys()]) forgetCancel(box, toolCallId);
       for (const pending of [...box.pending.values()]) {
         if (pending.deliveredTo !== undefined && pending.deliveredTo !== instanceId) {
           settle(
@@ -220,6 +248,7 @@ export function createJobDispatcher(options: {
 
     close() {
       for (const box of outboxes.values()) {
+        for (const toolCallId of [...box.cancels.keys()]) forgetCancel(box, toolCallId);
         for (const toolCallId of [...box.pending.keys()]) {
           settle(box, toolCallId, toErrorResult('cancelled', 'The server is shutting down.'));
         }

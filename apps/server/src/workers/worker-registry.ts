@@ -13,6 +13,8 @@ const PersistedWorkerSchema = z.object({
   tools: z.array(z.string()),
   version: z.string(),
   online: z.boolean(),
+  /** The credential that registered this worker id; only it may use the id while it exists. */
+  ownerCredentialId: z.string().optional(),
   connectedAt: z.string(),
   lastSeenAt: z.string(),
 });
@@ -39,8 +41,22 @@ type Entry = {
   writes: Promise<void>;
 };
 
+export type RegisterOutcome =
+  | { type: 'registered'; lease: WorkerLease; previousInstanceId: string | undefined }
+  | { type: 'owned_by_another_credential' };
+
 export type WorkerRegistry = {
-  register(registration: WorkerRegistration): { lease: WorkerLease; previousInstanceId: string | undefined };
+  /**
+   * Registers (or re-registers) a worker for the credential `credentialId`. A worker id stays
+   * bound to the credential that first registered it while that credential exists, so one
+   * machine's worker token can't take over another machine's workers.
+   */
+  register(
+    registration: WorkerRegistration,
+    owner: { credentialId: string; isActive: (credentialId: string) => boolean },
+  ): RegisterOutcome;
+  /** The credential a worker id is bound to. */
+  ownerOf(workerId: WorkerId): string | undefined;
   /** Marks the worker offline if `lease` is still the current one; returns whether it was. */
   release(lease: WorkerLease): boolean;
   isCurrent(lease: WorkerLease): boolean;
@@ -82,16 +98,21 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
   }
 
   function toInfo(entry: Entry): WorkerInfo {
-    const { online, ...rest } = entry.info;
+    const { online, ownerCredentialId: _owner, ...rest } = entry.info;
     return { ...rest, state: online ? 'online' : 'offline' };
   }
 
   return {
-    register(registration) {
+    register(registration, owner) {
       const now = new Date().toISOString();
       const existing = entries.get(registration.workerId);
+      const currentOwner = existing?.info.ownerCredentialId;
+      if (currentOwner !== undefined && currentOwner !== owner.credentialId && owner.isActive(currentOwner)) {
+        return { type: 'owned_by_another_credential' };
+      }
       const previousInstanceId = existing?.registration?.instanceId;
-      existing?.lease?.controller.abort();
+      // The reason names the new instance, so the old stream can tell a rival process from itself.
+      existing?.lease?.controller.abort(registration.instanceId);
       const controller = new AbortController();
       const lease = {
         leaseId: randomUUID(),
@@ -108,6 +129,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
           tools: registration.tools.map((tool) => tool.name),
           version: registration.version,
           online: true,
+          ownerCredentialId: owner.credentialId,
           connectedAt: now,
           lastSeenAt: now,
         },
@@ -117,7 +139,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       };
       entries.set(registration.workerId, entry);
       persist(entry);
-      return { lease, previousInstanceId };
+      return { type: 'registered', lease, previousInstanceId };
     },
     release(lease) {
       const entry = entries.get(lease.workerId);
@@ -126,6 +148,9 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       entry.info = { ...entry.info, online: false, lastSeenAt: new Date().toISOString() };
       persist(entry);
       return true;
+    },
+    ownerOf(workerId) {
+      return entries.get(workerId)?.info.ownerCredentialId;
     },
     isCurrent(lease) {
       return entries.get(lease.workerId)?.lease?.leaseId === lease.leaseId;
