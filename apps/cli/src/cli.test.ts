@@ -112,6 +112,61 @@ describe('molf CLI', () => {
     expect(await (await fetch(`${httpUrl}/healthz`)).json()).toMatchObject({ workers: { online: 1 } });
   });
 
+  it('Ctrl-C in a terminal (SIGINT to the whole process group) lets the server and worker finish stopping', async () => {
+    const env = { ...(await isolatedEnv()), MOLF_LOG_LEVEL: 'info' };
+    const up = execaNode(CLI, ['up', '--port', '0'], {
+      cwd: await tempDir(),
+      env,
+      reject: false,
+      stdin: 'ignore',
+      detached: true,
+    });
+    cleanups.push(async () => {
+      up.kill('SIGKILL');
+      await up;
+    });
+    await waitForOutput(up, 'Ctrl-C stops everything');
+    process.kill(-(up.pid as number), 'SIGINT');
+    const result = await up;
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('"msg":"worker stopped"');
+    expect(result.stdout).toContain('"msg":"server stopped"');
+  });
+
+  it('a second molf worker on a copied project makes the first one exit non-zero, explaining why', async () => {
+    const env = {
+      ...(await isolatedEnv()),
+      MOLF_CLIENT_TOKEN: 'molf_c_fixed-client-token-for-this-test',
+      MOLF_WORKER_TOKEN: 'molf_w_fixed-worker-token-for-this-test',
+    };
+    const server = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
+    cleanups.push(async () => {
+      server.kill('SIGKILL');
+      await server;
+    });
+    const url = /listening on (ws:\/\/\S+)/.exec(await waitForOutput(server, 'data directory'))?.[1] ?? '';
+    const project = await tempDir();
+    const startWorker = () => {
+      const worker = execaNode(CLI, ['worker', '--server', url, '--workdir', project], {
+        env,
+        reject: false,
+        stdin: 'ignore',
+      });
+      cleanups.push(async () => {
+        worker.kill('SIGKILL');
+        await worker;
+      });
+      return worker;
+    };
+    const first = startWorker();
+    await waitForOutput(first, 'serving');
+    const second = startWorker();
+    await waitForOutput(second, 'serving');
+    const result = await first;
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('another worker process registered with this worker id');
+  });
+
   it('molf up on a port in use exits 1 with the reason instead of crashing', async () => {
     const env = await isolatedEnv();
     const blocker = createNetServer();

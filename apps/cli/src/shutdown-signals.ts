@@ -4,8 +4,12 @@
  */
 export function onShutdownSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
   let stopping = false;
+  // A child of `molf up` gets Ctrl-C from the terminal and then SIGTERM from its parent; the
+  // parent escalates to SIGKILL itself if needed, so a second signal must not cut shutdown short.
+  const managedByParent = process.send !== undefined;
   const handle = (signal: NodeJS.Signals) => {
     if (stopping) {
+      if (managedByParent) return;
       process.exit(130);
     }
     stopping = true;

@@ -110,7 +110,16 @@ async function runUp(options: UpOptions): Promise<void> {
   children.push(worker);
   let workerReady: Record<string, unknown>;
   try {
-    workerReady = await waitReady(worker, 'the worker');
+    // The worker retries forever while the server is away, so the server dying now must end the wait.
+    workerReady = await Promise.race([
+      waitReady(worker, 'the worker'),
+      server.then((result) => {
+        throw new MolfError(
+          'internal',
+          `the server stopped while the worker was starting (exit ${result.exitCode ?? result.signal})`,
+        );
+      }),
+    ]);
   } catch (error) {
     await stopAll();
     throw error;

@@ -63,4 +63,7 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   }
   process.stdout.write(`molf worker "${worker.name}" (${worker.workerId}) serving ${workdir} via ${serverUrl}\n`);
   notifyParent({ type: 'ready', workerId: worker.workerId, name: worker.name });
+  // Resolves on a signal-driven close (the signal handler exits); rejects when the worker stops
+  // by itself, e.g. replaced by another process: main reports it and exits non-zero.
+  await worker.stopped;
 }
