@@ -45,6 +45,27 @@ function waitForOutput(child: ResultPromise, text: string): Promise<string> {
   });
 }
 
+/** A long-running molf process, killed after the test. */
+function spawnMolf(
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string; detached?: boolean; nodeOptions?: string[] },
+) {
+  const child = execaNode(CLI, args, { ...options, reject: false, stdin: 'ignore' });
+  cleanups.push(async () => {
+    child.kill('SIGKILL');
+    await child;
+  });
+  return child;
+}
+
+/** `molf server` on `port` (default: a free one), once its banner shows `until`. */
+async function startMolfServer(env: Record<string, string>, options: { port?: number; until?: string } = {}) {
+  const child = spawnMolf(['server', '--port', String(options.port ?? 0)], { env });
+  const banner = await waitForOutput(child, options.until ?? 'data directory');
+  const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
+  return { child, banner, url };
+}
+
 describe('molf CLI', () => {
   it('describes every command in --help', async () => {
     const env = await isolatedEnv();
@@ -68,11 +89,7 @@ describe('molf CLI', () => {
     const env = await isolatedEnv();
     const project = join(await tempDir(), 'my-project');
     await mkdir(project);
-    const up = execaNode(CLI, ['up', '--port', '0'], { cwd: project, env, reject: false, stdin: 'ignore' });
-    cleanups.push(async () => {
-      up.kill('SIGKILL');
-      await up;
-    });
+    const up = spawnMolf(['up', '--port', '0'], { cwd: project, env });
     const output = await waitForOutput(up, 'Ctrl-C stops everything');
     const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
     expect(httpUrl).toBeDefined();
@@ -114,17 +131,7 @@ describe('molf CLI', () => {
 
   it('Ctrl-C in a terminal (SIGINT to the whole process group) lets the server and worker finish stopping', async () => {
     const env = { ...(await isolatedEnv()), MOLF_LOG_LEVEL: 'info' };
-    const up = execaNode(CLI, ['up', '--port', '0'], {
-      cwd: await tempDir(),
-      env,
-      reject: false,
-      stdin: 'ignore',
-      detached: true,
-    });
-    cleanups.push(async () => {
-      up.kill('SIGKILL');
-      await up;
-    });
+    const up = spawnMolf(['up', '--port', '0'], { cwd: await tempDir(), env, detached: true });
     await waitForOutput(up, 'Ctrl-C stops everything');
     process.kill(-(up.pid as number), 'SIGINT');
     const result = await up;
@@ -139,23 +146,10 @@ describe('molf CLI', () => {
       MOLF_CLIENT_TOKEN: 'molf_c_fixed-client-token-for-this-test',
       MOLF_WORKER_TOKEN: 'molf_w_fixed-worker-token-for-this-test',
     };
-    const server = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
-    cleanups.push(async () => {
-      server.kill('SIGKILL');
-      await server;
-    });
-    const url = /listening on (ws:\/\/\S+)/.exec(await waitForOutput(server, 'data directory'))?.[1] ?? '';
+    const { url } = await startMolfServer(env);
     const project = await tempDir();
     const startWorker = () => {
-      const worker = execaNode(CLI, ['worker', '--server', url, '--workdir', project], {
-        env,
-        reject: false,
-        stdin: 'ignore',
-      });
-      cleanups.push(async () => {
-        worker.kill('SIGKILL');
-        await worker;
-      });
+      const worker = spawnMolf(['worker', '--server', url, '--workdir', project], { env });
       return worker;
     };
     const first = startWorker();
@@ -191,14 +185,8 @@ describe('molf CLI', () => {
 
   it('molf server shows generated tokens once, and molf token create mints one the server accepts', async () => {
     const env = await isolatedEnv();
-    const first = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
-    cleanups.push(async () => {
-      first.kill('SIGKILL');
-      await first;
-    });
-    const banner = await waitForOutput(first, 'worker token:');
+    const { child: first, banner, url } = await startMolfServer(env, { until: 'worker token:' });
     const clientToken = /client token: (\S+)/.exec(banner)?.[1] ?? '';
-    const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
     expect(clientToken).toMatch(/^molf_c_/);
 
     const listed = await molf(['workers', '--server', url, '--token', clientToken], { env });
@@ -217,24 +205,13 @@ describe('molf CLI', () => {
 
     first.kill('SIGTERM');
     expect((await first).exitCode).toBe(0);
-    const second = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
-    cleanups.push(async () => {
-      second.kill('SIGKILL');
-      await second;
-    });
-    const secondBanner = await waitForOutput(second, 'data directory');
-    expect(secondBanner).not.toContain('token:');
+    const second = await startMolfServer(env);
+    expect(second.banner).not.toContain('token:');
   });
 
   it('molf worker with a wrong token exits non-zero saying the token is invalid', async () => {
     const env = await isolatedEnv();
-    const server = execaNode(CLI, ['server', '--port', '0'], { env, reject: false, stdin: 'ignore' });
-    cleanups.push(async () => {
-      server.kill('SIGKILL');
-      await server;
-    });
-    const banner = await waitForOutput(server, 'worker token:');
-    const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
+    const { url } = await startMolfServer(env, { until: 'worker token:' });
     const result = await molf(
       ['worker', '--server', url, '--token', 'molf_w_not-the-right-token', '--workdir', await tempDir()],
       {
@@ -251,32 +228,15 @@ describe('molf CLI', () => {
       MOLF_CLIENT_TOKEN: 'molf_c_fixed-client-token-for-this-test',
       MOLF_WORKER_TOKEN: 'molf_w_fixed-worker-token-for-this-test',
     };
-    const startServer = (port: number) => {
-      const server = execaNode(CLI, ['server', '--port', String(port)], { env, reject: false, stdin: 'ignore' });
-      cleanups.push(async () => {
-        server.kill('SIGKILL');
-        await server;
-      });
-      return server;
-    };
-    const first = startServer(0);
-    const url = /listening on (ws:\/\/\S+)/.exec(await waitForOutput(first, 'data directory'))?.[1] ?? '';
+    const { child: first, url } = await startMolfServer(env);
     const port = Number(new URL(url).port);
 
-    const worker = execaNode(CLI, ['worker', '--server', url, '--workdir', await tempDir()], {
-      env,
-      reject: false,
-      stdin: 'ignore',
-    });
-    cleanups.push(async () => {
-      worker.kill('SIGKILL');
-      await worker;
-    });
+    const worker = spawnMolf(['worker', '--server', url, '--workdir', await tempDir()], { env });
     await waitForOutput(worker, 'serving');
 
     first.kill('SIGKILL');
     await first;
-    void startServer(port);
+    await startMolfServer(env, { port });
 
     const healthUrl = `http://127.0.0.1:${port}/healthz`;
     let online = 0;

@@ -1,21 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { createMolfClient } from '@molf/client';
-import type { WorkerId, WorkerRegistration } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { openCredentialStore } from './auth/credential-store.ts';
-import { createTempDir, startTestServer, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
-
-function registrationFor(tools: string[]): WorkerRegistration {
-  return {
-    workerId: randomUUID() as WorkerId,
-    instanceId: randomUUID(),
-    name: 'raw',
-    workdir: '/tmp',
-    tools: tools.map((name) => ({ name, description: name, inputSchema: {} })),
-    version: '0',
-  };
-}
+import {
+  createTempDir,
+  createTestRegistration,
+  startTestServer,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from './testing/test-link.ts';
 
 describe('connections', () => {
   it('closes a socket that never sends its credentials', async () => {
@@ -48,7 +41,7 @@ describe('connections', () => {
   it('drops a worker that stops answering pings and marks it offline', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path, keepAlive: { pingMs: 50, pongWaitMs: 50 } });
-    const registration = registrationFor(['echo']);
+    const registration = createTestRegistration(['echo']);
     // A raw socket that authenticates and registers, then ignores the server's PINGs.
     const raw = new WebSocket(`${server.url}?connectionParams=1`);
     await new Promise((resolve) => raw.on('open', resolve));
@@ -64,7 +57,7 @@ describe('connections', () => {
   it("sends each call with its own timeout, so a long shell command isn't cut at the default", async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path });
-    const registration = registrationFor(['shell_exec']);
+    const registration = createTestRegistration(['shell_exec']);
     await using client = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
     const timeouts: number[] = [];
     client.rpc.worker.jobs.subscribe(

@@ -2,13 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient } from '@molf/client';
-import { toolDefinitions, type WorkerId, type WorkerRegistration } from '@molf/protocol';
+import { toolDefinitions, type WorkerId } from '@molf/protocol';
 import { createWorker, defineToolHandler, echoTool } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createServer } from './create-server.ts';
 import { startTcpProxy } from './testing/tcp-proxy.ts';
-import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
+import {
+  createTempDir,
+  createTestRegistration,
+  startTestLink,
+  startTestServer,
+  TEST_CLIENT_TOKEN,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from './testing/test-link.ts';
 
 const fastReconnect = { initialMs: 20, maxMs: 200 };
 
@@ -24,11 +32,8 @@ function errorCode(error: unknown): string | undefined {
 
 describe('server ↔ worker link', () => {
   it('registers a worker, dispatches a call to it and returns its result', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path });
-    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
-    await worker.registered;
+    await using link = await startTestLink();
+    const { server, worker } = link;
 
     const result = await server.dispatcher.dispatch({
       workerId: worker.workerId,
@@ -44,11 +49,8 @@ describe('server ↔ worker link', () => {
   });
 
   it('returns invalid-argument failures as results the model can read', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path });
-    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
-    await worker.registered;
+    await using link = await startTestLink();
+    const { server, worker } = link;
 
     const result = await server.dispatcher.dispatch({
       workerId: worker.workerId,
@@ -69,11 +71,8 @@ describe('server ↔ worker link', () => {
   });
 
   it('delivers a cancel to the running job, which stops', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path });
-    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
-    await worker.registered;
+    await using link = await startTestLink();
+    const { server, worker } = link;
 
     const controller = new AbortController();
     const pending = server.dispatcher.dispatch({
@@ -92,16 +91,11 @@ describe('server ↔ worker link', () => {
   });
 
   it('cancels a call on the worker when it passes its own timeout plus the margin', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path, dispatchMarginMs: 50 });
-    await using worker = await createWorker({
-      serverUrl: server.url,
-      token: TEST_WORKER_TOKEN,
-      workdir: workdir.path,
-      tools: [echoTool, stuckTool],
+    await using link = await startTestLink({
+      server: { dispatchMarginMs: 50 },
+      worker: { tools: [echoTool, stuckTool] },
     });
-    await worker.registered;
+    const { server, worker } = link;
 
     const result = await server.dispatcher.dispatch({
       workerId: worker.workerId,
@@ -145,14 +139,7 @@ describe('server ↔ worker link', () => {
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
     expect(await client.ready()).toMatchObject({ role: 'client' });
 
-    const registration: WorkerRegistration = {
-      workerId: randomUUID() as WorkerId,
-      instanceId: randomUUID(),
-      name: 'impostor',
-      workdir: '/tmp',
-      tools: [],
-      version: '0',
-    };
+    const registration = createTestRegistration([]);
     const subscriptionError = await new Promise<unknown>((resolve) => {
       client.rpc.worker.jobs.subscribe({ registration }, { onError: resolve, onData: () => resolve('data') });
     });
@@ -258,14 +245,7 @@ describe('server ↔ worker link', () => {
   it('keeps the new registration when the replaced socket closes late', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path });
-    const registration: WorkerRegistration = {
-      workerId: randomUUID() as WorkerId,
-      instanceId: randomUUID(),
-      name: 'raced',
-      workdir: '/tmp',
-      tools: [{ name: 'echo', description: 'echo', inputSchema: {} }],
-      version: '0',
-    };
+    const registration = createTestRegistration(['echo']);
     const calls: Record<'old' | 'new', string[]> = { old: [], new: [] };
     const oldClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
     await using newClient = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
@@ -336,11 +316,8 @@ describe('server ↔ worker link', () => {
   });
 
   it('carries 1 MiB results, 50 in flight, without hitting the payload limit', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path });
-    await using worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: workdir.path });
-    await worker.registered;
+    await using link = await startTestLink();
+    const { server, worker } = link;
     const text = 'a'.repeat(1024 * 1024);
 
     const results = await Promise.all(
@@ -432,17 +409,11 @@ describe('large results', () => {
   });
 
   it('replaces a result too large for the link by a too_large failure instead of retrying forever', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
-    await using worker = await createWorker({
-      serverUrl: server.url,
-      token: TEST_WORKER_TOKEN,
-      workdir: workdir.path,
-      tools: [bigTool],
-      maxResultBytes: 200 * 1024,
+    await using link = await startTestLink({
+      server: { maxPayloadBytes: 1024 * 1024 },
+      worker: { tools: [bigTool], maxResultBytes: 200 * 1024 },
     });
-    await worker.registered;
+    const { server, worker } = link;
     const result = await server.dispatcher.dispatch({
       workerId: worker.workerId,
       toolName: 'big',
@@ -454,17 +425,11 @@ describe('large results', () => {
   });
 
   it('keeps batched deliveries under the server message limit when many results finish at once', async () => {
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
-    await using worker = await createWorker({
-      serverUrl: server.url,
-      token: TEST_WORKER_TOKEN,
-      workdir: workdir.path,
-      tools: [bigTool],
-      maxDeliveryBytesInFlight: 700 * 1024,
+    await using link = await startTestLink({
+      server: { maxPayloadBytes: 1024 * 1024 },
+      worker: { tools: [bigTool], maxDeliveryBytesInFlight: 700 * 1024 },
     });
-    await worker.registered;
+    const { server, worker } = link;
     // 20 results of 300 KiB finish together: 6 MiB, far over one 1 MiB message.
     const results = await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -604,17 +569,11 @@ describe('link failures', () => {
       // 100k control characters: 6 bytes each in JSON, so 600 KB per result.
       run: async () => ({ output: '\u0001'.repeat(100_000) }),
     });
-    await using data = await createTempDir();
-    await using workdir = await createTempDir();
-    await using server = await startTestServer({ dataDir: data.path, maxPayloadBytes: 1024 * 1024 });
-    await using worker = await createWorker({
-      serverUrl: server.url,
-      token: TEST_WORKER_TOKEN,
-      workdir: workdir.path,
-      tools: [controlCharacters],
-      maxDeliveryBytesInFlight: 900 * 1024,
+    await using link = await startTestLink({
+      server: { maxPayloadBytes: 1024 * 1024 },
+      worker: { tools: [controlCharacters], maxDeliveryBytesInFlight: 900 * 1024 },
     });
-    await worker.registered;
+    const { server, worker } = link;
     const results = await Promise.all(
       Array.from({ length: 6 }, () =>
         server.dispatcher.dispatch({

@@ -122,21 +122,11 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   let cancelled = 0;
   let closing = false;
 
-  let resolveRegistered: () => void = () => {};
-  let rejectRegistered: (error: Error) => void = () => {};
-  const registered = new Promise<void>((resolvePromise, reject) => {
-    resolveRegistered = resolvePromise;
-    rejectRegistered = reject;
-  });
-  // A caller that never awaits `registered` must not crash the process on a rejection.
-  registered.catch(() => {});
-  let resolveStopped: () => void = () => {};
-  let rejectStopped: (error: Error) => void = () => {};
-  const stopped = new Promise<void>((resolvePromise, reject) => {
-    resolveStopped = resolvePromise;
-    rejectStopped = reject;
-  });
-  stopped.catch(() => {});
+  const registered = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<void>();
+  // A caller that never awaits these must not crash the process on a rejection.
+  registered.promise.catch(() => {});
+  stopped.promise.catch(() => {});
 
   const client = createMolfClient({
     url: config.serverUrl,
@@ -154,7 +144,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           break;
         case 'rejected':
           logger.error({ code: status.code }, `server refused the connection: ${status.message}`);
-          if (registrations === 0) rejectRegistered(new MolfError(status.code, status.message));
+          if (registrations === 0) registered.reject(new MolfError(status.code, status.message));
           break;
         default:
           status satisfies never;
@@ -249,7 +239,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         registrations += 1;
         resubscribeAttempt = 0;
         logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
-        resolveRegistered();
+        registered.resolve();
         flushUndelivered();
         break;
       case 'call':
@@ -289,8 +279,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   /** Ends the worker for a reason it can't recover from. */
   function fail(error: MolfError): void {
     logger.error({ code: error.code }, error.message);
-    rejectRegistered(error);
-    rejectStopped(error);
+    registered.reject(error);
+    stopped.reject(error);
     void close();
   }
 
@@ -341,7 +331,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     } finally {
       await client.close();
       logger.info('worker stopped');
-      resolveStopped();
+      stopped.resolve();
     }
   }
 
@@ -350,8 +340,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     instanceId,
     name,
     workdir,
-    registered,
-    stopped,
+    registered: registered.promise,
+    stopped: stopped.promise,
     stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
     close,
     [Symbol.asyncDispose]: close,

@@ -1,15 +1,30 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { WorkerId, WorkerRegistration } from '@molf/protocol';
+import { createWorker, type MolfWorker, type WorkerConfig } from '@molf/worker';
 import { createServer, type MolfServer, type ServerConfig } from '../create-server.ts';
 
 export const TEST_CLIENT_TOKEN = 'molf_c_test-client-token-0123456789';
 export const TEST_WORKER_TOKEN = 'molf_w_test-worker-token-0123456789';
 
+/** A worker registration with a random id, as a raw subscriber would send it. */
+export function createTestRegistration(tools: string[] = ['echo']): WorkerRegistration {
+  return {
+    workerId: randomUUID() as WorkerId,
+    instanceId: randomUUID(),
+    name: 'raw',
+    workdir: '/tmp',
+    tools: tools.map((name) => ({ name, description: name, inputSchema: {} })),
+    version: '0',
+  };
+}
+
 /** A temp directory removed on dispose. */
 export async function createTempDir(prefix = 'molf-test-'): Promise<AsyncDisposable & { path: string }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, [Symbol.asyncDispose]: () => rm(path, { recursive: true, force: true }) };
+  return { path, [Symbol.asyncDispose]: () => rm(path, { recursive: true, force: true, maxRetries: 3 }) };
 }
 
 /** A real server on port 0 with known client and worker tokens. */
@@ -28,4 +43,37 @@ export async function waitFor(predicate: () => boolean, options: { timeoutMs?: n
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/**
+ * A real server on port 0 and a registered worker on a temp workdir, all removed on dispose.
+ * `worker` options override the defaults (e.g. extra tools, limits).
+ */
+export async function startTestLink(
+  options: { server?: Partial<ServerConfig>; worker?: Partial<WorkerConfig> } = {},
+): Promise<AsyncDisposable & { server: MolfServer; worker: MolfWorker; workdir: string }> {
+  const data = await createTempDir();
+  const workdir = await createTempDir();
+  const server = await startTestServer({ dataDir: data.path, ...options.server });
+  const worker = await createWorker({
+    serverUrl: server.url,
+    token: TEST_WORKER_TOKEN,
+    workdir: workdir.path,
+    ...options.worker,
+  });
+  await worker.registered;
+  return {
+    server,
+    worker,
+    workdir: workdir.path,
+    async [Symbol.asyncDispose]() {
+      try {
+        await worker.close();
+        await server.close();
+      } finally {
+        await workdir[Symbol.asyncDispose]();
+        await data[Symbol.asyncDispose]();
+      }
+    },
+  };
 }

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
-import type { JobMessage, WorkerId, WorkerRegistration } from '@molf/protocol';
+import type { JobMessage, WorkerRegistration } from '@molf/protocol';
 import type { TrackedEnvelope } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
-import { createTempDir } from '../testing/test-link.ts';
+import { createTempDir, createTestRegistration } from '../testing/test-link.ts';
 import { createJobDispatcher } from './job-dispatcher.ts';
 import { loadWorkerRegistry } from './worker-registry.ts';
 
@@ -11,14 +11,7 @@ async function setUp(dataDir: string) {
   const logger = createSilentLogger();
   const registry = await loadWorkerRegistry({ dataDir, logger });
   const dispatcher = createJobDispatcher({ registry, logger, serverVersion: 'test' });
-  const registration: WorkerRegistration = {
-    workerId: randomUUID() as WorkerId,
-    instanceId: randomUUID(),
-    name: 'unit',
-    workdir: '/tmp',
-    tools: [{ name: 'echo', description: 'echo', inputSchema: {} }],
-    version: '0',
-  };
+  const registration = createTestRegistration(['echo']);
   const owner = { credentialId: 'test', isActive: () => true };
   const register = (registration: WorkerRegistration) => {
     const outcome = registry.register(registration, owner);
