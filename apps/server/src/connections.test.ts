@@ -19,6 +19,33 @@ describe('connections', () => {
     expect(code).toBe(4401);
   });
 
+  it('refuses sockets beyond the unauthenticated limit per address, and frees a slot on authentication', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, maxUnauthenticated: { perAddress: 2 } });
+    const open = async () => {
+      const socket = new WebSocket(`${server.url}?connectionParams=1`);
+      const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+      await new Promise((resolve) => socket.on('open', resolve));
+      return { socket, closed };
+    };
+    const first = await open();
+    await open();
+    const third = await open();
+    expect(await third.closed).toBe(1013);
+
+    // Authenticating frees its slot for the next one.
+    const answered = new Promise((resolve) => first.socket.on('message', resolve));
+    first.socket.send(JSON.stringify({ method: 'connectionParams', data: { token: TEST_WORKER_TOKEN } }));
+    first.socket.send(JSON.stringify({ id: 1, method: 'query', params: { path: 'auth.whoami' } }));
+    await answered;
+    const fourth = await open();
+    const stillOpen = await Promise.race([
+      fourth.closed,
+      new Promise((resolve) => setTimeout(() => resolve('open'), 100)),
+    ]);
+    expect(stillOpen).toBe('open');
+  });
+
   it('closes open connections whose credential is revoked, and refuses them from then on', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path, credentialsPollMs: 20 });

@@ -47,6 +47,12 @@ export type ServerConfig = {
   /** A socket that has not authenticated within this time is closed. Default 10 s. */
   authTimeoutMs?: number;
   /**
+   * Sockets still waiting to authenticate, per remote address and in all; more are closed at once
+   * (code 1013), so nobody can hold the server's memory with unauthenticated sockets.
+   * Default 16 per address, 256 in all.
+   */
+  maxUnauthenticated?: { perAddress?: number; total?: number };
+  /**
    * How often the credentials file is checked for revocations; open connections whose credential
    * was revoked are closed. Default 2 s.
    */
@@ -146,7 +152,9 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     if (listening) logger.error({ err: error }, 'websocket server error');
   });
   const authTimeoutMs = config.authTimeoutMs ?? 10_000;
-  const unauthenticated = new WeakMap<object, NodeJS.Timeout>();
+  const unauthenticated = new Map<WebSocket, NodeJS.Timeout>();
+  /** Called when a socket authenticates, to free its unauthenticated slot. */
+  const onAuthenticated = new WeakMap<WebSocket, () => void>();
   /** Authenticated sockets and the credential each used, to close them when it is revoked. */
   const authenticated = new Map<WebSocket, string>();
 
@@ -161,16 +169,41 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   };
   watchFile(credentials.path, { interval: config.credentialsPollMs ?? 2_000, persistent: false }, closeRevoked);
 
+  const maxPerAddress = config.maxUnauthenticated?.perAddress ?? 16;
+  const maxTotal = config.maxUnauthenticated?.total ?? 256;
+  const pendingByAddress = new Map<string, number>();
+  let pendingTotal = 0;
+  /** Ends a socket's unauthenticated spell, once: on authentication or on close. */
+  const leavePending = (socket: WebSocket, address: string) => {
+    const timer = unauthenticated.get(socket);
+    if (timer === undefined) return;
+    clearTimeout(timer);
+    unauthenticated.delete(socket);
+    pendingTotal -= 1;
+    const left = (pendingByAddress.get(address) ?? 1) - 1;
+    if (left === 0) pendingByAddress.delete(address);
+    else pendingByAddress.set(address, left);
+  };
+
   wss.on('connection', (socket, request) => {
+    const address = request.socket.remoteAddress ?? 'unknown';
+    if (pendingTotal >= maxTotal || (pendingByAddress.get(address) ?? 0) >= maxPerAddress) {
+      logger.warn({ remoteAddress: address }, 'too many unauthenticated connections; refusing one');
+      socket.close(1013, 'too many unauthenticated connections');
+      return;
+    }
+    pendingTotal += 1;
+    pendingByAddress.set(address, (pendingByAddress.get(address) ?? 0) + 1);
     unauthenticated.set(
       socket,
       setTimeout(() => {
-        logger.warn({ remoteAddress: request.socket.remoteAddress }, 'closing a connection that never authenticated');
+        logger.warn({ remoteAddress: address }, 'closing a connection that never authenticated');
         socket.close(4401, 'authentication timeout');
       }, authTimeoutMs),
     );
+    onAuthenticated.set(socket, () => leavePending(socket, address));
     socket.on('close', () => {
-      clearTimeout(unauthenticated.get(socket));
+      leavePending(socket, address);
       authenticated.delete(socket);
     });
   });
@@ -211,7 +244,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
           message: `invalid token: this server does not know that ${claimed ?? ''}${claimed === undefined ? '' : ' '}token`,
         });
       }
-      clearTimeout(unauthenticated.get(res));
+      onAuthenticated.get(res)?.();
       authenticated.set(res, verified.credentialId);
       const connectionId = randomUUID();
       logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');

@@ -395,6 +395,18 @@ describe('worker identity and workdir', () => {
     );
   });
 
+  it('refuses an invalid worker name at start with the failing field', async () => {
+    await using workdir = await createTempDir();
+    await expect(
+      createWorker({
+        serverUrl: 'ws://127.0.0.1:1',
+        token: TEST_WORKER_TOKEN,
+        workdir: workdir.path,
+        name: 'x'.repeat(200),
+      }),
+    ).rejects.toMatchObject({ code: 'invalid_input', field: 'name' });
+  });
+
   it('refuses a workdir that does not exist', async () => {
     await expect(
       createWorker({ serverUrl: 'ws://127.0.0.1:1', token: TEST_WORKER_TOKEN, workdir: '/nonexistent/molf-test' }),

@@ -12,6 +12,7 @@ import {
   toToolDescriptor,
   type WorkerId,
   type WorkerRegistration,
+  WorkerRegistrationSchema,
 } from '@molf/protocol';
 import { echoTool } from './tools/echo.ts';
 import { runToolCall } from './tools/run-tool-call.ts';
@@ -101,14 +102,26 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const handlers = config.tools ?? [echoTool];
   const tools = new Map<string, ToolHandler>(handlers.map((handler) => [handler.definition.name, handler]));
 
-  const registration: WorkerRegistration = {
+  // Checked here, so a bad name or tool list is a clear error at start, not a refused subscription.
+  const parsedRegistration = WorkerRegistrationSchema.safeParse({
     workerId,
     instanceId,
     name,
     workdir,
     tools: handlers.map((handler) => toToolDescriptor(handler.definition)),
     version: WORKER_VERSION,
-  };
+  });
+  if (!parsedRegistration.success) {
+    const issue = parsedRegistration.error.issues[0];
+    throw new MolfError(
+      'invalid_input',
+      `invalid worker ${issue?.path.join('.') ?? 'registration'}: ${issue?.message}`,
+      {
+        field: issue?.path.join('.'),
+      },
+    );
+  }
+  const registration: WorkerRegistration = parsedRegistration.data;
 
   const running = new Map<ToolCallId, AbortController>();
   /** Results not yet acknowledged by the server; they survive a dropped link. */
@@ -294,8 +307,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         },
         onError(error) {
           const code = (error as { data?: { code?: string } }).data?.code;
-          if (code === 'forbidden') {
-            fail(new MolfError('forbidden', `the server refused this worker: ${error.message}`));
+          if (code === 'forbidden' || code === 'invalid_input') {
+            // Sending the same registration again can't succeed.
+            fail(new MolfError(code, `the server refused this worker: ${error.message}`));
             return;
           }
           logger.error({ err: error, code }, 'job subscription failed; subscribing again');
