@@ -123,6 +123,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   const router = createAppRouter({
     registry,
     isCredentialActive: (credentialId) => credentials.isActive(credentialId),
+    isCredentialFixed: (credentialId) => credentials.isFixed(credentialId),
     dispatcher,
     serverVersion: SERVER_VERSION,
     onWorkerEvent: (event) => logger.info({ workerId: event.workerId, name: event.name }, event.type),

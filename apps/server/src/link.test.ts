@@ -526,6 +526,26 @@ describe('link failures', () => {
     expect(await pending).toEqual({ output: 'real' });
   });
 
+  it("lets the server's own fixed worker token take over a project's worker id (molf up after molf server)", async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    const stored = await startTestServer({ dataDir: data.path, tokens: {} });
+    const minted = await stored.credentials.create({ role: 'worker', label: 'machine a' });
+    const first = await createWorker({ serverUrl: stored.url, token: minted.token, workdir: workdir.path });
+    await first.registered;
+    await first.close();
+    await stored.close();
+
+    await using withFixed = await startTestServer({ dataDir: data.path });
+    await using second = await createWorker({
+      serverUrl: withFixed.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: workdir.path,
+    });
+    await second.registered;
+    expect(second.workerId).toBe(first.workerId);
+  });
+
   it('notices a half-open link from the missing pong and re-registers within the pong timeout', async () => {
     await using data = await createTempDir();
     await using workdir = await createTempDir();

@@ -38,6 +38,8 @@ export type CredentialStore = {
   hasStored(role: Role): boolean;
   /** Whether a credential a connection authenticated with still exists; false if the file is broken. */
   isActive(credentialId: string): boolean;
+  /** Whether a credential is a fixed token from the server's own configuration. */
+  isFixed(credentialId: string): boolean;
   /** The credentials file, for watching. */
   path: string;
 };
@@ -133,6 +135,9 @@ export function openCredentialStore(options: {
         return false;
       }
       return stored.some((credential) => credential.id === credentialId);
+    },
+    isFixed(credentialId) {
+      return fixed.some((credential) => credential.id === credentialId);
     },
     path,
   };

@@ -15,6 +15,8 @@ export type RouterServices = {
   registry: WorkerRegistry;
   /** Whether a credential still exists (fixed ones always do). */
   isCredentialActive: (credentialId: string) => boolean;
+  /** Whether a credential is one of the server's fixed tokens. */
+  isCredentialFixed: (credentialId: string) => boolean;
   dispatcher: JobDispatcher;
   serverVersion: string;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
@@ -47,6 +49,7 @@ export function createAppRouter(services: RouterServices) {
         const outcome = registry.register(registration, {
           credentialId: ctx.credentialId,
           isActive: services.isCredentialActive,
+          mayClaimAny: services.isCredentialFixed(ctx.credentialId),
         });
         if (outcome.type === 'owned_by_another_credential') {
           throw new TRPCError({

@@ -12,7 +12,7 @@ async function setUp(dataDir: string) {
   const registry = await loadWorkerRegistry({ dataDir, logger });
   const dispatcher = createJobDispatcher({ registry, logger, serverVersion: 'test' });
   const registration = createTestRegistration(['echo']);
-  const owner = { credentialId: 'test', isActive: () => true };
+  const owner = { credentialId: 'test', isActive: () => true, mayClaimAny: false };
   const register = (registration: WorkerRegistration) => {
     const outcome = registry.register(registration, owner);
     if (outcome.type !== 'registered') throw new Error('registration refused');

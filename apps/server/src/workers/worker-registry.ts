@@ -53,7 +53,13 @@ export type WorkerRegistry = {
    */
   register(
     registration: WorkerRegistration,
-    owner: { credentialId: string; isActive: (credentialId: string) => boolean },
+    owner: {
+      credentialId: string;
+      /** Whether a credential still exists: a revoked owner's ids are free again. */
+      isActive: (credentialId: string) => boolean;
+      /** The server's own fixed worker token may claim any id (e.g. `molf up` on a project). */
+      mayClaimAny: boolean;
+    },
   ): RegisterOutcome;
   /** The credential a worker id is bound to. */
   ownerOf(workerId: WorkerId): string | undefined;
@@ -107,7 +113,12 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       const now = new Date().toISOString();
       const existing = entries.get(registration.workerId);
       const currentOwner = existing?.info.ownerCredentialId;
-      if (currentOwner !== undefined && currentOwner !== owner.credentialId && owner.isActive(currentOwner)) {
+      if (
+        currentOwner !== undefined &&
+        currentOwner !== owner.credentialId &&
+        !owner.mayClaimAny &&
+        owner.isActive(currentOwner)
+      ) {
         return { type: 'owned_by_another_credential' };
       }
       const previousInstanceId = existing?.registration?.instanceId;
