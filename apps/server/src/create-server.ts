@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { unwatchFile, watchFile } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import { ConnectionParamsSchema, isMolfError, MolfError, type Role } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
+import { createConnectionGuard } from './auth/connection-guard.ts';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
 import { roleFromPrefix } from './auth/tokens.ts';
 import { ensureDataDir } from './data-dir.ts';
@@ -152,62 +152,14 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   wss.on('error', (error) => {
     if (listening) logger.error({ err: error }, 'websocket server error');
   });
-  const authTimeoutMs = config.authTimeoutMs ?? 10_000;
-  const unauthenticated = new Map<WebSocket, NodeJS.Timeout>();
-  /** Called when a socket authenticates, to free its unauthenticated slot. */
-  const onAuthenticated = new WeakMap<WebSocket, () => void>();
-  /** Authenticated sockets and the credential each used, to close them when it is revoked. */
-  const authenticated = new Map<WebSocket, string>();
-
-  const closeRevoked = () => {
-    for (const [socket, credentialId] of authenticated) {
-      if (!credentials.isActive(credentialId)) {
-        logger.warn({ credentialId }, 'closing a connection whose credential was revoked');
-        // terminate, not close: a closing socket still delivers messages for up to 30 s.
-        socket.terminate();
-      }
-    }
-  };
-  watchFile(credentials.path, { interval: config.credentialsPollMs ?? 2_000, persistent: false }, closeRevoked);
-
-  const maxPerAddress = config.maxUnauthenticated?.perAddress ?? 16;
-  const maxTotal = config.maxUnauthenticated?.total ?? 256;
-  const pendingByAddress = new Map<string, number>();
-  let pendingTotal = 0;
-  /** Ends a socket's unauthenticated spell, once: on authentication or on close. */
-  const leavePending = (socket: WebSocket, address: string) => {
-    const timer = unauthenticated.get(socket);
-    if (timer === undefined) return;
-    clearTimeout(timer);
-    unauthenticated.delete(socket);
-    pendingTotal -= 1;
-    const left = (pendingByAddress.get(address) ?? 1) - 1;
-    if (left === 0) pendingByAddress.delete(address);
-    else pendingByAddress.set(address, left);
-  };
-
-  wss.on('connection', (socket, request) => {
-    const address = request.socket.remoteAddress ?? 'unknown';
-    if (pendingTotal >= maxTotal || (pendingByAddress.get(address) ?? 0) >= maxPerAddress) {
-      logger.warn({ remoteAddress: address }, 'too many unauthenticated connections; refusing one');
-      socket.close(1013, 'too many unauthenticated connections');
-      return;
-    }
-    pendingTotal += 1;
-    pendingByAddress.set(address, (pendingByAddress.get(address) ?? 0) + 1);
-    unauthenticated.set(
-      socket,
-      setTimeout(() => {
-        logger.warn({ remoteAddress: address }, 'closing a connection that never authenticated');
-        socket.close(4401, 'authentication timeout');
-      }, authTimeoutMs),
-    );
-    onAuthenticated.set(socket, () => leavePending(socket, address));
-    socket.on('close', () => {
-      leavePending(socket, address);
-      authenticated.delete(socket);
-    });
+  const guard = createConnectionGuard({
+    credentials,
+    logger,
+    ...(config.authTimeoutMs === undefined ? {} : { authTimeoutMs: config.authTimeoutMs }),
+    ...(config.maxUnauthenticated === undefined ? {} : { maxUnauthenticated: config.maxUnauthenticated }),
+    ...(config.credentialsPollMs === undefined ? {} : { credentialsPollMs: config.credentialsPollMs }),
   });
+  wss.on('connection', (socket, request) => guard.admit(socket, request));
 
   const handler = applyWSSHandler<AppRouter>({
     wss,
@@ -245,8 +197,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
           message: `invalid token: this server does not know that ${claimed ?? ''}${claimed === undefined ? '' : ' '}token`,
         });
       }
-      onAuthenticated.get(res)?.();
-      authenticated.set(res, verified.credentialId);
+      guard.authenticated(res, verified.credentialId);
       const connectionId = randomUUID();
       logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');
       return { ...verified, connectionId, remoteAddress, request: req };
@@ -283,6 +234,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     httpServer.once('listening', onListening);
     httpServer.listen(config.port ?? DEFAULT_PORT, host);
   }).catch(async (error: unknown) => {
+    guard.close();
     await new Promise<void>((resolvePromise) => wss.close(() => resolvePromise()));
     throw error;
   });
@@ -294,7 +246,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
 
   async function close(): Promise<void> {
     closing ??= (async () => {
-      unwatchFile(credentials.path, closeRevoked);
+      guard.close();
       try {
         dispatcher.close();
         handler.broadcastReconnectNotification();
