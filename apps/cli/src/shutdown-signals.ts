@@ -1,15 +1,23 @@
+/** Set by `molf up` in its children's environment: their parent supervises their shutdown. */
+export const SUPERVISED_ENV = 'MOLF_SUPERVISED';
+
 /**
- * Runs `stop` once on the first SIGINT or SIGTERM; a second signal exits at once, for the user
- * whose clean shutdown hangs.
+ * Runs `stop` once on the first SIGINT or SIGTERM. A second signal means the user's clean
+ * shutdown hangs: `onForce` runs (e.g. to kill children) and the process exits at once.
+ *
+ * A child of `molf up` gets Ctrl-C from the terminal and then SIGTERM from its parent; the
+ * parent escalates to SIGKILL itself, so there a second signal must not cut shutdown short.
  */
-export function onShutdownSignal(stop: (signal: NodeJS.Signals) => Promise<void>): void {
+export function onShutdownSignal(
+  stop: (signal: NodeJS.Signals) => Promise<void>,
+  options: { onForce?: () => void } = {},
+): void {
   let stopping = false;
-  // A child of `molf up` gets Ctrl-C from the terminal and then SIGTERM from its parent; the
-  // parent escalates to SIGKILL itself if needed, so a second signal must not cut shutdown short.
-  const managedByParent = process.send !== undefined;
+  const supervised = process.env[SUPERVISED_ENV] === '1';
   const handle = (signal: NodeJS.Signals) => {
     if (stopping) {
-      if (managedByParent) return;
+      if (supervised) return;
+      options.onForce?.();
       process.exit(130);
     }
     stopping = true;

@@ -197,7 +197,9 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
           message: `invalid token: this server does not know that ${claimed ?? ''}${claimed === undefined ? '' : ' '}token`,
         });
       }
-      guard.authenticated(res, verified.credentialId);
+      if (!guard.authenticated(res, verified.credentialId)) {
+        throw new TRPCError({ code: 'UNAUTHORIZED', message: 'this connection was refused before it authenticated' });
+      }
       const connectionId = randomUUID();
       logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');
       return { ...verified, connectionId, remoteAddress, request: req };

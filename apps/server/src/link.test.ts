@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { createMolfClient } from '@molf/client';
+import { createLogger } from '@molf/logging';
 import { toolDefinitions, type WorkerId } from '@molf/protocol';
 import { createWorker, defineToolHandler, echoTool } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
@@ -88,6 +90,20 @@ describe('server ↔ worker link', () => {
     expect((await pending).meta?.errorKind).toBe('cancelled');
     await waitFor(() => worker.stats().running === 0 && worker.stats().undelivered === 0, { what: 'the job to stop' });
     expect(worker.stats().cancelled).toBe(1);
+  });
+
+  it('reports calls cut short by a worker shutdown at once, not at their deadline', async () => {
+    await using link = await startTestLink();
+    const { server, worker } = link;
+    const pending = server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'echo',
+      args: { text: 'slow', delayMs: 60_000 },
+      timeoutMs: 120_000,
+    });
+    await waitFor(() => worker.stats().running === 1, { what: 'the job to start' });
+    await worker.close();
+    expect((await pending).meta?.errorKind).toBe('cancelled');
   });
 
   it('cancels a call on the worker when it passes its own timeout plus the margin', async () => {
@@ -465,11 +481,22 @@ describe('link failures', () => {
     await using workdir = await createTempDir();
     const first = await startTestServer({ dataDir: data.path });
     const port = first.port;
+    const logLines: string[] = [];
     await using worker = await createWorker({
       serverUrl: first.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
       reconnect: fastReconnect,
+      logger: await createLogger({
+        name: 'worker',
+        level: 'error',
+        destination: new Writable({
+          write(chunk, _encoding, callback) {
+            logLines.push(String(chunk));
+            callback();
+          },
+        }),
+      }),
     });
     await worker.registered;
     await first.close();
@@ -480,7 +507,9 @@ describe('link failures', () => {
       port,
       tokens: { client: 'molf_c_some-other-client-token', worker: 'molf_w_some-other-worker-token' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(() => logLines.some((line) => line.includes('server refused the connection')), {
+      what: 'a refusal',
+    });
     await impostor.close();
 
     // …then the real one is back.
@@ -509,7 +538,10 @@ describe('link failures', () => {
       workdir: workdir.path,
       reconnect: fastReconnect,
     });
-    await expect(intruder.registered).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(intruder.registered).rejects.toMatchObject({
+      code: 'forbidden',
+      message: expect.stringContaining(`molf token revoke ${owner.credential.id}`),
+    });
     expect(server.registry.get(worker.workerId)?.state).toBe('online');
 
     await using otherClient = createMolfClient({ url: server.url, token: other.token });
@@ -524,6 +556,13 @@ describe('link failures', () => {
       .catch((error: unknown) => error);
     expect(errorCode(forged)).toBe('forbidden');
     expect(await pending).toEqual({ output: 'real' });
+
+    // Revoking the owner frees the id for the other credential.
+    await worker.close();
+    await server.credentials.revoke(owner.credential.id);
+    await using successor = await createWorker({ serverUrl: server.url, token: other.token, workdir: workdir.path });
+    await successor.registered;
+    expect(successor.workerId).toBe(worker.workerId);
   });
 
   it("lets the server's own fixed worker token take over a project's worker id (molf up after molf server)", async () => {

@@ -90,6 +90,9 @@ export type MolfWorker = AsyncDisposable & {
   close(): Promise<void>;
 };
 
+/** How long a closing worker waits for its cancelled calls to report. */
+const CLOSE_GRACE_MS = 1_000;
+
 /** Retry delay for a result whose delivery failed while the link stayed up. */
 const RESULT_RETRY_MS = 2_000;
 
@@ -133,7 +136,12 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   let retryTimer: NodeJS.Timeout | undefined;
   let registrations = 0;
   let cancelled = 0;
+  /** Set by close(): no new calls or subscriptions; results may still be delivered. */
+  let stopping = false;
+  /** Set at the end of close(): nothing more is sent. */
   let closing = false;
+  /** Whether the connection is known to be down, so a closing worker doesn't wait in vain. */
+  let linkDown = true;
 
   const registered = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<void>();
@@ -150,9 +158,11 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       if (closing) return;
       switch (status.type) {
         case 'open':
+          linkDown = false;
           logger.debug({ url: config.serverUrl }, 'connected to server');
           break;
         case 'closed':
+          linkDown = true;
           logger.warn({ url: config.serverUrl }, 'connection to server lost; reconnecting');
           break;
         case 'rejected':
@@ -234,6 +244,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   }
 
   function startJob(job: Job): void {
+    if (stopping) return;
     // A replayed call the worker already has (running or finished) must not run twice.
     if (running.has(job.toolCallId) || undelivered.has(job.toolCallId)) return;
     const controller = new AbortController();
@@ -324,29 +335,40 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   }
 
   function resubscribeLater(): void {
-    if (closing || resubscribeTimer !== undefined) return;
+    if (stopping || resubscribeTimer !== undefined) return;
     subscription?.unsubscribe();
     resubscribeTimer = setTimeout(() => {
       resubscribeTimer = undefined;
-      if (!closing) subscribe();
+      if (!stopping) subscribe();
     }, resubscribeDelay(resubscribeAttempt++));
   }
 
   subscribe();
 
-  async function close(): Promise<void> {
-    if (closing) return;
-    closing = true;
-    clearTimeout(retryTimer);
-    clearTimeout(resubscribeTimer);
-    try {
-      for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
-      subscription?.unsubscribe();
-    } finally {
-      await client.close();
-      logger.info('worker stopped');
-      stopped.resolve();
-    }
+  let closed: Promise<void> | undefined;
+
+  function close(): Promise<void> {
+    closed ??= (async () => {
+      // Stopping: no new calls, but the cancelled ones may still report, so the server learns
+      // now that they ended instead of waiting for their deadlines.
+      stopping = true;
+      clearTimeout(resubscribeTimer);
+      try {
+        subscription?.unsubscribe();
+        for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
+        const deadline = Date.now() + CLOSE_GRACE_MS;
+        while ((running.size > 0 || undelivered.size > 0) && Date.now() < deadline && !linkDown) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+      } finally {
+        closing = true;
+        clearTimeout(retryTimer);
+        await client.close();
+        logger.info('worker stopped');
+        stopped.resolve();
+      }
+    })();
+    return closed;
   }
 
   return {

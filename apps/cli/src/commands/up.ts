@@ -7,7 +7,7 @@ import { type Command, Option } from 'commander';
 import { execaNode, type ResultPromise } from 'execa';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
 import { saveConnection } from '../connection-store.ts';
-import { onShutdownSignal } from '../shutdown-signals.ts';
+import { onShutdownSignal, SUPERVISED_ENV } from '../shutdown-signals.ts';
 
 type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel };
 
@@ -77,9 +77,14 @@ async function runUp(options: UpOptions): Promise<void> {
       await child;
     }
   };
-  onShutdownSignal(stopAll);
+  onShutdownSignal(stopAll, {
+    // A second Ctrl-C: don't leave children behind.
+    onForce: () => {
+      for (const child of children) child.kill('SIGKILL');
+    },
+  });
 
-  const baseEnv = { MOLF_LOG_LEVEL: options.logLevel };
+  const baseEnv = { MOLF_LOG_LEVEL: options.logLevel, [SUPERVISED_ENV]: '1' };
   const server = startChild(['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir], {
     ...baseEnv,
     MOLF_CLIENT_TOKEN: clientToken,

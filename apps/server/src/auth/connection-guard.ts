@@ -22,8 +22,11 @@ export type ConnectionGuardOptions = {
 export type ConnectionGuard = {
   /** Call for each new socket; it may be refused on the spot. */
   admit(socket: WebSocket, request: IncomingMessage): void;
-  /** Call once a socket's credential is verified. */
-  authenticated(socket: WebSocket, credentialId: string): void;
+  /**
+   * Call once a socket's credential is verified; false if the socket was refused or timed out
+   * meanwhile (a closing socket still delivers frames), and must not be served.
+   */
+  authenticated(socket: WebSocket, credentialId: string): boolean;
   close(): void;
 };
 
@@ -64,12 +67,16 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
       const address = request.socket.remoteAddress ?? 'unknown';
       if (waiting.size >= maxTotal || (waitingByAddress.get(address) ?? 0) >= maxPerAddress) {
         logger.warn({ remoteAddress: address }, 'too many unauthenticated connections; refusing one');
-        socket.close(1013, 'too many unauthenticated connections');
+        // terminate, not close: a peer that ignores the close frame would keep the socket for 30 s.
+        socket.terminate();
         return;
       }
       const timer = setTimeout(() => {
         logger.warn({ remoteAddress: address }, 'closing a connection that never authenticated');
+        stopWaiting(socket);
         socket.close(4401, 'authentication timeout');
+        // A polite close says why; a peer that doesn't answer it is cut off soon after.
+        setTimeout(() => socket.terminate(), 1_000).unref();
       }, authTimeoutMs);
       waiting.set(socket, { address, timer });
       waitingByAddress.set(address, (waitingByAddress.get(address) ?? 0) + 1);
@@ -79,8 +86,10 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
       });
     },
     authenticated(socket, credentialId) {
+      if (!waiting.has(socket)) return false;
       stopWaiting(socket);
       live.set(socket, credentialId);
+      return true;
     },
     close() {
       unwatchFile(credentials.path, closeRevoked);

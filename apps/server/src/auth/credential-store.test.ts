@@ -47,4 +47,12 @@ describe('credential store', () => {
     // A server starting on a damaged file stops with the same clear error.
     expect(() => openCredentialStore({ dataDir: dir.path })).toThrow(/credentials\.json is not valid JSON/);
   });
+
+  it('refuses a minted token as the fixed token, since it could then never be revoked', async () => {
+    await using dir = await createTempDir();
+    const { token } = await openCredentialStore({ dataDir: dir.path }).create({ role: 'worker', label: 'laptop' });
+    expect(() => openCredentialStore({ dataDir: dir.path, fixed: { worker: token } })).toThrow(
+      /fixed worker token is a token stored in/,
+    );
+  });
 });

@@ -87,6 +87,16 @@ export function openCredentialStore(options: {
   }
 
   refresh();
+  // A minted token given as the fixed one would never be revocable and could claim any worker id.
+  for (const credential of fixed) {
+    if (stored.some((candidate) => hashesEqual(candidate.hash, credential.hash))) {
+      throw new MolfError(
+        'config_invalid',
+        `the fixed ${credential.role} token is a token stored in ${path} (made with \`molf token create\`); ` +
+          'give the server a token of its own, or none',
+      );
+    }
+  }
 
   return {
     verify(token) {

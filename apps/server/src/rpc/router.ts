@@ -54,7 +54,9 @@ export function createAppRouter(services: RouterServices) {
         if (outcome.type === 'owned_by_another_credential') {
           throw new TRPCError({
             code: 'FORBIDDEN',
-            message: `worker id ${registration.workerId} belongs to another worker credential`,
+            message:
+              `worker id ${registration.workerId} belongs to worker credential ${outcome.ownerCredentialId}; ` +
+              `revoke that one on the server (\`molf token revoke ${outcome.ownerCredentialId}\`) to move the id to this credential`,
           });
         }
         const { lease, previousInstanceId } = outcome;

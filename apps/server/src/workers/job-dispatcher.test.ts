@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
-import type { JobMessage, WorkerRegistration } from '@molf/protocol';
+import type { JobMessage, ToolCallId, WorkerRegistration } from '@molf/protocol';
 import type { TrackedEnvelope } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { createTempDir, createTestRegistration } from '../testing/test-link.ts';
@@ -149,6 +149,45 @@ describe('job dispatcher streams', () => {
     stop.abort();
     expect((await next).done).toBe(true);
     dispatcher.close();
+    await registry.flush();
+  });
+
+  it('refuses to reuse the id of a cancelled call the worker has not answered yet', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration, register } = await setUp(data.path);
+    const lease = register(registration).lease;
+    const controller = new AbortController();
+    const toolCallId = 'reused' as ToolCallId;
+    const call = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'old' },
+      toolCallId,
+      signal: controller.signal,
+    });
+    await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
+    controller.abort();
+    await call;
+
+    const retry = await dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'new' },
+      toolCallId,
+    });
+    expect(retry.meta?.errorKind).toBe('invalid_arguments');
+    expect(retry.error).toContain('still in use');
+
+    // Once the worker answers the old call, the id is free again.
+    dispatcher.acceptResult({ workerId: registration.workerId, toolCallId, result: { output: 'ran with old' } });
+    const again = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'new' },
+      toolCallId,
+    });
+    dispatcher.close();
+    expect((await again).meta?.errorKind).toBe('cancelled');
     await registry.flush();
   });
 });

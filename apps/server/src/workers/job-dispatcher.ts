@@ -110,6 +110,7 @@ export function createJobDispatcher(options: {
     if (!settle(box, toolCallId, result)) return;
     // A call the worker never saw needs no cancel; its queued message was finished with it.
     if (!wasDelivered) return;
+    forgetCancel(box, toolCallId);
     const entry = box.queue.append(toolCallId, { type: 'cancel', toolCallId, reason });
     const expiry = setTimeout(() => forgetCancel(box, toolCallId), CANCEL_RETENTION_MS);
     expiry.unref();
@@ -159,8 +160,12 @@ export function createJobDispatcher(options: {
         return Promise.resolve(toErrorResult('cancelled', 'The tool call was cancelled before it started.'));
       }
       const box = outboxOf(workerId);
-      if (box.pending.has(toolCallId)) {
-        return Promise.resolve(toErrorResult('invalid_arguments', `Tool call id ${toolCallId} is already running.`));
+      // An id the worker may still hold (running, or cancelled but unanswered) can't be reused:
+      // the old run's result would answer the new call.
+      if (box.pending.has(toolCallId) || box.cancels.has(toolCallId)) {
+        return Promise.resolve(
+          toErrorResult('invalid_arguments', `Tool call id ${toolCallId} is still in use on the worker; use a new id.`),
+        );
       }
 
       return new Promise<ToolResult>((resolve) => {

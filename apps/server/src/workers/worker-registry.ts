@@ -43,7 +43,7 @@ type Entry = {
 
 export type RegisterOutcome =
   | { type: 'registered'; lease: WorkerLease; previousInstanceId: string | undefined }
-  | { type: 'owned_by_another_credential' };
+  | { type: 'owned_by_another_credential'; ownerCredentialId: string };
 
 export type WorkerRegistry = {
   /**
@@ -119,7 +119,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
         !owner.mayClaimAny &&
         owner.isActive(currentOwner)
       ) {
-        return { type: 'owned_by_another_credential' };
+        return { type: 'owned_by_another_credential', ownerCredentialId: currentOwner };
       }
       const previousInstanceId = existing?.registration?.instanceId;
       // The reason names the new instance, so the old stream can tell a rival process from itself.
