@@ -13,6 +13,7 @@ import { startTcpProxy } from './testing/tcp-proxy.ts';
 import {
   createTempDir,
   createTestRegistration,
+  dispatchMany,
   startTestLink,
   startTestServer,
   TEST_CLIENT_TOKEN,
@@ -333,14 +334,9 @@ describe('server ↔ worker link', () => {
 
   it('carries 1 MiB results, 50 in flight, without hitting the payload limit', async () => {
     await using link = await startTestLink();
-    const { server, worker } = link;
     const text = 'a'.repeat(1024 * 1024);
 
-    const results = await Promise.all(
-      Array.from({ length: 50 }, () =>
-        server.dispatcher.dispatch({ workerId: worker.workerId, toolName: 'echo', args: { text }, timeoutMs: 30_000 }),
-      ),
-    );
+    const results = await dispatchMany(link, { count: 50, toolName: 'echo', args: { text }, timeoutMs: 30_000 });
     expect(results.every((result) => result.error === undefined && result.output.length === text.length)).toBe(true);
   });
 
@@ -457,18 +453,9 @@ describe('large results', () => {
       server: { maxPayloadBytes: 1024 * 1024 },
       worker: { tools: [bigTool], maxDeliveryBytesInFlight: 700 * 1024 },
     });
-    const { server, worker } = link;
+    const { worker } = link;
     // 20 results of 300 KiB finish together: 6 MiB, far over one 1 MiB message.
-    const results = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        server.dispatcher.dispatch({
-          workerId: worker.workerId,
-          toolName: 'big',
-          args: { text: 'a' },
-          timeoutMs: 60_000,
-        }),
-      ),
-    );
+    const results = await dispatchMany(link, { count: 20, toolName: 'big', args: { text: 'a' }, timeoutMs: 60_000 });
     expect(results.map((result) => result.output.length)).toEqual(Array(20).fill(300 * 1024));
     expect(worker.stats().registrations).toBe(1);
   });
@@ -644,17 +631,13 @@ describe('link failures', () => {
       server: { maxPayloadBytes: 1024 * 1024 },
       worker: { tools: [controlCharacters], maxDeliveryBytesInFlight: 900 * 1024 },
     });
-    const { server, worker } = link;
-    const results = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        server.dispatcher.dispatch({
-          workerId: worker.workerId,
-          toolName: 'binary_dump',
-          args: { text: '' },
-          timeoutMs: 20_000,
-        }),
-      ),
-    );
+    const { worker } = link;
+    const results = await dispatchMany(link, {
+      count: 6,
+      toolName: 'binary_dump',
+      args: { text: '' },
+      timeoutMs: 20_000,
+    });
     expect(results.map((result) => result.output.length)).toEqual(Array(6).fill(100_000));
     expect(worker.stats().registrations).toBe(1);
   });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { WorkerId, WorkerRegistration } from '@molf/protocol';
+import type { ToolResult, WorkerId, WorkerRegistration } from '@molf/protocol';
 import { createWorker, type MolfWorker, type WorkerConfig } from '@molf/worker';
 import { createServer, type MolfServer, type ServerConfig } from '../create-server.ts';
 
@@ -76,4 +76,21 @@ export async function startTestLink(
       }
     },
   };
+}
+
+/** `count` identical calls to the link's worker, all in flight at once. */
+export function dispatchMany(
+  link: { server: MolfServer; worker: MolfWorker },
+  options: { count: number; toolName: string; args: Record<string, unknown>; timeoutMs: number },
+): Promise<ToolResult[]> {
+  return Promise.all(
+    Array.from({ length: options.count }, () =>
+      link.server.dispatcher.dispatch({
+        workerId: link.worker.workerId,
+        toolName: options.toolName,
+        args: options.args,
+        timeoutMs: options.timeoutMs,
+      }),
+    ),
+  );
 }
