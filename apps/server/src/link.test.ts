@@ -44,7 +44,7 @@ describe('server ↔ worker link', () => {
       args: { text: 'hello' },
       timeoutMs: 5_000,
     });
-    expect(result).toEqual({ output: 'hello' });
+    expect(result).toEqual({ output: 'hello', meta: { truncated: false } });
 
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
     const workers = await client.rpc.workers.list.query();
@@ -254,7 +254,7 @@ describe('server ↔ worker link', () => {
     await waitFor(() => server.registry.get(worker.workerId)?.state === 'offline', { what: 'the server to notice' });
 
     proxy.restore();
-    expect(await pending).toEqual({ output: 'survived' });
+    expect(await pending).toEqual({ output: 'survived', meta: { truncated: false } });
     await waitFor(() => worker.stats().undelivered === 0, { what: 'the acknowledgement' });
     expect(worker.stats().registrations).toBeGreaterThanOrEqual(2);
   });
@@ -429,7 +429,7 @@ describe('worker identity and workdir', () => {
 describe('large results', () => {
   const bigTool = defineToolHandler({
     definition: { ...toolDefinitions.echo, name: 'big' },
-    run: async (args) => ({ output: args.text.repeat(300 * 1024) }),
+    run: async (args) => ({ output: args.text.repeat(300 * 1024), meta: { truncated: false } }),
   });
 
   it('replaces a result too large for the link by a too_large failure instead of retrying forever', async () => {
@@ -542,7 +542,7 @@ describe('link failures', () => {
       .mutate({ workerId: worker.workerId, toolCallId: 'guessed' as never, result: { output: 'forged' } })
       .catch((error: unknown) => error);
     expect(errorCode(forged)).toBe('forbidden');
-    expect(await pending).toEqual({ output: 'real' });
+    expect(await pending).toEqual({ output: 'real', meta: { truncated: false } });
 
     // Revoking the owner frees the id for the other credential.
     await worker.close();
@@ -625,7 +625,7 @@ describe('link failures', () => {
     const controlCharacters = defineToolHandler({
       definition: { ...toolDefinitions.echo, name: 'binary_dump' },
       // 100k control characters: 6 bytes each in JSON, so 600 KB per result.
-      run: async () => ({ output: '\u0001'.repeat(100_000) }),
+      run: async () => ({ output: '\u0001'.repeat(100_000), meta: { truncated: false } }),
     });
     await using link = await startTestLink({
       server: { maxPayloadBytes: 1024 * 1024 },

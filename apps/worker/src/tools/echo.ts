@@ -12,6 +12,7 @@ export const echoTool = defineToolHandler({
         return toErrorResult('cancelled', 'echo was cancelled while waiting');
       }
     }
-    return { output: args.text };
+    // Whole, never cut: echo exists to carry payloads of known size across the link.
+    return { output: args.text, meta: { truncated: false } };
   },
 });

@@ -2,6 +2,7 @@ import type { Logger } from '@molf/logging';
 import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { ToolHandler } from './tool-handler.ts';
+import { truncateAndStore } from './truncate-output.ts';
 
 /**
  * Runs one job: finds the tool, validates its arguments, enforces its timeout. Every outcome is
@@ -48,7 +49,16 @@ export async function runToolCall(options: {
     if (controller.signal.aborted && reason instanceof MolfError && reason.code === 'timeout') {
       return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
     }
-    return result;
+    // The safety net: a tool that handles its own truncation says so in meta.truncated.
+    if (result.meta?.truncated !== undefined) return result;
+    const truncated = await truncateAndStore({
+      text: result.output,
+      toolCallId: job.toolCallId,
+      workdir: options.workdir,
+    });
+    return truncated === undefined
+      ? result
+      : { ...result, output: truncated.output, meta: { ...result.meta, ...truncated.meta } };
   } catch (error) {
     options.logger.error({ err: error, toolCallId: job.toolCallId, toolName: job.toolName }, 'tool threw');
     return toErrorResult('internal', `${job.toolName} failed unexpectedly: ${(error as Error).message}`);

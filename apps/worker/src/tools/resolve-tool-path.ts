@@ -1,0 +1,98 @@
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { type ToolResult, toErrorResult } from '@molf/protocol';
+
+/** Where tools may reach: the workdir plus configured extra roots, all canonical (symlinks resolved). */
+export type PathPolicy = {
+  workdir: string;
+  extraRoots: readonly string[];
+};
+
+export type ResolvedPath = {
+  /** The path as the tool will use it: absolute, normalised, symlinks not resolved. */
+  absolute: string;
+  /** Where it really leads, with every symlink resolved (for a new file: its nearest existing ancestor's). */
+  canonical: string;
+};
+
+/** Symlink hops followed before giving up on a loop. */
+const MAX_LINK_HOPS = 40;
+
+/** Builds a policy from the canonical workdir and extra roots as configured (made canonical here). */
+export async function createPathPolicy(options: {
+  workdir: string;
+  extraRoots?: readonly string[];
+}): Promise<PathPolicy> {
+  const extraRoots = await Promise.all(
+    (options.extraRoots ?? []).map(async (root) => canonicalize(resolve(options.workdir, root))),
+  );
+  return { workdir: options.workdir, extraRoots };
+}
+
+/**
+ * Resolves a path a tool was given: relative to the workdir, then canonicalised with every
+ * symlink resolved — also a dangling one, and for a path that doesn't exist yet, through its
+ * nearest existing ancestor — and checked against the workdir and extra roots. A path whose real
+ * location is outside fails with `workdir_escape`, so neither `../..` nor a symlink leads out, and a
+ * write never follows a link to a file elsewhere.
+ */
+export async function resolveToolPath(
+  policy: PathPolicy,
+  requested: string,
+): Promise<{ ok: true; value: ResolvedPath } | { ok: false; error: ToolResult }> {
+  if (requested.includes('\0')) {
+    return { ok: false, error: toErrorResult('invalid_arguments', 'The path contains a NUL byte; send a plain path.') };
+  }
+  const absolute = resolve(policy.workdir, requested);
+  const canonical = await canonicalize(absolute);
+  const roots = [policy.workdir, ...policy.extraRoots];
+  if (roots.some((root) => isInside(canonical, root))) return { ok: true, value: { absolute, canonical } };
+  const shown = canonical === absolute ? `"${requested}"` : `"${requested}" (which leads to ${canonical})`;
+  return {
+    ok: false,
+    error: toErrorResult(
+      'workdir_escape',
+      `The path ${shown} is outside the workdir ${policy.workdir}${
+        policy.extraRoots.length > 0 ? ` and the allowed roots (${policy.extraRoots.join(', ')})` : ''
+      }. Use a path inside the workdir.`,
+    ),
+  };
+}
+
+export function isInside(path: string, root: string): boolean {
+  if (path === root) return true;
+  const fromRoot = relative(root, path);
+  return fromRoot !== '' && !fromRoot.startsWith(`..${sep}`) && fromRoot !== '..' && !isAbsolute(fromRoot);
+}
+
+/** The real location of `absolute`, following symlinks even where the target doesn't exist. */
+async function canonicalize(absolute: string): Promise<string> {
+  let current = absolute;
+  for (let hop = 0; hop < MAX_LINK_HOPS; hop += 1) {
+    try {
+      return await realpath(current);
+    } catch (error) {
+      // A link loop can't be read or written anyway; the tool reports it when it tries.
+      if ((error as NodeJS.ErrnoException).code === 'ELOOP') return absolute;
+      if (!isMissing(error)) throw error;
+    }
+    // Missing, or a dangling link somewhere. A dangling link at the end is followed by hand: a
+    // write to it would create its target.
+    const link = await lstat(current).catch(() => undefined);
+    if (link?.isSymbolicLink() === true) {
+      current = resolve(dirname(current), await readlink(current));
+      continue;
+    }
+    // Nothing there: resolve the parent, then put the missing name back.
+    const parent = dirname(current);
+    if (parent === current) return current;
+    return join(await canonicalize(parent), current.slice(parent.length + (parent.endsWith(sep) ? 0 : 1)));
+  }
+  // A link loop: report where it started; it can't be read or written anyway.
+  return absolute;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
