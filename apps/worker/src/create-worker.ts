@@ -15,6 +15,7 @@ import {
   WorkerRegistrationSchema,
 } from '@molf/protocol';
 import { echoTool } from './tools/echo.ts';
+import { createPathPolicy } from './tools/resolve-tool-path.ts';
 import { runToolCall } from './tools/run-tool-call.ts';
 import type { ToolHandler } from './tools/tool-handler.ts';
 import { validateWorkdir } from './validate-workdir.ts';
@@ -38,6 +39,8 @@ export type WorkerConfig = {
   keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
   /** The tools this worker offers. Default: the built-in set. */
   tools?: ToolHandler[];
+  /** Directories outside the workdir that tools may also use (relative ones against the workdir). Default none. */
+  extraRoots?: string[];
   /**
    * A result larger than this, serialised, is replaced by a `too_large` failure, so it can never
    * exceed the server's message limit (128 MiB). Default 96 MiB.
@@ -100,6 +103,10 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const logger = config.logger ?? createSilentLogger();
   const workdir = await validateWorkdir(config.workdir);
   const workerId = await loadWorkerIdentity({ workdir, logger });
+  const paths = await createPathPolicy({
+    workdir,
+    ...(config.extraRoots === undefined ? {} : { extraRoots: config.extraRoots }),
+  });
   const instanceId = randomUUID();
   const name = config.name ?? basename(workdir);
   const handlers = config.tools ?? [echoTool];
@@ -250,7 +257,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     const controller = new AbortController();
     running.set(job.toolCallId, controller);
     logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
-    void runToolCall({ job, tools, workdir, controller, logger }).then((result) => {
+    void runToolCall({ job, tools, paths, controller, logger }).then((result) => {
       running.delete(job.toolCallId);
       keepResult(job.toolCallId, result);
       deliver(job.toolCallId);

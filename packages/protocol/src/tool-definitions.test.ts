@@ -22,6 +22,7 @@ describe('tool definitions', () => {
       'oldString',
       'newString',
       'replaceAll',
+      'edits',
     ]);
   });
 

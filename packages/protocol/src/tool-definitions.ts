@@ -58,10 +58,13 @@ export const writeFileArgs = z.strictObject({
   path: z.string().min(1).describe('Absolute or relative path to the file'),
   content: z.string().describe('Content to write'),
   createDirectories: z.boolean().optional().describe('Create parent directories if they do not exist (default false)'),
+  overwrite: z
+    .boolean()
+    .optional()
+    .describe('Replace the file if it exists (default true); false refuses to touch an existing file'),
 });
 
-export const editFileArgs = z.strictObject({
-  path: z.string().min(1).describe('Absolute or relative path to the file'),
+const editOperation = z.strictObject({
   oldString: z.string().describe('Exact text to find'),
   newString: z.string().describe('Replacement text'),
   replaceAll: z
@@ -69,6 +72,26 @@ export const editFileArgs = z.strictObject({
     .optional()
     .describe('Replace all occurrences instead of requiring a unique match (default false)'),
 });
+
+export const editFileArgs = z
+  .strictObject({
+    path: z.string().min(1).describe('Absolute or relative path to the file'),
+    oldString: z.string().optional().describe('Exact text to find (required unless edits is given)'),
+    newString: z.string().optional().describe('Replacement text (required unless edits is given)'),
+    replaceAll: z
+      .boolean()
+      .optional()
+      .describe('Replace all occurrences instead of requiring a unique match (default false)'),
+    edits: z
+      .array(editOperation)
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Several edits applied in order, all or nothing; instead of oldString/newString'),
+  })
+  .refine((args) => (args.edits === undefined) === (args.oldString !== undefined && args.newString !== undefined), {
+    message: 'send either oldString and newString, or edits (a list of {oldString, newString}), not both',
+  });
 
 export const globArgs = z.strictObject({
   pattern: z.string().min(1).describe('Glob pattern, e.g. **/*.ts or src/**/*.js'),

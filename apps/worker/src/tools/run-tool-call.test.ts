@@ -23,7 +23,7 @@ function run(handler: ToolHandler, job: Partial<Job> = {}) {
   return runToolCall({
     job: { toolCallId: 'call_x' as ToolCallId, toolName: 'echo', args: { text: '' }, timeoutMs: 5_000, ...job },
     tools: new Map([['echo', handler]]),
-    workdir,
+    paths: { workdir, extraRoots: [] },
     controller: new AbortController(),
     logger: createSilentLogger(),
   });

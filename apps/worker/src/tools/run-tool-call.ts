@@ -1,6 +1,7 @@
 import type { Logger } from '@molf/logging';
 import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
+import type { PathPolicy } from './resolve-tool-path.ts';
 import type { ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
 
@@ -11,7 +12,7 @@ import { truncateAndStore } from './truncate-output.ts';
 export async function runToolCall(options: {
   job: Job;
   tools: ReadonlyMap<string, ToolHandler>;
-  workdir: string;
+  paths: PathPolicy;
   /** Aborted by a cancel; the call's timeout aborts it too. */
   controller: AbortController;
   logger: Logger;
@@ -41,7 +42,8 @@ export async function runToolCall(options: {
   try {
     const result = await handler.run(parsed.data, {
       toolCallId: job.toolCallId,
-      workdir: options.workdir,
+      workdir: options.paths.workdir,
+      paths: options.paths,
       signal: controller.signal,
       logger: options.logger,
     });
@@ -54,7 +56,7 @@ export async function runToolCall(options: {
     const truncated = await truncateAndStore({
       text: result.output,
       toolCallId: job.toolCallId,
-      workdir: options.workdir,
+      workdir: options.paths.workdir,
     });
     return truncated === undefined
       ? result

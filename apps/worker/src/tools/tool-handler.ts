@@ -1,10 +1,13 @@
 import type { Logger } from '@molf/logging';
 import type { ToolCallId, ToolDefinition, ToolResult } from '@molf/protocol';
 import type { z } from 'zod';
+import type { PathPolicy } from './resolve-tool-path.ts';
 
 export type ToolContext = {
   toolCallId: ToolCallId;
   workdir: string;
+  /** Where paths may lead; resolve every path argument with resolveToolPath(paths, …). */
+  paths: PathPolicy;
   /** Aborted on cancel or when the call's timeout passes. */
   signal: AbortSignal;
   logger: Logger;
