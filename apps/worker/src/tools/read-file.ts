@@ -1,0 +1,137 @@
+import { open, readFile, stat } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { toErrorResult, toolDefinitions } from '@molf/protocol';
+import { resolveToolPath } from './resolve-tool-path.ts';
+import { defineToolHandler } from './tool-handler.ts';
+import { TRUNCATION_LIMITS } from './truncate-output.ts';
+
+/** Largest text file read_file opens: 20 MiB. Larger files: grep, or shell tools such as head/sed. */
+export const MAX_TEXT_FILE_BYTES = 20 * 1024 * 1024;
+/** Largest image or PDF returned as an attachment: 20 MiB (base64 must fit one result). */
+export const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
+/** Bytes sampled for binary detection. */
+const SAMPLE_BYTES = 8 * 1024;
+
+const ATTACHMENT_TYPES: Record<string, string> = {
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.pdf': 'application/pdf',
+};
+
+/** Text is not binary: no NUL byte, and at most 30 % control bytes other than tab, CR, LF, FF. */
+export function looksBinary(sample: Buffer): boolean {
+  if (sample.includes(0)) return true;
+  let control = 0;
+  for (const byte of sample) {
+    if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) control += 1;
+  }
+  return sample.length > 0 && control / sample.length > 0.3;
+}
+
+export const readFileTool = defineToolHandler({
+  definition: toolDefinitions.read_file,
+  async run(args, { paths }) {
+    if (args.startLine !== undefined && args.endLine !== undefined && args.endLine < args.startLine) {
+      return toErrorResult(
+        'invalid_arguments',
+        `endLine (${args.endLine}) is before startLine (${args.startLine}); send endLine ≥ startLine.`,
+      );
+    }
+    const resolved = await resolveToolPath(paths, args.path);
+    if (!resolved.ok) return resolved.error;
+    const { canonical } = resolved.value;
+
+    const info = await stat(canonical).catch((error: NodeJS.ErrnoException) => error);
+    if (info instanceof Error) {
+      if (info.code === 'ENOENT' || info.code === 'ENOTDIR') {
+        return toErrorResult('not_found', `No file at ${args.path}. Check the path, or find it with glob.`);
+      }
+      if (info.code === 'EACCES' || info.code === 'EPERM') {
+        return toErrorResult('permission_denied', `Permission denied reading ${args.path}.`);
+      }
+      throw info;
+    }
+    if (info.isDirectory()) {
+      return toErrorResult(
+        'not_regular_file',
+        `${args.path} is a directory; list it with glob, e.g. "${args.path}/*".`,
+      );
+    }
+    if (!info.isFile()) return toErrorResult('not_regular_file', `${args.path} is not a regular file.`);
+
+    const mimeType = ATTACHMENT_TYPES[extname(canonical).toLowerCase()];
+    if (mimeType !== undefined) {
+      if (info.size > MAX_ATTACHMENT_BYTES) {
+        return toErrorResult(
+          'too_large',
+          `${args.path} is ${info.size} bytes; attachments are limited to ${MAX_ATTACHMENT_BYTES}.`,
+        );
+      }
+      const data = await readFile(canonical);
+      return {
+        output: `${args.path}: ${mimeType}, ${info.size} bytes (attached).`,
+        attachments: [{ mimeType, path: canonical, size: info.size, data: data.toString('base64') }],
+        meta: { truncated: false },
+      };
+    }
+    if (info.size > MAX_TEXT_FILE_BYTES) {
+      return toErrorResult(
+        'too_large',
+        `${args.path} is ${info.size} bytes, more than read_file's ${MAX_TEXT_FILE_BYTES}. Search it with grep, or read parts with shell_exec (head, sed -n).`,
+      );
+    }
+
+    const handle = await open(canonical, 'r');
+    let content: Buffer;
+    try {
+      content = await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+    if (looksBinary(content.subarray(0, SAMPLE_BYTES))) {
+      return toErrorResult(
+        'binary',
+        `${args.path} looks like a binary file (${info.size} bytes); read_file shows text only.`,
+      );
+    }
+
+    const text = content.toString('utf8');
+    const lines = text.split('\n');
+    if (text.endsWith('\n')) lines.pop();
+    const totalLines = lines.length;
+    const first = args.startLine ?? 1;
+    if (totalLines > 0 && first > totalLines) {
+      return toErrorResult(
+        'invalid_arguments',
+        `startLine ${first} is past the end of ${args.path} (${totalLines} lines).`,
+      );
+    }
+    const last = Math.min(args.endLine ?? totalLines, totalLines);
+
+    // Own truncation: the file itself holds the full text, so nothing is spilled.
+    const shown: string[] = [];
+    let bytes = 0;
+    let lineNumber = first;
+    for (; lineNumber <= last && shown.length < TRUNCATION_LIMITS.maxLines; lineNumber += 1) {
+      const line = (lines[lineNumber - 1] as string).replace(/\r$/, '');
+      const rendered = `${String(lineNumber).padStart(6)}\t${line}`;
+      const size = Buffer.byteLength(rendered) + 1;
+      if (bytes + size > TRUNCATION_LIMITS.maxBytes && shown.length > 0) break;
+      shown.push(
+        size > TRUNCATION_LIMITS.maxBytes ? `${rendered.slice(0, 2_000)}… [line cut at 2,000 characters]` : rendered,
+      );
+      bytes += size;
+    }
+    const truncated = lineNumber <= last;
+    const header = `Content of ${args.path} (${totalLines} lines${
+      first > 1 || last < totalLines ? `, showing ${first}–${truncated ? lineNumber - 1 : last}` : ''
+    }):`;
+    const marker = truncated
+      ? `\n[… cut at line ${lineNumber - 1} of ${totalLines}. Read on with read_file {"path": "${args.path}", "startLine": ${lineNumber}}.]`
+      : '';
+    return { output: `${header}\n${shown.join('\n')}${marker}`, meta: { truncated } };
+  },
+});
