@@ -48,7 +48,23 @@ describe('server ↔ worker link', () => {
 
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
     const workers = await client.rpc.workers.list.query();
-    expect(workers).toMatchObject([{ workerId: worker.workerId, state: 'online', tools: ['echo'] }]);
+    expect(workers).toMatchObject([
+      { workerId: worker.workerId, state: 'online', tools: ['echo', 'read_file', 'write_file', 'edit_file'] },
+    ]);
+
+    // The file tools run for real on the worker's workdir.
+    const written = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'write_file',
+      args: { path: 'notes.txt', content: 'written over the link\n' },
+    });
+    expect(written.output).toContain('Created notes.txt');
+    const read = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'read_file',
+      args: { path: 'notes.txt' },
+    });
+    expect(read.output).toContain('1\twritten over the link');
   });
 
   it('returns invalid-argument failures as results the model can read', async () => {

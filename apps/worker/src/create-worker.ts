@@ -14,7 +14,7 @@ import {
   type WorkerRegistration,
   WorkerRegistrationSchema,
 } from '@molf/protocol';
-import { echoTool } from './tools/echo.ts';
+import { builtinTools } from './tools/builtin-tools.ts';
 import { createPathPolicy } from './tools/resolve-tool-path.ts';
 import { runToolCall } from './tools/run-tool-call.ts';
 import type { ToolHandler } from './tools/tool-handler.ts';
@@ -109,7 +109,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   });
   const instanceId = randomUUID();
   const name = config.name ?? basename(workdir);
-  const handlers = config.tools ?? [echoTool];
+  const handlers = config.tools ?? builtinTools;
   const tools = new Map<string, ToolHandler>(handlers.map((handler) => [handler.definition.name, handler]));
 
   // Checked here, so a bad name or tool list is a clear error at start, not a refused subscription.

@@ -1,5 +1,10 @@
 export { createWorker, type MolfWorker, type WorkerConfig } from './create-worker.ts';
+export { builtinTools } from './tools/builtin-tools.ts';
 export { echoTool } from './tools/echo.ts';
+export { editFileTool } from './tools/edit-file.ts';
+export { readFileTool } from './tools/read-file.ts';
+export { createPathPolicy, type PathPolicy, resolveToolPath } from './tools/resolve-tool-path.ts';
 export { defineToolHandler, type ToolContext, type ToolHandler } from './tools/tool-handler.ts';
+export { writeFileTool } from './tools/write-file.ts';
 export { validateWorkdir } from './validate-workdir.ts';
 export { WORKER_VERSION } from './version.ts';
