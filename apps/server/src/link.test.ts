@@ -49,7 +49,11 @@ describe('server ↔ worker link', () => {
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
     const workers = await client.rpc.workers.list.query();
     expect(workers).toMatchObject([
-      { workerId: worker.workerId, state: 'online', tools: ['echo', 'read_file', 'write_file', 'edit_file'] },
+      {
+        workerId: worker.workerId,
+        state: 'online',
+        tools: ['echo', 'shell_exec', 'read_file', 'write_file', 'edit_file'],
+      },
     ]);
 
     // The file tools run for real on the worker's workdir.
@@ -65,6 +69,12 @@ describe('server ↔ worker link', () => {
       args: { path: 'notes.txt' },
     });
     expect(read.output).toContain('1\twritten over the link');
+    const shell = await server.dispatcher.dispatch({
+      workerId: worker.workerId,
+      toolName: 'shell_exec',
+      args: { command: 'wc -l < notes.txt' },
+    });
+    expect(shell).toMatchObject({ output: '1\n\nexit code: 0', meta: { exitCode: 0 } });
   });
 
   it('returns invalid-argument failures as results the model can read', async () => {

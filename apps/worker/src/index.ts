@@ -4,6 +4,7 @@ export { echoTool } from './tools/echo.ts';
 export { editFileTool } from './tools/edit-file.ts';
 export { readFileTool } from './tools/read-file.ts';
 export { createPathPolicy, type PathPolicy, resolveToolPath } from './tools/resolve-tool-path.ts';
+export { shellExecTool } from './tools/shell-exec.ts';
 export { defineToolHandler, type ToolContext, type ToolHandler } from './tools/tool-handler.ts';
 export { writeFileTool } from './tools/write-file.ts';
 export { validateWorkdir } from './validate-workdir.ts';

@@ -48,7 +48,9 @@ export async function runToolCall(options: {
       logger: options.logger,
     });
     const reason: unknown = controller.signal.reason;
-    if (controller.signal.aborted && reason instanceof MolfError && reason.code === 'timeout') {
+    // A tool that reported its own timeout (with partial output) keeps its result.
+    const timedOut = controller.signal.aborted && reason instanceof MolfError && reason.code === 'timeout';
+    if (timedOut && result.meta?.errorKind === undefined) {
       return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
     }
     // The safety net: a tool that handles its own truncation says so in meta.truncated.

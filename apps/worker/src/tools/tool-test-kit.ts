@@ -11,22 +11,29 @@ import type { ToolHandler } from './tool-handler.ts';
  * validation; removed on dispose.
  */
 export async function createToolSandbox(): Promise<
-  AsyncDisposable & { workdir: string; run: (tool: ToolHandler, args: unknown) => Promise<ToolResult> }
+  AsyncDisposable & {
+    workdir: string;
+    run: (
+      tool: ToolHandler,
+      args: unknown,
+      options?: { signal?: AbortSignal; toolCallId?: string },
+    ) => Promise<ToolResult>;
+  }
 > {
   const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-tool-')));
   const paths = await createPathPolicy({ workdir });
   let calls = 0;
   return {
     workdir,
-    async run(tool, args) {
+    async run(tool, args, options = {}) {
       const parsed = tool.definition.args.safeParse(args);
       if (!parsed.success) throw new Error(`test sent invalid arguments: ${parsed.error.message}`);
       calls += 1;
       return tool.run(parsed.data, {
-        toolCallId: `test_${calls}` as ToolCallId,
+        toolCallId: (options.toolCallId ?? `test_${calls}`) as ToolCallId,
         workdir,
         paths,
-        signal: new AbortController().signal,
+        signal: options.signal ?? new AbortController().signal,
         logger: createSilentLogger(),
       });
     },
