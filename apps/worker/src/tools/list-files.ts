@@ -1,0 +1,68 @@
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
+import { glob } from 'tinyglobby';
+
+/** Runs `task` over `items` with at most `limit` at a time; results in input order. */
+export async function mapWithLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index] as T);
+    }
+  });
+  await Promise.all(workers);
+  return results;
+}
+
+async function loadIgnore(file: string): Promise<Ignore | undefined> {
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : ignore().add(text);
+}
+
+/**
+ * Files under `root` matching `patterns` (tinyglobby), dotfiles included, never inside `.git`,
+ * minus what .gitignore files ignore: the ones in `root` and below, and the ones in its ancestors
+ * up to `workdir`. Paths are absolute.
+ */
+export async function listFiles(options: { root: string; workdir: string; patterns: string[] }): Promise<string[]> {
+  const [matches, nestedIgnores] = await Promise.all([
+    glob(options.patterns, {
+      cwd: options.root,
+      dot: true,
+      onlyFiles: true,
+      absolute: true,
+      followSymbolicLinks: false,
+      ignore: ['**/.git/**'],
+      expandDirectories: false,
+    }),
+    glob(['**/.gitignore'], { cwd: options.root, dot: true, absolute: true, ignore: ['**/.git/**'] }),
+  ]);
+  const ignoreFiles = new Set(nestedIgnores);
+  for (let dir = options.root; ; dir = dirname(dir)) {
+    ignoreFiles.add(join(dir, '.gitignore'));
+    if (dir === options.workdir || dirname(dir) === dir || relative(options.workdir, dir).startsWith('..')) break;
+  }
+  const rules = (
+    await Promise.all([...ignoreFiles].map(async (file) => ({ dir: dirname(file), rules: await loadIgnore(file) })))
+  ).filter((entry): entry is { dir: string; rules: Ignore } => entry.rules !== undefined);
+  if (rules.length === 0) return matches;
+  return matches.filter(
+    (file) =>
+      !rules.some(({ dir, rules: ruleSet }) => {
+        if (!file.startsWith(dir + sep)) return false;
+        return ruleSet.ignores(relative(dir, file).split(sep).join('/'));
+      }),
+  );
+}
+
+/** Modification times of `files`, stat'ed 64 at a time; a file that vanished meanwhile gets 0. */
+export function modificationTimes(files: readonly string[]): Promise<number[]> {
+  return mapWithLimit(files, 64, async (file) => (await stat(file).catch(() => undefined))?.mtimeMs ?? 0);
+}
