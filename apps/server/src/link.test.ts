@@ -52,7 +52,7 @@ describe('server ↔ worker link', () => {
       {
         workerId: worker.workerId,
         state: 'online',
-        tools: ['echo', 'shell_exec', 'read_file', 'write_file', 'edit_file', 'glob'],
+        tools: ['echo', 'shell_exec', 'read_file', 'write_file', 'edit_file', 'glob', 'grep'],
       },
     ]);
 

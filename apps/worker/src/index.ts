@@ -3,6 +3,7 @@ export { builtinTools } from './tools/builtin-tools.ts';
 export { echoTool } from './tools/echo.ts';
 export { editFileTool } from './tools/edit-file.ts';
 export { globTool } from './tools/glob-files.ts';
+export { createGrepTool, grepTool } from './tools/grep-files.ts';
 export { readFileTool } from './tools/read-file.ts';
 export { createPathPolicy, type PathPolicy, resolveToolPath } from './tools/resolve-tool-path.ts';
 export { shellExecTool } from './tools/shell-exec.ts';

@@ -1,0 +1,186 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { delimiter, join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
+import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
+import { listFiles, modificationTimes } from './list-files.ts';
+import { looksBinary } from './read-file.ts';
+import { type PathPolicy, resolveToolPath } from './resolve-tool-path.ts';
+import { defineToolHandler, type ToolHandler } from './tool-handler.ts';
+
+/** Most matches grep returns (as in the reference: 100); the search stops once it has them. */
+export const GREP_MAX_MATCHES = 100;
+/** Longest line shown; longer ones are cut (as in the reference: 500 characters). */
+export const GREP_MAX_LINE_CHARS = 500;
+/** Files larger than this are skipped by the JavaScript engine: 20 MiB. */
+const JS_MAX_FILE_BYTES = 20 * 1024 * 1024;
+
+type Match = { file: string; line: number; text: string };
+type Search = { matches: Match[]; capped: boolean } | { error: ToolResult };
+
+/** ripgrep on PATH, looked up once. */
+let ripgrepPath: string | null | undefined;
+export function findRipgrep(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (ripgrepPath === undefined) {
+    ripgrepPath = null;
+    for (const dir of (env.PATH ?? '').split(delimiter)) {
+      if (dir === '') continue;
+      try {
+        accessSync(join(dir, 'rg'), constants.X_OK);
+        ripgrepPath = join(dir, 'rg');
+        break;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return ripgrepPath ?? undefined;
+}
+
+/** ripgrep, read line by line and stopped once the cap is reached. */
+function searchWithRipgrep(options: {
+  rg: string;
+  pattern: string;
+  target: string;
+  include: string | undefined;
+  signal: AbortSignal;
+}): Promise<Search> {
+  // -e: a pattern starting with "-" is never a flag. --no-config: the user's rg config can't
+  // change the output. --null separates the path, which may contain ':'.
+  const args = ['--no-config', '--line-number', '--with-filename', '--no-heading', '--color=never', '--null'];
+  // Hidden files yes, .git no; .gitignore honoured in any directory, as the JavaScript engine does.
+  args.push('--hidden', '--glob', '!.git', '--no-require-git');
+  if (options.include !== undefined) args.push('--glob', options.include);
+  args.push('-e', options.pattern, '--', options.target);
+  return new Promise((resolve) => {
+    const child = spawn(options.rg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const matches: Match[] = [];
+    let capped = false;
+    let stderr = '';
+    const stop = () => child.kill('SIGTERM');
+    options.signal.addEventListener('abort', stop, { once: true });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4_096) stderr += chunk.toString();
+    });
+    const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on('line', (raw) => {
+      if (capped) return;
+      const nul = raw.indexOf('\0');
+      const colon = raw.indexOf(':', nul + 1);
+      if (nul === -1 || colon === -1) return;
+      matches.push({ file: raw.slice(0, nul), line: Number(raw.slice(nul + 1, colon)), text: raw.slice(colon + 1) });
+      if (matches.length >= GREP_MAX_MATCHES) {
+        capped = true;
+        lines.close();
+        stop();
+      }
+    });
+    child.on('close', (code) => {
+      options.signal.removeEventListener('abort', stop);
+      if (capped || code === 0 || code === 1) {
+        resolve({ matches, capped });
+      } else if (options.signal.aborted) {
+        resolve({ error: toErrorResult('cancelled', 'grep was stopped.') });
+      } else {
+        resolve({
+          error: toErrorResult(
+            'invalid_arguments',
+            `grep failed: ${stderr.trim() || `ripgrep exited with ${code}`}. Check the pattern (Rust regex syntax).`,
+          ),
+        });
+      }
+    });
+  });
+}
+
+/** The same search in JavaScript, for machines without ripgrep. */
+async function searchWithJavaScript(options: {
+  pattern: string;
+  target: string;
+  isDirectory: boolean;
+  include: string | undefined;
+  paths: PathPolicy;
+  signal: AbortSignal;
+}): Promise<Search> {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(options.pattern, 'u');
+  } catch (error) {
+    return { error: toErrorResult('invalid_arguments', `Invalid pattern: ${(error as Error).message}.`) };
+  }
+  const include =
+    options.include === undefined ? '**/*' : options.include.includes('/') ? options.include : `**/${options.include}`;
+  const files = options.isDirectory
+    ? (await listFiles({ root: options.target, workdir: options.paths.workdir, patterns: [include] })).sort()
+    : [options.target];
+  const matches: Match[] = [];
+  for (const file of files) {
+    if (options.signal.aborted) return { error: toErrorResult('cancelled', 'grep was stopped.') };
+    const info = await stat(file).catch(() => undefined);
+    if (info === undefined || info.size > JS_MAX_FILE_BYTES) continue;
+    const content = await readFile(file).catch(() => undefined);
+    if (content === undefined || looksBinary(content.subarray(0, 8 * 1024))) continue;
+    const lines = content.toString('utf8').split('\n');
+    for (const [index, line] of lines.entries()) {
+      const text = line.endsWith('\r') ? line.slice(0, -1) : line;
+      if (index === lines.length - 1 && text === '') break;
+      if (!regex.test(text)) continue;
+      matches.push({ file, line: index + 1, text });
+      if (matches.length >= GREP_MAX_MATCHES) return { matches, capped: true };
+    }
+  }
+  return { matches, capped: false };
+}
+
+export type GrepEngine = 'auto' | 'ripgrep' | 'javascript';
+
+/** The grep tool; `engine` picks ripgrep (when on PATH) or the JavaScript fallback. */
+export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
+  return defineToolHandler({
+    definition: toolDefinitions.grep,
+    async run(args, { paths, signal }) {
+      const resolved = await resolveToolPath(paths, args.path ?? '.');
+      if (!resolved.ok) return resolved.error;
+      const target = resolved.value.canonical;
+      const info = await stat(target).catch(() => undefined);
+      if (info === undefined) return toErrorResult('not_found', `No file or directory at ${args.path}.`);
+
+      const rg = engine === 'javascript' ? undefined : findRipgrep();
+      if (engine === 'ripgrep' && rg === undefined) return toErrorResult('internal', 'ripgrep is not on PATH.');
+      const search =
+        rg === undefined
+          ? await searchWithJavaScript({
+              pattern: args.pattern,
+              target,
+              isDirectory: info.isDirectory(),
+              include: args.include,
+              paths,
+              signal,
+            })
+          : await searchWithRipgrep({ rg, pattern: args.pattern, target, include: args.include, signal });
+      if ('error' in search) return search.error;
+      if (search.matches.length === 0) return { output: `No matches for ${args.pattern}.`, meta: { truncated: false } };
+
+      // Newest files first, then by path and line, over the matches found.
+      const files = [...new Set(search.matches.map((match) => match.file))];
+      const times = new Map(files.map((file, index) => [file, index]));
+      const mtimes = await modificationTimes(files);
+      const mtimeOf = (file: string) => mtimes[times.get(file) as number] as number;
+      const sorted = [...search.matches].sort(
+        (a, b) => mtimeOf(b.file) - mtimeOf(a.file) || a.file.localeCompare(b.file) || a.line - b.line,
+      );
+      const lines = sorted.map((match) => {
+        const text =
+          match.text.length > GREP_MAX_LINE_CHARS ? `${match.text.slice(0, GREP_MAX_LINE_CHARS)}…` : match.text;
+        return `${relative(paths.workdir, match.file)}:${match.line}: ${text}`;
+      });
+      const note = search.capped
+        ? `\n[Stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern, the path or include to see others.]`
+        : '';
+      return { output: `${lines.join('\n')}${note}`, meta: { truncated: search.capped } };
+    },
+  });
+}
+
+export const grepTool = createGrepTool();
