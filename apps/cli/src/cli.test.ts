@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,29 @@ describe('molf CLI', () => {
     const result = await execa(launcher, ['workers', '--help'], { cwd: tmpdir(), reject: false });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('Usage: molf workers');
+  });
+
+  it('molf tool runs a built-in tool in-process and prints its result', async () => {
+    const env = await isolatedEnv();
+    const workdir = await tempDir();
+    await writeFile(join(workdir, 'notes.txt'), 'one\ntwo\n');
+    const read = await molf(['tool', 'read_file', '{"path": "notes.txt", "startLine": 2}', '--workdir', workdir], {
+      env,
+    });
+    expect(read.exitCode).toBe(0);
+    expect(read.stdout).toBe('Content of notes.txt (2 lines, showing 2–2):\n     2\ttwo');
+
+    const shell = await molf(['tool', 'shell_exec', '{"command": "exit 4"}', '--json'], { env, cwd: workdir });
+    expect(JSON.parse(shell.stdout)).toEqual({ output: 'exit code: 4', meta: { exitCode: 4, truncated: false } });
+    expect(shell.exitCode).toBe(0);
+
+    const escape = await molf(['tool', 'read_file', '{"path": "../x"}', '--workdir', workdir], { env });
+    expect(escape.exitCode).toBe(1);
+    expect(escape.stderr).toContain('read_file failed (workdir_escape)');
+
+    const badJson = await molf(['tool', 'read_file', '{path'], { env, cwd: workdir });
+    expect(badJson.exitCode).toBe(1);
+    expect(badJson.stderr).toContain('the arguments are not valid JSON');
   });
 
   it('molf up starts a server and a worker, /healthz answers, molf workers shows it online, Ctrl-C stops both', async () => {

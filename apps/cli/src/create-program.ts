@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerServerCommand } from './commands/server.ts';
 import { registerTokenCommand } from './commands/token.ts';
+import { registerToolCommand } from './commands/tool.ts';
 import { registerUpCommand } from './commands/up.ts';
 import { registerWorkerCommand } from './commands/worker.ts';
 import { registerWorkersCommand } from './commands/workers.ts';
@@ -21,5 +22,6 @@ export function createProgram(): Command {
   registerWorkerCommand(program);
   registerWorkersCommand(program);
   registerTokenCommand(program);
+  registerToolCommand(program);
   return program;
 }

@@ -126,7 +126,7 @@ export const readFileTool = defineToolHandler({
       bytes += size;
     }
     const truncated = lineNumber <= last;
-    const header = `Content of ${args.path} (${totalLines} lines${
+    const header = `Content of ${args.path} (${totalLines} line${totalLines === 1 ? '' : 's'}${
       first > 1 || last < totalLines ? `, showing ${first}–${truncated ? lineNumber - 1 : last}` : ''
     }):`;
     const marker = truncated

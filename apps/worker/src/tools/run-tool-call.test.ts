@@ -1,7 +1,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger } from '@molf/logging';
+import { Writable } from 'node:stream';
+import { createLogger, createSilentLogger } from '@molf/logging';
 import { type Job, type ToolCallId, type ToolResult, toolDefinitions } from '@molf/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runToolCall } from './run-tool-call.ts';
@@ -48,6 +49,40 @@ describe('runToolCall', () => {
   it('keeps the tool’s own meta beside the truncation fields', async () => {
     const result = await run(toolReturning({ output: manyLines, meta: { exitCode: 3 } }));
     expect(result.meta).toMatchObject({ exitCode: 3, truncated: true });
+  });
+
+  it('logs one audit line per call with tool, subject, outcome, duration and bytes', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = await createLogger({
+      name: 'worker',
+      destination: new Writable({
+        write(chunk, _encoding, callback) {
+          lines.push(JSON.parse(String(chunk)));
+          callback();
+        },
+      }),
+    });
+    await runToolCall({
+      job: {
+        toolCallId: 'call_a' as ToolCallId,
+        toolName: 'read_file',
+        args: { path: 'src/a.ts' },
+        timeoutMs: 5_000,
+      },
+      tools: new Map([
+        [
+          'read_file',
+          defineToolHandler({ definition: toolDefinitions.read_file, run: async () => ({ output: 'hello' }) }),
+        ],
+      ]),
+      paths: { workdir, extraRoots: [] },
+      controller: new AbortController(),
+      logger,
+    });
+    expect(lines).toMatchObject([
+      { msg: 'tool call', tool: 'read_file', subject: 'src/a.ts', outcome: 'ok', bytes: 5, truncated: false },
+    ]);
+    expect(typeof lines[0]?.durationMs).toBe('number');
   });
 
   it('explains invalid arguments to the model', async () => {

@@ -9,14 +9,41 @@ import { truncateAndStore } from './truncate-output.ts';
  * Runs one job: finds the tool, validates its arguments, enforces its timeout. Every outcome is
  * a result; nothing is thrown, because a failed tool call is something the model reads.
  */
-export async function runToolCall(options: {
+type RunOptions = {
   job: Job;
   tools: ReadonlyMap<string, ToolHandler>;
   paths: PathPolicy;
   /** Aborted by a cancel; the call's timeout aborts it too. */
   controller: AbortController;
   logger: Logger;
-}): Promise<ToolResult> {
+};
+
+/** What a call acted on, for the audit line: its path, command or pattern, cut to 200 characters. */
+function subjectOf(args: Record<string, unknown>): string | undefined {
+  const subject = [args.path, args.command, args.pattern].find((value) => typeof value === 'string');
+  return typeof subject === 'string' ? subject.slice(0, 200) : undefined;
+}
+
+/** Runs one call and logs one structured audit line for it: tool, subject, outcome, duration, bytes. */
+export async function runToolCall(options: RunOptions): Promise<ToolResult> {
+  const started = performance.now();
+  const result = await executeToolCall(options);
+  options.logger.info(
+    {
+      toolCallId: options.job.toolCallId,
+      tool: options.job.toolName,
+      subject: subjectOf(options.job.args),
+      outcome: result.error === undefined ? 'ok' : (result.meta?.errorKind ?? 'error'),
+      durationMs: Math.round(performance.now() - started),
+      bytes: Buffer.byteLength(result.output),
+      truncated: result.meta?.truncated === true,
+    },
+    'tool call',
+  );
+  return result;
+}
+
+async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   const { job, tools } = options;
   const handler = tools.get(job.toolName);
   if (handler === undefined) {

@@ -117,7 +117,8 @@ export const shellExecTool = defineToolHandler({
     if (captured.fileError !== undefined) {
       logger.warn({ err: captured.fileError, toolCallId }, 'could not save the full shell output');
     }
-    output = `${output.replace(/\n+$/, '')}\n\nexit code: ${exitCode}`;
+    const body = output.replace(/\n+$/, '');
+    output = body === '' ? `exit code: ${exitCode}` : `${body}\n\nexit code: ${exitCode}`;
     const meta = {
       exitCode,
       truncated: !captured.fits,
