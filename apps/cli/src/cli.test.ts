@@ -99,9 +99,9 @@ describe('molf CLI', () => {
     expect(JSON.parse(shell.stdout)).toEqual({ output: 'exit code: 4', meta: { exitCode: 4, truncated: false } });
     expect(shell.exitCode).toBe(0);
 
-    const escape = await molf(['tool', 'read_file', '{"path": "../x"}', '--workdir', workdir], { env });
-    expect(escape.exitCode).toBe(1);
-    expect(escape.stderr).toContain('read_file failed (workdir_escape)');
+    const escaped = await molf(['tool', 'read_file', '{"path": "../x"}', '--workdir', workdir], { env });
+    expect(escaped.exitCode).toBe(1);
+    expect(escaped.stderr).toContain('read_file failed (workdir_escape)');
 
     const badJson = await molf(['tool', 'read_file', '{path'], { env, cwd: workdir });
     expect(badJson.exitCode).toBe(1);
