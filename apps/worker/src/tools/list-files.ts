@@ -1,6 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
 
 /** Runs `task` over `items` with at most `limit` at a time; results in input order. */
@@ -32,18 +33,25 @@ async function loadIgnore(file: string): Promise<Ignore | undefined> {
  * up to `workdir`. Paths are absolute.
  */
 export async function listFiles(options: { root: string; workdir: string; patterns: string[] }): Promise<string[]> {
-  const [matches, nestedIgnores] = await Promise.all([
-    glob(options.patterns, {
-      cwd: options.root,
-      dot: true,
-      onlyFiles: true,
-      absolute: true,
-      followSymbolicLinks: false,
-      ignore: ['**/.git/**'],
-      expandDirectories: false,
-    }),
-    glob(['**/.gitignore'], { cwd: options.root, dot: true, absolute: true, ignore: ['**/.git/**'] }),
-  ]);
+  // One walk for both the matches and the .gitignore files: walking is the whole cost here.
+  const found = await glob([...options.patterns, '**/.gitignore'], {
+    cwd: options.root,
+    dot: true,
+    onlyFiles: true,
+    absolute: true,
+    followSymbolicLinks: false,
+    ignore: ['**/.git/**'],
+    expandDirectories: false,
+  });
+  const nestedIgnores = found.filter((file) => basename(file) === '.gitignore');
+  // A .gitignore is a match only if the caller's patterns match it too.
+  const isRequested = picomatch(options.patterns, { dot: true });
+  const matches =
+    nestedIgnores.length === 0
+      ? found
+      : found.filter(
+          (file) => basename(file) !== '.gitignore' || isRequested(relative(options.root, file).split(sep).join('/')),
+        );
   const ignoreFiles = new Set(nestedIgnores);
   for (let dir = options.root; ; dir = dirname(dir)) {
     ignoreFiles.add(join(dir, '.gitignore'));

@@ -1,0 +1,18 @@
+/**
+ * `pnpm bench`: the link benchmark, then the tools benchmark, each in its own process (so one's
+ * sockets and timers can't skew the other), with the same flags (--quick, --json, --rounds N).
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const benches = ['link-bench.ts', 'tools-bench.ts'];
+let failed = false;
+for (const bench of benches) {
+  const script = fileURLToPath(new URL(`./${bench}`, import.meta.url));
+  const result = spawnSync(process.execPath, [script, ...process.argv.slice(2)], { stdio: 'inherit' });
+  if (result.status !== 0) {
+    process.stderr.write(`${bench} failed (exit ${result.status ?? result.signal})\n`);
+    failed = true;
+  }
+}
+process.exit(failed ? 1 : 0);
