@@ -25,7 +25,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
-import { createPathPolicy, globTool, grepTool, type ToolHandler } from '@molf/worker';
+import { createPathPolicy, createReadTracker, globTool, grepTool, type ToolHandler } from '@molf/worker';
 import { glob } from 'tinyglobby';
 
 const { values: flags } = parseArgs({
@@ -108,12 +108,15 @@ function ripgrep(args: string[], firstLines?: number): Promise<number> {
 async function main(): Promise<void> {
   const root = await ensureTree();
   const paths = await createPathPolicy({ workdir: root });
+  const reads = createReadTracker();
   let calls = 0;
   const runTool = async (tool: ToolHandler, args: Record<string, unknown>) => {
     const result = await tool.run(args, {
       toolCallId: `bench_${calls++}` as ToolCallId,
       workdir: root,
       paths,
+      sessionId: undefined,
+      reads,
       signal: new AbortController().signal,
       logger: createSilentLogger(),
     });

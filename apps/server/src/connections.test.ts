@@ -89,9 +89,16 @@ describe('connections', () => {
     const registration = createTestRegistration(['shell_exec']);
     await using client = createMolfClient({ url: server.url, token: TEST_WORKER_TOKEN });
     const timeouts: number[] = [];
+    const sessions: Array<string | undefined> = [];
     client.rpc.worker.jobs.subscribe(
       { registration },
-      { onData: ({ data }) => data.type === 'call' && timeouts.push(data.job.timeoutMs) },
+      {
+        onData: ({ data }) => {
+          if (data.type !== 'call') return;
+          timeouts.push(data.job.timeoutMs);
+          sessions.push(data.job.sessionId);
+        },
+      },
     );
     await waitFor(() => server.registry.get(registration.workerId)?.state === 'online', { what: 'registration' });
 
@@ -100,10 +107,12 @@ describe('connections', () => {
       workerId: registration.workerId,
       toolName: 'shell_exec',
       args: { command: 'sleep 300', timeout: 300_000 },
+      sessionId: 'session-1',
       signal: controller.signal,
     });
     await waitFor(() => timeouts.length === 1, { what: 'the call' });
     expect(timeouts).toEqual([300_000]);
+    expect(sessions).toEqual(['session-1']);
     controller.abort();
     expect((await pending).meta?.errorKind).toBe('cancelled');
   });

@@ -15,6 +15,7 @@ import {
   WorkerRegistrationSchema,
 } from '@molf/protocol';
 import { builtinTools } from './tools/builtin-tools.ts';
+import { createReadTracker } from './tools/read-tracker.ts';
 import { createPathPolicy } from './tools/resolve-tool-path.ts';
 import { runToolCall } from './tools/run-tool-call.ts';
 import type { ToolHandler } from './tools/tool-handler.ts';
@@ -41,6 +42,8 @@ export type WorkerConfig = {
   tools?: ToolHandler[];
   /** Directories outside the workdir that tools may also use (relative ones against the workdir). Default none. */
   extraRoots?: string[];
+  /** Refuse write_file/edit_file on an existing file the session has not read. Default false. */
+  requireReadBeforeWrite?: boolean;
   /**
    * A result larger than this, serialised, is replaced by a `too_large` failure, so it can never
    * exceed the server's message limit (128 MiB). Default 96 MiB.
@@ -103,6 +106,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const logger = config.logger ?? createSilentLogger();
   const workdir = await validateWorkdir(config.workdir);
   const workerId = await loadWorkerIdentity({ workdir, logger });
+  const reads = createReadTracker({ requireRead: config.requireReadBeforeWrite === true });
   const paths = await createPathPolicy({
     workdir,
     ...(config.extraRoots === undefined ? {} : { extraRoots: config.extraRoots }),
@@ -257,7 +261,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     const controller = new AbortController();
     running.set(job.toolCallId, controller);
     logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
-    void runToolCall({ job, tools, paths, controller, logger }).then((result) => {
+    void runToolCall({ job, tools, paths, reads, controller, logger }).then((result) => {
       running.delete(job.toolCallId);
       keepResult(job.toolCallId, result);
       deliver(job.toolCallId);

@@ -12,6 +12,8 @@ export const ToolErrorKindSchema = z.enum([
   'no_match',
   'multiple_matches',
   'already_exists',
+  'stale_file',
+  'read_required',
   'timeout',
   'cancelled',
   'tool_not_found',

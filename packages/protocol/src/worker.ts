@@ -33,6 +33,8 @@ export const JobSchema = z.object({
   args: z.record(z.string(), z.unknown()),
   /** The call's own deadline; the worker aborts the tool when it passes. */
   timeoutMs: z.number().int().positive(),
+  /** The session the call belongs to, for per-session state on the worker (e.g. which files were read). */
+  sessionId: z.string().min(1).max(128).optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
 import { MolfError, resolveCallTimeout, type ToolCallId } from '@molf/protocol';
-import { builtinTools, createPathPolicy, runToolCall, validateWorkdir } from '@molf/worker';
+import { builtinTools, createPathPolicy, createReadTracker, runToolCall, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 
 type ToolOptions = { workdir: string; json?: boolean };
@@ -50,6 +50,7 @@ async function runTool(name: string, rawArgs: string, options: ToolOptions): Pro
     },
     tools: new Map([[name, handler]]),
     paths,
+    reads: createReadTracker(),
     controller,
     logger: createSilentLogger(),
   });

@@ -11,6 +11,7 @@ type WorkerOptions = {
   token?: string;
   workdir: string;
   name?: string;
+  requireReadBeforeWrite?: boolean;
   logLevel: LogLevel;
 };
 
@@ -24,6 +25,7 @@ export function registerWorkerCommand(program: Command): void {
       new Option('--workdir <dir>', 'project directory the tools run in').default(process.cwd(), 'current directory'),
     )
     .addOption(new Option('--name <name>', 'label shown to clients (default: the workdir name)'))
+    .option('--require-read-before-write', 'refuse write_file/edit_file on an existing file the session has not read')
     .addOption(logLevelOption())
     .action(runWorker);
 }
@@ -48,6 +50,7 @@ async function runWorker(options: WorkerOptions): Promise<void> {
     token: options.token,
     workdir,
     ...(options.name === undefined ? {} : { name: options.name }),
+    requireReadBeforeWrite: options.requireReadBeforeWrite === true,
     logger,
   });
   onShutdownSignal(async () => {

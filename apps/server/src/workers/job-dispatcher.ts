@@ -28,6 +28,8 @@ export type DispatchOptions = {
   toolCallId?: ToolCallId;
   /** Aborting cancels the call on the worker. */
   signal?: AbortSignal;
+  /** The session the call belongs to; the worker keeps per-session state (files read) by it. */
+  sessionId?: string;
 };
 
 type Pending = {
@@ -137,7 +139,7 @@ export function createJobDispatcher(options: {
   }
 
   return {
-    dispatch({ workerId, toolName, args, signal, toolCallId = randomUUID() as ToolCallId, ...rest }) {
+    dispatch({ workerId, toolName, args, signal, sessionId, toolCallId = randomUUID() as ToolCallId, ...rest }) {
       const timeoutMs = rest.timeoutMs ?? resolveCallTimeout(toolName, args);
       const registration = registry.registration(workerId);
       if (registration === undefined) {
@@ -194,7 +196,10 @@ export function createJobDispatcher(options: {
           cleanup: () => signal?.removeEventListener('abort', onAbort),
         };
         box.pending.set(toolCallId, pending);
-        pending.entry = box.queue.append(toolCallId, { type: 'call', job: { toolCallId, toolName, args, timeoutMs } });
+        pending.entry = box.queue.append(toolCallId, {
+          type: 'call',
+          job: { toolCallId, toolName, args, timeoutMs, ...(sessionId === undefined ? {} : { sessionId }) },
+        });
       });
     },
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
 import { inspectTarget } from './file-target.ts';
@@ -71,7 +71,7 @@ export function applyEdit(
 
 export const editFileTool = defineToolHandler({
   definition: toolDefinitions.edit_file,
-  async run(args, { paths }) {
+  async run(args, { paths, reads, sessionId }) {
     const resolved = await resolveToolPath(paths, args.path);
     if (!resolved.ok) return resolved.error;
     const { canonical } = resolved.value;
@@ -80,6 +80,8 @@ export const editFileTool = defineToolHandler({
     if (target.value === undefined) {
       return toErrorResult('not_found', `No file at ${args.path}; create it with write_file.`);
     }
+    const refused = reads.checkBeforeChange(sessionId, canonical, args.path, target.value);
+    if (refused !== undefined) return refused;
     const content = await readFile(canonical);
     if (looksBinary(content.subarray(0, 8 * 1024))) {
       return toErrorResult('binary', `${args.path} looks like a binary file; edit_file changes text only.`);
@@ -102,6 +104,7 @@ export const editFileTool = defineToolHandler({
       counts.push(applied.value.count);
     }
     await writeFileAtomic(canonical, text);
+    reads.remember(sessionId, canonical, await stat(canonical));
     const total = counts.reduce((sum, count) => sum + count, 0);
     return {
       output: `Edited ${args.path}: ${total} replacement${total === 1 ? '' : 's'}${

@@ -33,7 +33,7 @@ export function looksBinary(sample: Buffer): boolean {
 
 export const readFileTool = defineToolHandler({
   definition: toolDefinitions.read_file,
-  async run(args, { paths }) {
+  async run(args, { paths, reads, sessionId }) {
     if (args.startLine !== undefined && args.endLine !== undefined && args.endLine < args.startLine) {
       return toErrorResult(
         'invalid_arguments',
@@ -98,6 +98,8 @@ export const readFileTool = defineToolHandler({
       );
     }
 
+    // The session has now seen this version: an edit can be checked against it.
+    reads.remember(sessionId, canonical, info);
     const text = content.toString('utf8');
     const lines = text.split('\n');
     if (text.endsWith('\n')) lines.pop();

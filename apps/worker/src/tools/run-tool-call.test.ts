@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { createLogger, createSilentLogger } from '@molf/logging';
 import { type Job, type ToolCallId, type ToolResult, toolDefinitions } from '@molf/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createReadTracker } from './read-tracker.ts';
 import { runToolCall } from './run-tool-call.ts';
 import { defineToolHandler, type ToolHandler } from './tool-handler.ts';
 
@@ -25,6 +26,7 @@ function run(handler: ToolHandler, job: Partial<Job> = {}) {
     job: { toolCallId: 'call_x' as ToolCallId, toolName: 'echo', args: { text: '' }, timeoutMs: 5_000, ...job },
     tools: new Map([['echo', handler]]),
     paths: { workdir, extraRoots: [] },
+    reads: createReadTracker(),
     controller: new AbortController(),
     logger: createSilentLogger(),
   });
@@ -76,6 +78,7 @@ describe('runToolCall', () => {
         ],
       ]),
       paths: { workdir, extraRoots: [] },
+      reads: createReadTracker(),
       controller: new AbortController(),
       logger,
     });

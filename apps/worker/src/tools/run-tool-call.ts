@@ -1,6 +1,7 @@
 import type { Logger } from '@molf/logging';
 import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
+import type { ReadTracker } from './read-tracker.ts';
 import type { PathPolicy } from './resolve-tool-path.ts';
 import type { ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
@@ -13,6 +14,7 @@ type RunOptions = {
   job: Job;
   tools: ReadonlyMap<string, ToolHandler>;
   paths: PathPolicy;
+  reads: ReadTracker;
   /** Aborted by a cancel; the call's timeout aborts it too. */
   controller: AbortController;
   logger: Logger;
@@ -71,6 +73,8 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
       toolCallId: job.toolCallId,
       workdir: options.paths.workdir,
       paths: options.paths,
+      sessionId: job.sessionId,
+      reads: options.reads,
       signal: controller.signal,
       logger: options.logger,
     });

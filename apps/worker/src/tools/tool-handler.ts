@@ -1,6 +1,7 @@
 import type { Logger } from '@molf/logging';
 import type { ToolCallId, ToolDefinition, ToolResult } from '@molf/protocol';
 import type { z } from 'zod';
+import type { ReadTracker } from './read-tracker.ts';
 import type { PathPolicy } from './resolve-tool-path.ts';
 
 export type ToolContext = {
@@ -8,6 +9,10 @@ export type ToolContext = {
   workdir: string;
   /** Where paths may lead; resolve every path argument with resolveToolPath(paths, …). */
   paths: PathPolicy;
+  /** The session the call belongs to, if the server said. */
+  sessionId: string | undefined;
+  /** Which versions of which files each session has seen. */
+  reads: ReadTracker;
   /** Aborted on cancel or when the call's timeout passes. */
   signal: AbortSignal;
   logger: Logger;

@@ -3,37 +3,39 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId, ToolResult } from '@molf/protocol';
+import { createReadTracker } from './read-tracker.ts';
 import { createPathPolicy } from './resolve-tool-path.ts';
 import type { ToolHandler } from './tool-handler.ts';
 
+type RunOptions = { signal?: AbortSignal; toolCallId?: string; sessionId?: string };
+
 /**
- * A temp workdir (canonical) and a way to run a tool in it exactly as the worker would, with
- * validation; removed on dispose.
+ * A temp workdir (canonical) and a way to run a tool in it as the worker would, with argument
+ * validation and one read tracker for the box; removed on dispose.
  */
-export async function createToolSandbox(): Promise<
+export async function createToolSandbox(options: { requireRead?: boolean } = {}): Promise<
   AsyncDisposable & {
     workdir: string;
-    run: (
-      tool: ToolHandler,
-      args: unknown,
-      options?: { signal?: AbortSignal; toolCallId?: string },
-    ) => Promise<ToolResult>;
+    run: (tool: ToolHandler, args: unknown, options?: RunOptions) => Promise<ToolResult>;
   }
 > {
   const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-tool-')));
   const paths = await createPathPolicy({ workdir });
+  const reads = createReadTracker(options);
   let calls = 0;
   return {
     workdir,
-    async run(tool, args, options = {}) {
+    async run(tool, args, runOptions = {}) {
       const parsed = tool.definition.args.safeParse(args);
       if (!parsed.success) throw new Error(`test sent invalid arguments: ${parsed.error.message}`);
       calls += 1;
       return tool.run(parsed.data, {
-        toolCallId: (options.toolCallId ?? `test_${calls}`) as ToolCallId,
+        toolCallId: (runOptions.toolCallId ?? `test_${calls}`) as ToolCallId,
         workdir,
         paths,
-        signal: options.signal ?? new AbortController().signal,
+        sessionId: runOptions.sessionId,
+        reads,
+        signal: runOptions.signal ?? new AbortController().signal,
         logger: createSilentLogger(),
       });
     },

@@ -8,7 +8,7 @@ import { defineToolHandler } from './tool-handler.ts';
 
 export const writeFileTool = defineToolHandler({
   definition: toolDefinitions.write_file,
-  async run(args, { paths }) {
+  async run(args, { paths, reads, sessionId }) {
     const resolved = await resolveToolPath(paths, args.path);
     if (!resolved.ok) return resolved.error;
     const { canonical } = resolved.value;
@@ -20,6 +20,11 @@ export const writeFileTool = defineToolHandler({
         'already_exists',
         `${args.path} exists and overwrite is false; pick another path or edit it.`,
       );
+    }
+
+    if (target.value !== undefined) {
+      const refused = reads.checkBeforeChange(sessionId, canonical, args.path, target.value);
+      if (refused !== undefined) return refused;
     }
 
     const parent = dirname(canonical);
@@ -39,6 +44,7 @@ export const writeFileTool = defineToolHandler({
     // Atomic (temp file in the same directory, fsync, rename) and keeps an existing file's mode.
     // The canonical path is written, so a link inside the workdir is written through, never replaced.
     await writeFileAtomic(canonical, args.content);
+    reads.remember(sessionId, canonical, await stat(canonical));
     const bytes = Buffer.byteLength(args.content);
     return {
       output: `${existed ? 'Overwrote' : 'Created'} ${args.path} (${bytes} bytes written).`,
