@@ -47,7 +47,20 @@ export async function createBoundedCapture(options: { workdir: string; outputId:
           tailBytes -= (tail.shift() as Buffer).length;
         }
       }
-      if (!file.write(chunk)) await new Promise<void>((resolve) => file.once('drain', () => resolve()));
+      // Once the file failed, only the in-memory head and tail are kept; waiting for a drain
+      // that never comes would stall the command.
+      if (fileError !== undefined || file.write(chunk)) return;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          file.off('drain', done);
+          file.off('error', done);
+          file.off('close', done);
+          resolve();
+        };
+        file.on('drain', done);
+        file.on('error', done);
+        file.on('close', done);
+      });
     },
 
     /**
@@ -55,7 +68,7 @@ export async function createBoundedCapture(options: { workdir: string; outputId:
      * otherwise the file stays and head and tail are what the preview may show.
      */
     async finish() {
-      await new Promise<void>((resolve) => file.end(resolve));
+      if (fileError === undefined && !file.destroyed) await new Promise<void>((resolve) => file.end(() => resolve()));
       const headBuffer = Buffer.concat(head);
       let tailBuffer = Buffer.concat(tail);
       if (tailBuffer.length > CAPTURE_TAIL_BYTES)
@@ -73,7 +86,7 @@ export async function createBoundedCapture(options: { workdir: string; outputId:
         lines: newlines,
         fits,
         /** The spill file, when the output didn't fit (relative to the workdir). */
-        outputPath: fits ? undefined : relativePath,
+        outputPath: fits || fileError !== undefined ? undefined : relativePath,
         fileError,
       };
     },

@@ -80,6 +80,16 @@ describe('edit_file', () => {
     expect(await readFile(join(box.workdir, 'a.txt'), 'utf8')).toBe('AB gamma');
   });
 
+  it('refuses a file that is not valid UTF-8 instead of corrupting it', async () => {
+    await using box = await createToolSandbox();
+    const file = join(box.workdir, 'latin1.txt');
+    const bytes = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x78, 0x0a]);
+    await writeFile(file, bytes);
+    const result = await box.run(editFileTool, { path: 'latin1.txt', oldString: 'x', newString: 'y' });
+    expect(result.meta?.errorKind).toBe('binary');
+    expect(await readFile(file)).toEqual(bytes);
+  });
+
   it('needs either oldString/newString or edits', () => {
     expect(editFileTool.definition.args.safeParse({ path: 'a', oldString: 'x' }).success).toBe(false);
     expect(

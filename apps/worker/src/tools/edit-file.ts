@@ -91,7 +91,14 @@ export const editFileTool = defineToolHandler({
       { oldString: args.oldString as string, newString: args.newString as string, replaceAll: args.replaceAll },
     ];
     // All or nothing: every edit applies to the result of the one before; the file is written once.
-    let text = content.toString('utf8');
+    // Decoding strictly: a file that isn't valid UTF-8 would otherwise be written back with every
+    // invalid byte replaced, corrupting it far from the edit.
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(content);
+    } catch {
+      return toErrorResult('binary', `${args.path} is not valid UTF-8 text; edit_file only changes UTF-8 files.`);
+    }
     const counts: number[] = [];
     for (const [index, edit] of edits.entries()) {
       const applied = applyEdit(text, edit, edits.length === 1 ? 'edit' : `edit ${index + 1} of ${edits.length}`);

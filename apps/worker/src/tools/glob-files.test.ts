@@ -51,6 +51,15 @@ describe('glob', () => {
     ]);
   });
 
+  it('refuses patterns that would leave the searched directory', async () => {
+    await using box = await createToolSandbox();
+    await using outside = await createToolSandbox();
+    await writeFile(join(outside.workdir, 's.txt'), '');
+    for (const pattern of ['../*', '../**/*', `${outside.workdir}/*`, 'a/../../*']) {
+      expect((await box.run(globTool, { pattern })).meta?.errorKind).toBe('workdir_escape');
+    }
+  });
+
   it('searches under a given path and refuses one outside the workdir', async () => {
     await using box = await createToolSandbox();
     await mkdir(join(box.workdir, 'a'));

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { toErrorResult, toolDefinitions } from '@molf/protocol';
-import { listFiles, modificationTimes } from './list-files.ts';
+import { listFiles, modificationTimes, patternEscape } from './list-files.ts';
 import { resolveToolPath } from './resolve-tool-path.ts';
 import { defineToolHandler } from './tool-handler.ts';
 
@@ -11,6 +11,8 @@ export const GLOB_MAX_RESULTS = 100;
 export const globTool = defineToolHandler({
   definition: toolDefinitions.glob,
   async run(args, { paths }) {
+    const escape = patternEscape(args.pattern);
+    if (escape !== undefined) return toErrorResult('workdir_escape', escape);
     const resolved = await resolveToolPath(paths, args.path ?? '.');
     if (!resolved.ok) return resolved.error;
     const root = resolved.value.canonical;

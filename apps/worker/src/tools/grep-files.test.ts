@@ -1,4 +1,4 @@
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGrepTool, findRipgrep, GREP_MAX_LINE_CHARS, GREP_MAX_MATCHES } from './grep-files.ts';
@@ -62,16 +62,34 @@ describe.each(engines)('grep with the %s engine', (engine) => {
 
   it('caps matches and cuts long lines', async () => {
     await using box = await createToolSandbox();
-    await writeFile(
-      join(box.workdir, 'many.txt'),
-      `${'x'.repeat(2 * GREP_MAX_LINE_CHARS)}\n`.repeat(GREP_MAX_MATCHES * 3),
-    );
+    await writeFile(join(box.workdir, 'many.txt'), 'x\n'.repeat(GREP_MAX_MATCHES * 3));
+    await writeFile(join(box.workdir, 'long.txt'), `${'y'.repeat(3 * GREP_MAX_LINE_CHARS)}\n`);
     const result = await box.run(grep, { pattern: 'x' });
     const lines = result.output.split('\n');
     expect(lines).toHaveLength(GREP_MAX_MATCHES + 1);
-    expect(lines[0]).toBe(`many.txt:1: ${'x'.repeat(GREP_MAX_LINE_CHARS)}…`);
     expect(lines[GREP_MAX_MATCHES]).toContain(`Stopped at ${GREP_MAX_MATCHES} matches`);
     expect(result.meta?.truncated).toBe(true);
+    expect((await box.run(grep, { pattern: 'y' })).output).toBe(`long.txt:1: ${'y'.repeat(GREP_MAX_LINE_CHARS)}…`);
+  });
+
+  it('keeps its output within 50 KB even when 100 long matches are wider', async () => {
+    await using box = await createToolSandbox();
+    await writeFile(join(box.workdir, 'wide.txt'), `${'é'.repeat(GREP_MAX_LINE_CHARS)}\n`.repeat(GREP_MAX_MATCHES - 1));
+    const result = await box.run(grep, { pattern: 'é' });
+    expect(Buffer.byteLength(result.output)).toBeLessThanOrEqual(50 * 1024 + 200);
+    expect(result.output).toContain('(output limit)');
+    expect(result.meta?.truncated).toBe(true);
+  });
+
+  it('refuses include patterns that leave the workdir and never follows links out', async () => {
+    await using box = await createToolSandbox();
+    await using outside = await createToolSandbox();
+    await writeFile(join(outside.workdir, 'secret.txt'), 'SECRET line\n');
+    await symlink(join(outside.workdir, 'secret.txt'), join(box.workdir, 'link.txt'));
+    for (const include of ['../*', `${outside.workdir}/*`]) {
+      expect((await box.run(grep, { pattern: 'SECRET', include })).meta?.errorKind).toBe('workdir_escape');
+    }
+    expect((await box.run(grep, { pattern: 'SECRET' })).output).toBe('No matches for SECRET.');
   });
 
   it('stops early on a pattern matching almost every line of a large tree', async () => {

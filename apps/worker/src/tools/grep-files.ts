@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, readFile, stat } from 'node:fs/promises';
 import { delimiter, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
-import { listFiles, modificationTimes } from './list-files.ts';
+import { listFiles, modificationTimes, patternEscape } from './list-files.ts';
 import { looksBinary } from './read-file.ts';
 import { type PathPolicy, resolveToolPath } from './resolve-tool-path.ts';
 import { defineToolHandler, type ToolHandler } from './tool-handler.ts';
+import { TRUNCATION_LIMITS } from './truncate-output.ts';
 
 /** Most matches grep returns (as in the reference: 100); the search stops once it has them. */
 export const GREP_MAX_MATCHES = 100;
@@ -49,6 +50,8 @@ function searchWithRipgrep(options: {
   // -e: a pattern starting with "-" is never a flag. --no-config: the user's rg config can't
   // change the output. --null separates the path, which may contain ':'.
   const args = ['--no-config', '--line-number', '--with-filename', '--no-heading', '--color=never', '--null'];
+  // Huge matching lines are cut by rg itself, so one can't fill memory.
+  args.push('--max-columns', '4000', '--max-columns-preview');
   // Hidden files yes, .git no; .gitignore honoured in any directory, as the JavaScript engine does.
   args.push('--hidden', '--glob', '!.git', '--no-require-git');
   if (options.include !== undefined) args.push('--glob', options.include);
@@ -117,8 +120,9 @@ async function searchWithJavaScript(options: {
   const matches: Match[] = [];
   for (const file of files) {
     if (options.signal.aborted) return { error: toErrorResult('cancelled', 'grep was stopped.') };
-    const info = await stat(file).catch(() => undefined);
-    if (info === undefined || info.size > JS_MAX_FILE_BYTES) continue;
+    // Links are not followed, as ripgrep doesn't follow them while walking: one could lead outside.
+    const info = await lstat(file).catch(() => undefined);
+    if (info === undefined || !info.isFile() || info.size > JS_MAX_FILE_BYTES) continue;
     const content = await readFile(file).catch(() => undefined);
     if (content === undefined || looksBinary(content.subarray(0, 8 * 1024))) continue;
     const lines = content.toString('utf8').split('\n');
@@ -140,6 +144,8 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
   return defineToolHandler({
     definition: toolDefinitions.grep,
     async run(args, { paths, signal }) {
+      const escape = args.include === undefined ? undefined : patternEscape(args.include);
+      if (escape !== undefined) return toErrorResult('workdir_escape', escape);
       const resolved = await resolveToolPath(paths, args.path ?? '.');
       if (!resolved.ok) return resolved.error;
       const target = resolved.value.canonical;
@@ -175,10 +181,23 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
           match.text.length > GREP_MAX_LINE_CHARS ? `${match.text.slice(0, GREP_MAX_LINE_CHARS)}…` : match.text;
         return `${relative(paths.workdir, match.file)}:${match.line}: ${text}`;
       });
+      // grep cuts its own output, so it also keeps it within the 50 KB the safety net would allow.
+      let bytes = 0;
+      let shown = 0;
+      while (
+        shown < lines.length &&
+        bytes + Buffer.byteLength(lines[shown] as string) + 1 <= TRUNCATION_LIMITS.maxBytes
+      ) {
+        bytes += Buffer.byteLength(lines[shown] as string) + 1;
+        shown += 1;
+      }
+      const capped = search.capped || shown < lines.length;
       const note = search.capped
         ? `\n[Stopped at ${GREP_MAX_MATCHES} matches; narrow the pattern, the path or include to see others.]`
-        : '';
-      return { output: `${lines.join('\n')}${note}`, meta: { truncated: search.capped } };
+        : shown < lines.length
+          ? `\n[Showing ${shown} of ${lines.length} matches (output limit); narrow the pattern, the path or include.]`
+          : '';
+      return { output: `${lines.slice(0, shown).join('\n')}${note}`, meta: { truncated: capped } };
     },
   });
 }

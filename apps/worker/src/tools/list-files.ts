@@ -1,8 +1,23 @@
 import { readFile, stat } from 'node:fs/promises';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
+
+/**
+ * Why a glob pattern could reach outside the directory it is applied to (absolute, or a `..`
+ * segment), or undefined when it can't. Walking follows patterns literally, so this is checked
+ * before any walk.
+ */
+export function patternEscape(pattern: string): string | undefined {
+  if (isAbsolute(pattern) || pattern.startsWith('~')) {
+    return `The pattern "${pattern}" is absolute; patterns are relative to the searched directory (use path to pick it).`;
+  }
+  if (pattern.split(/[\\/]/).includes('..')) {
+    return `The pattern "${pattern}" contains "..", which would leave the searched directory; use path instead.`;
+  }
+  return undefined;
+}
 
 /** Runs `task` over `items` with at most `limit` at a time; results in input order. */
 export async function mapWithLimit<T, R>(
@@ -43,13 +58,15 @@ export async function listFiles(options: { root: string; workdir: string; patter
     ignore: ['**/.git/**'],
     expandDirectories: false,
   });
-  const nestedIgnores = found.filter((file) => basename(file) === '.gitignore');
+  // Belt and braces: nothing outside the root, whatever the pattern did.
+  const inside = found.filter((file) => file.startsWith(options.root + sep));
+  const nestedIgnores = inside.filter((file) => basename(file) === '.gitignore');
   // A .gitignore is a match only if the caller's patterns match it too.
   const isRequested = picomatch(options.patterns, { dot: true });
   const matches =
     nestedIgnores.length === 0
-      ? found
-      : found.filter(
+      ? inside
+      : inside.filter(
           (file) => basename(file) !== '.gitignore' || isRequested(relative(options.root, file).split(sep).join('/')),
         );
   const ignoreFiles = new Set(nestedIgnores);

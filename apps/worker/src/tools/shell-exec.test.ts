@@ -1,4 +1,4 @@
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MolfError } from '@molf/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -110,6 +110,34 @@ describe('shell_exec', () => {
     expect(result.output).toContain('bytes omitted');
     expect(result.output).toContain('read_file {"path": ".molf/tool-output/big_output.txt"');
     expect(heapAfter - heapBefore).toBeLessThan(50 * 1024 * 1024);
+  });
+});
+
+describe('shell_exec spill file', () => {
+  it('finishes normally when the spill file cannot be written, and says so', async () => {
+    await using box = await createToolSandbox();
+    await mkdir(join(box.workdir, '.molf', 'tool-output', 'blocked.txt'), { recursive: true });
+    const result = await box.run(
+      shellExecTool,
+      { command: 'head -c 300000 /dev/zero | tr "\\0" a | fold -w 99' },
+      { toolCallId: 'blocked' },
+    );
+    expect(result.meta).toEqual({ exitCode: 0, truncated: true });
+    expect(result.output).toContain('could not be saved');
+    expect(result.error).toBeUndefined();
+  });
+
+  it('is cancelled on request, killing the command', async () => {
+    await using box = await createToolSandbox();
+    const controller = new AbortController();
+    const pending = box.run(shellExecTool, { command: 'echo begun; sleep 300' }, { signal: controller.signal });
+    await until(
+      async () => (await readFile(join(box.workdir, '.molf', 'tool-output'), 'utf8').catch(() => '')) !== 'x',
+      'start',
+    );
+    controller.abort(new MolfError('cancelled', 'stop'));
+    const result = await pending;
+    expect(result.meta?.errorKind).toBe('cancelled');
   });
 });
 

@@ -70,7 +70,8 @@ export const shellExecTool = defineToolHandler({
       stoppedBy = reason instanceof MolfError && reason.code === 'timeout' ? 'timeout' : 'cancel';
       const pid = child.pid;
       killGroup(pid, 'SIGTERM');
-      setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS).unref();
+      // Not unref'd: a short-lived caller (molf tool) must not exit before the SIGKILL is sent.
+      setTimeout(() => killGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
     };
     if (signal.aborted) stop();
     signal.addEventListener('abort', stop, { once: true });
@@ -111,9 +112,12 @@ export const shellExecTool = defineToolHandler({
     const exitCode = exit.code ?? 128 + (exit.signal === null ? 0 : (constants.signals[exit.signal] ?? 0));
     let output = captured.fits
       ? Buffer.concat([captured.head, captured.tail]).toString('utf8')
-      : `${previewOf(captured)}\n[Output truncated: ${captured.lines} lines, ${captured.totalBytes} bytes in all. ` +
-        `The full output is in ${captured.outputPath}; read it with read_file {"path": "${captured.outputPath}", "startLine": 1} ` +
-        `or search it with grep {"pattern": "…", "path": "${captured.outputPath}"}.]`;
+      : captured.outputPath === undefined
+        ? `${previewOf(captured)}\n[Output truncated: ${captured.lines} lines, ${captured.totalBytes} bytes in all. ` +
+          `The full output could not be saved (${captured.fileError?.message ?? 'unknown error'}).]`
+        : `${previewOf(captured)}\n[Output truncated: ${captured.lines} lines, ${captured.totalBytes} bytes in all. ` +
+          `The full output is in ${captured.outputPath}; read it with read_file {"path": "${captured.outputPath}", "startLine": 1} ` +
+          `or search it with grep {"pattern": "…", "path": "${captured.outputPath}"}.]`;
     if (captured.fileError !== undefined) {
       logger.warn({ err: captured.fileError, toolCallId }, 'could not save the full shell output');
     }
@@ -122,7 +126,7 @@ export const shellExecTool = defineToolHandler({
     const meta = {
       exitCode,
       truncated: !captured.fits,
-      ...(captured.fits ? {} : { outputId: toolCallId, outputPath: captured.outputPath }),
+      ...(captured.outputPath === undefined ? {} : { outputId: toolCallId, outputPath: captured.outputPath }),
     };
     if (stoppedBy === 'timeout') {
       return {
