@@ -11,8 +11,8 @@ export const GLOB_MAX_RESULTS = 100;
 export const globTool = defineToolHandler({
   definition: toolDefinitions.glob,
   async run(args, { paths }) {
-    const escape = patternEscape(args.pattern);
-    if (escape !== undefined) return toErrorResult('workdir_escape', escape);
+    const leaves = patternEscape(args.pattern);
+    if (leaves !== undefined) return toErrorResult('workdir_escape', leaves);
     const resolved = await resolveToolPath(paths, args.path ?? '.');
     if (!resolved.ok) return resolved.error;
     const root = resolved.value.canonical;

@@ -144,8 +144,8 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
   return defineToolHandler({
     definition: toolDefinitions.grep,
     async run(args, { paths, signal }) {
-      const escape = args.include === undefined ? undefined : patternEscape(args.include);
-      if (escape !== undefined) return toErrorResult('workdir_escape', escape);
+      const leaves = args.include === undefined ? undefined : patternEscape(args.include);
+      if (leaves !== undefined) return toErrorResult('workdir_escape', leaves);
       const resolved = await resolveToolPath(paths, args.path ?? '.');
       if (!resolved.ok) return resolved.error;
       const target = resolved.value.canonical;
