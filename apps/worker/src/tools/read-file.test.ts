@@ -56,4 +56,22 @@ describe('read_file', () => {
       { mimeType: 'image/png', path: join(box.workdir, 'pic.png'), size: 12, data: PNG_HEADER.toString('base64') },
     ]);
   });
+
+  it('reads a window of a file too large to load, such as a spilled shell output', async () => {
+    await using box = await createToolSandbox();
+    const line = `${'z'.repeat(99)}\n`;
+    // 25 MB: over the 20 MiB limit for loading whole.
+    await writeFile(join(box.workdir, 'huge.txt'), line.repeat(250_000));
+    const result = await box.run(readFileTool, { path: 'huge.txt', startLine: 200_001, endLine: 200_003 });
+    expect(result.output).toBe(
+      `Content of huge.txt (25000000 bytes, too large to count its lines; showing 200001–200003):\n${[
+        200_001, 200_002, 200_003,
+      ]
+        .map((number) => `${String(number).padStart(6)}\t${'z'.repeat(99)}`)
+        .join('\n')}`,
+    );
+    const head = await box.run(readFileTool, { path: 'huge.txt' });
+    expect(head.meta?.truncated).toBe(true);
+    expect(head.output).toContain('Read on with read_file');
+  });
 });

@@ -1,11 +1,13 @@
+import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { toErrorResult, toolDefinitions } from '@molf/protocol';
+import { createInterface } from 'node:readline';
+import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import { resolveToolPath } from './resolve-tool-path.ts';
 import { defineToolHandler } from './tool-handler.ts';
 import { TRUNCATION_LIMITS } from './truncate-output.ts';
 
-/** Largest text file read_file opens: 20 MiB. Larger files: grep, or shell tools such as head/sed. */
+/** Largest text file read_file loads whole: 20 MiB. Larger ones are read as a stream, one window of lines at a time. */
 export const MAX_TEXT_FILE_BYTES = 20 * 1024 * 1024;
 /** Largest image or PDF returned as an attachment: 20 MiB (base64 must fit one result). */
 export const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
@@ -29,6 +31,61 @@ export function looksBinary(sample: Buffer): boolean {
     if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0d && byte !== 0x0c) control += 1;
   }
   return sample.length > 0 && control / sample.length > 0.3;
+}
+
+/** A window of lines from a file too large to load whole, read as a stream and stopped early. */
+async function readWindow(options: {
+  canonical: string;
+  shownPath: string;
+  size: number;
+  first: number;
+  last: number | undefined;
+}): Promise<ToolResult> {
+  const handle = await open(options.canonical, 'r');
+  try {
+    const sample = Buffer.alloc(SAMPLE_BYTES);
+    const { bytesRead } = await handle.read(sample, 0, SAMPLE_BYTES, 0);
+    if (looksBinary(sample.subarray(0, bytesRead))) {
+      return toErrorResult('binary', `${options.shownPath} looks like a binary file; read_file shows text only.`);
+    }
+  } finally {
+    await handle.close();
+  }
+  const stream = createReadStream(options.canonical);
+  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
+  const shown: string[] = [];
+  let bytes = 0;
+  let lineNumber = 0;
+  let more = false;
+  for await (const line of lines) {
+    lineNumber += 1;
+    if (lineNumber < options.first) continue;
+    if (options.last !== undefined && lineNumber > options.last) break;
+    const rendered = `${String(lineNumber).padStart(6)}\t${line.length > 2_000 ? `${line.slice(0, 2_000)}… [line cut at 2,000 characters]` : line}`;
+    const size = Buffer.byteLength(rendered) + 1;
+    if (shown.length >= TRUNCATION_LIMITS.maxLines || bytes + size > TRUNCATION_LIMITS.maxBytes) {
+      more = true;
+      break;
+    }
+    shown.push(rendered);
+    bytes += size;
+  }
+  lines.close();
+  stream.destroy();
+  if (shown.length === 0) {
+    return toErrorResult(
+      'invalid_arguments',
+      `startLine ${options.first} is past the end of ${options.shownPath} (${lineNumber} lines).`,
+    );
+  }
+  const end = options.first + shown.length - 1;
+  const marker = more
+    ? `\n[… cut at line ${end}. Read on with read_file {"path": "${options.shownPath}", "startLine": ${end + 1}}.]`
+    : '';
+  return {
+    output: `Content of ${options.shownPath} (${options.size} bytes, too large to count its lines; showing ${options.first}–${end}):\n${shown.join('\n')}${marker}`,
+    meta: { truncated: more },
+  };
 }
 
 export const readFileTool = defineToolHandler({
@@ -78,10 +135,14 @@ export const readFileTool = defineToolHandler({
       };
     }
     if (info.size > MAX_TEXT_FILE_BYTES) {
-      return toErrorResult(
-        'too_large',
-        `${args.path} is ${info.size} bytes, more than read_file's ${MAX_TEXT_FILE_BYTES}. Search it with grep, or read parts with shell_exec (head, sed -n).`,
-      );
+      // Too large to load: read just the requested window, streaming (e.g. a spilled tool output).
+      return readWindow({
+        canonical,
+        shownPath: args.path,
+        size: info.size,
+        first: args.startLine ?? 1,
+        last: args.endLine,
+      });
     }
 
     const handle = await open(canonical, 'r');
