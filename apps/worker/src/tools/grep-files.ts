@@ -81,7 +81,8 @@ function searchWithRipgrep(options: {
     });
     child.on('close', (code) => {
       options.signal.removeEventListener('abort', stop);
-      if (capped || code === 0 || code === 1) {
+      // 2 with matches: some file was unreadable or vanished mid-search; the matches still stand.
+      if (capped || code === 0 || code === 1 || matches.length > 0) {
         resolve({ matches, capped });
       } else if (options.signal.aborted) {
         resolve({ error: toErrorResult('cancelled', 'grep was stopped.') });

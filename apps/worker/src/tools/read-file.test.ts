@@ -15,6 +15,12 @@ describe('read_file', () => {
     expect(result.meta).toEqual({ truncated: false });
   });
 
+  it('shows an empty file as 0 lines', async () => {
+    await using box = await createToolSandbox();
+    await writeFile(join(box.workdir, 'empty.txt'), '');
+    expect((await box.run(readFileTool, { path: 'empty.txt' })).output).toBe('Content of empty.txt (0 lines):\n');
+  });
+
   it('reads a line range and refuses a reversed or out-of-file one', async () => {
     await using box = await createToolSandbox();
     await writeFile(join(box.workdir, 'a.txt'), 'one\ntwo\nthree\nfour\n');

@@ -162,7 +162,7 @@ export const readFileTool = defineToolHandler({
     // The session has now seen this version: an edit can be checked against it.
     reads.remember(sessionId, canonical, info);
     const text = content.toString('utf8');
-    const lines = text.split('\n');
+    const lines = text === '' ? [] : text.split('\n');
     if (text.endsWith('\n')) lines.pop();
     const totalLines = lines.length;
     const first = args.startLine ?? 1;
