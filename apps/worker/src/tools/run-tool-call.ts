@@ -30,6 +30,7 @@ function subjectOf(args: Record<string, unknown>): string | undefined {
 export async function runToolCall(options: RunOptions): Promise<ToolResult> {
   const started = performance.now();
   const result = await executeToolCall(options);
+  if (!options.logger.isLevelEnabled('info')) return result;
   options.logger.info(
     {
       toolCallId: options.job.toolCallId,
