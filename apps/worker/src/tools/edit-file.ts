@@ -1,9 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
-import { inspectTarget } from './file-target.ts';
+import { resolveFileTarget } from './file-target.ts';
 import { looksBinary } from './read-file.ts';
-import { resolveToolPath } from './resolve-tool-path.ts';
 import { defineToolHandler } from './tool-handler.ts';
 
 type Edit = { oldString: string; newString: string; replaceAll?: boolean | undefined };
@@ -72,18 +71,16 @@ export function applyEdit(
 export const editFileTool = defineToolHandler({
   definition: toolDefinitions.edit_file,
   async run(args, { paths, reads, sessionId }) {
-    const resolved = await resolveToolPath(paths, args.path);
-    if (!resolved.ok) return resolved.error;
-    const { canonical } = resolved.value;
-    const target = await inspectTarget(canonical, args.path);
+    const target = await resolveFileTarget(paths, args.path);
     if (!target.ok) return target.error;
-    if (target.value === undefined) {
+    const { canonical, stats } = target.value;
+    if (stats === undefined) {
       return toErrorResult('not_found', `No file at ${args.path}; create it with write_file.`);
     }
-    const refused = reads.checkBeforeChange(sessionId, canonical, args.path, target.value);
+    const refused = reads.checkBeforeChange(sessionId, canonical, args.path, stats);
     if (refused !== undefined) return refused;
     const content = await readFile(canonical);
-    if (looksBinary(content.subarray(0, 8 * 1024))) {
+    if (looksBinary(content)) {
       return toErrorResult('binary', `${args.path} looks like a binary file; edit_file changes text only.`);
     }
 

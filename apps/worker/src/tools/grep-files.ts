@@ -125,7 +125,7 @@ async function searchWithJavaScript(options: {
     const info = await lstat(file).catch(() => undefined);
     if (info === undefined || !info.isFile() || info.size > JS_MAX_FILE_BYTES) continue;
     const content = await readFile(file).catch(() => undefined);
-    if (content === undefined || looksBinary(content.subarray(0, 8 * 1024))) continue;
+    if (content === undefined || looksBinary(content)) continue;
     const lines = content.toString('utf8').split('\n');
     for (const [index, line] of lines.entries()) {
       const text = line.endsWith('\r') ? line.slice(0, -1) : line;

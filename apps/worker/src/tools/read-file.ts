@@ -23,8 +23,12 @@ const ATTACHMENT_TYPES: Record<string, string> = {
   '.pdf': 'application/pdf',
 };
 
-/** Text is not binary: no NUL byte, and at most 30 % control bytes other than tab, CR, LF, FF. */
-export function looksBinary(sample: Buffer): boolean {
+/**
+ * Judged from the first 8 KB: text has no NUL byte, and at most 30 % control bytes other than
+ * tab, CR, LF, FF.
+ */
+export function looksBinary(content: Buffer): boolean {
+  const sample = content.subarray(0, SAMPLE_BYTES);
   if (sample.includes(0)) return true;
   let control = 0;
   for (const byte of sample) {
@@ -152,7 +156,7 @@ export const readFileTool = defineToolHandler({
     } finally {
       await handle.close();
     }
-    if (looksBinary(content.subarray(0, SAMPLE_BYTES))) {
+    if (looksBinary(content)) {
       return toErrorResult(
         'binary',
         `${args.path} looks like a binary file (${info.size} bytes); read_file shows text only.`,

@@ -3,7 +3,7 @@ import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/proto
 import { z } from 'zod';
 import type { ReadTracker } from './read-tracker.ts';
 import type { PathPolicy } from './resolve-tool-path.ts';
-import type { ToolHandler } from './tool-handler.ts';
+import { abortedByTimeout, type ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
 
 /**
@@ -79,10 +79,8 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
       signal: controller.signal,
       logger: options.logger,
     });
-    const reason: unknown = controller.signal.reason;
     // A tool that reported its own timeout (with partial output) keeps its result.
-    const timedOut = controller.signal.aborted && reason instanceof MolfError && reason.code === 'timeout';
-    if (timedOut && result.meta?.errorKind === undefined) {
+    if (abortedByTimeout(controller.signal) && result.meta?.errorKind === undefined) {
       return toErrorResult('timeout', `${job.toolName} did not finish within ${job.timeoutMs} ms and was stopped.`);
     }
     // The safety net: a tool that handles its own truncation says so in meta.truncated.

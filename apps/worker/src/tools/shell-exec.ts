@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { constants } from 'node:os';
-import { MolfError, type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
+import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import { createBoundedCapture } from './bounded-capture.ts';
 import { pickShell } from './pick-shell.ts';
 import { resolveToolPath } from './resolve-tool-path.ts';
 import { scrubEnvironment } from './scrub-environment.ts';
-import { defineToolHandler } from './tool-handler.ts';
+import { abortedByTimeout, defineToolHandler } from './tool-handler.ts';
 import { cutPreview } from './truncate-output.ts';
 
 /** Grace between SIGTERM and SIGKILL for the command's process group, as in the reference. */
@@ -66,8 +66,7 @@ export const shellExecTool = defineToolHandler({
     let stoppedBy: 'timeout' | 'cancel' | undefined;
     const stop = () => {
       if (child.pid === undefined || stoppedBy !== undefined) return;
-      const reason: unknown = signal.reason;
-      stoppedBy = reason instanceof MolfError && reason.code === 'timeout' ? 'timeout' : 'cancel';
+      stoppedBy = abortedByTimeout(signal) ? 'timeout' : 'cancel';
       const pid = child.pid;
       killGroup(pid, 'SIGTERM');
       // Not unref'd: a short-lived caller (molf tool) must not exit before the SIGKILL is sent.

@@ -1,5 +1,5 @@
 import type { Logger } from '@molf/logging';
-import type { ToolCallId, ToolDefinition, ToolResult } from '@molf/protocol';
+import { MolfError, type ToolCallId, type ToolDefinition, type ToolResult } from '@molf/protocol';
 import type { z } from 'zod';
 import type { ReadTracker } from './read-tracker.ts';
 import type { PathPolicy } from './resolve-tool-path.ts';
@@ -17,6 +17,12 @@ export type ToolContext = {
   signal: AbortSignal;
   logger: Logger;
 };
+
+/** Whether a tool's signal was aborted because the call's timeout passed (not by a cancel). */
+export function abortedByTimeout(signal: AbortSignal): boolean {
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof MolfError && reason.code === 'timeout';
+}
 
 /** A worker-side tool: its shared definition plus the code that runs it. */
 export type ToolHandler<Args extends z.ZodType = z.ZodType> = {

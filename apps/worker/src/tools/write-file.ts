@@ -2,19 +2,16 @@ import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { toErrorResult, toolDefinitions } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
-import { inspectTarget } from './file-target.ts';
-import { resolveToolPath } from './resolve-tool-path.ts';
+import { resolveFileTarget } from './file-target.ts';
 import { defineToolHandler } from './tool-handler.ts';
 
 export const writeFileTool = defineToolHandler({
   definition: toolDefinitions.write_file,
   async run(args, { paths, reads, sessionId }) {
-    const resolved = await resolveToolPath(paths, args.path);
-    if (!resolved.ok) return resolved.error;
-    const { canonical } = resolved.value;
-    const target = await inspectTarget(canonical, args.path);
+    const target = await resolveFileTarget(paths, args.path);
     if (!target.ok) return target.error;
-    const existed = target.value !== undefined;
+    const { canonical, stats } = target.value;
+    const existed = stats !== undefined;
     if (existed && args.overwrite === false) {
       return toErrorResult(
         'already_exists',
@@ -22,8 +19,8 @@ export const writeFileTool = defineToolHandler({
       );
     }
 
-    if (target.value !== undefined) {
-      const refused = reads.checkBeforeChange(sessionId, canonical, args.path, target.value);
+    if (stats !== undefined) {
+      const refused = reads.checkBeforeChange(sessionId, canonical, args.path, stats);
       if (refused !== undefined) return refused;
     }
 
