@@ -1,0 +1,124 @@
+import { compileGlob, describeRule, expandHome, type PermissionAction, type PermissionRule } from './permission-rule.ts';
+import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
+
+/**
+ * The rules in force for one call, weakest first: a subagent's own rules (whose deny is a veto),
+ * the worker's file, then this session's "always" answers. Within them the last match wins.
+ */
+export type PermissionLayers = {
+  agent?: readonly PermissionRule[];
+  file: readonly PermissionRule[];
+  session?: readonly PermissionRule[];
+};
+
+export type PermissionDecision =
+  | { type: 'allow'; rule: PermissionRule }
+  | { type: 'deny'; rule: PermissionRule; veto: boolean }
+  | { type: 'ask'; rule: PermissionRule | undefined; reason: string };
+
+export type SubjectVerdict = { subject: PermissionSubject; decision: PermissionDecision };
+
+export type PermissionEvaluation = {
+  tool: string;
+  decision: PermissionDecision;
+  /** The subject that decided (for deny: the first denied one; for ask: the first that asked). */
+  decidedBy: PermissionSubject | undefined;
+  verdicts: SubjectVerdict[];
+  /** Why the call could not be fully judged. */
+  problems: string[];
+  /**
+   * What an "always" answer would save: one allow pattern per subject that asked, or null when
+   * any of them has no safe pattern (interpreters fed from stdin, run-time command names).
+   */
+  alwaysPatterns: string[] | null;
+};
+
+function matches(rule: PermissionRule, subject: PermissionSubject, form: string, home: string | undefined): boolean {
+  const pattern = expandHome(rule.pattern, home);
+  const matcher = compileGlob(pattern);
+  if (matcher(form)) return true;
+  // `git push *` also covers a bare `git push`.
+  return subject.kind === 'command' && pattern.endsWith(' *') && matcher(`${form} `);
+}
+
+function lastMatch(
+  rules: readonly PermissionRule[],
+  options: { tool: string; subject: PermissionSubject; form: string; home: string | undefined },
+): PermissionRule | undefined {
+  for (let index = rules.length - 1; index >= 0; index -= 1) {
+    const rule = rules[index] as PermissionRule;
+    if (!compileGlob(rule.tool)(options.tool)) continue;
+    if (matches(rule, options.subject, options.form, options.home)) return rule;
+  }
+  return undefined;
+}
+
+function toDecision(rule: PermissionRule | undefined, veto = false): PermissionDecision {
+  if (rule === undefined) return { type: 'ask', rule: undefined, reason: 'no rule matches' };
+  switch (rule.action) {
+    case 'allow':
+      return { type: 'allow', rule };
+    case 'deny':
+      return { type: 'deny', rule, veto };
+    case 'ask':
+      return { type: 'ask', rule, reason: `the rule ${describeRule(rule)} asks` };
+  }
+}
+
+function judgeSubject(
+  subject: PermissionSubject,
+  options: { tool: string; layers: PermissionLayers; merged: readonly PermissionRule[]; home: string | undefined },
+): PermissionDecision {
+  let primary: PermissionDecision | undefined;
+  for (const form of subject.forms) {
+    const match = { tool: options.tool, subject, form, home: options.home };
+    const veto = options.layers.agent === undefined ? undefined : lastMatch(options.layers.agent, match);
+    if (veto?.action === 'deny') return toDecision(veto, true);
+    const decision = toDecision(lastMatch(options.merged, match));
+    if (decision.type === 'deny') return decision;
+    primary ??= decision;
+  }
+  const decision = primary ?? toDecision(undefined);
+  if (decision.type === 'allow' && subject.problem !== undefined) {
+    return { type: 'ask', rule: decision.rule, reason: subject.problem };
+  }
+  return decision;
+}
+
+/**
+ * Decides one tool call: any denied subject denies; else any subject that asks (or anything the
+ * shell parser could not understand) asks; else allow. Pure: no I/O, no clock.
+ */
+export function evaluatePermission(options: {
+  tool: string;
+  subjects: ToolCallSubjects;
+  layers: PermissionLayers;
+  home?: string | undefined;
+}): PermissionEvaluation {
+  const { tool, layers } = options;
+  const merged = [...(layers.agent ?? []), ...layers.file, ...(layers.session ?? [])];
+  const { subjects, problems } = options.subjects;
+  const verdicts = subjects.map((subject) => ({
+    subject,
+    decision: judgeSubject(subject, { tool, layers, merged, home: options.home }),
+  }));
+
+  const denied = verdicts.find((verdict) => verdict.decision.type === 'deny');
+  const asking = verdicts.filter((verdict) => verdict.decision.type === 'ask');
+  const alwaysPatterns = asking.some((verdict) => verdict.subject.alwaysPattern === null)
+    ? null
+    : [...new Set(asking.map((verdict) => verdict.subject.alwaysPattern as string))];
+  const base = { tool, verdicts, problems, alwaysPatterns: problems.length > 0 ? null : alwaysPatterns };
+
+  if (denied !== undefined) return { ...base, decision: denied.decision, decidedBy: denied.subject };
+  const firstAsk = asking[0];
+  if (firstAsk !== undefined) {
+    return { ...base, decision: firstAsk.decision, decidedBy: firstAsk.subject };
+  }
+  if (problems.length > 0 || verdicts.length === 0) {
+    const reason = problems[0] ?? 'the call has nothing to match rules against';
+    return { ...base, alwaysPatterns: null, decision: { type: 'ask', rule: undefined, reason }, decidedBy: undefined };
+  }
+  const last = verdicts[verdicts.length - 1] as SubjectVerdict;
+  return { ...base, decision: last.decision, decidedBy: last.subject };
+}

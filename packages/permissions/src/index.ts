@@ -1,0 +1,33 @@
+export { addAllowRules } from './add-allow-rules.ts';
+export {
+  evaluatePermission,
+  type PermissionDecision,
+  type PermissionEvaluation,
+  type PermissionLayers,
+  type SubjectVerdict,
+} from './evaluate-permission.ts';
+export { createPermissionEngine, type PermissionEngine, type ToolCallEvaluation } from './permission-engine.ts';
+export {
+  describeRule,
+  escapeGlob,
+  isPermissionAction,
+  PERMISSION_ACTIONS,
+  type PermissionAction,
+  type PermissionRule,
+  type RuleSource,
+} from './permission-rule.ts';
+export {
+  type PermissionSubject,
+  permissionPathArguments,
+  type ToolCallSubjects,
+  toCommandAlwaysPattern,
+  toPermissionSubjects,
+} from './permission-subjects.ts';
+export {
+  MAX_PATTERN_CHARS,
+  type PermissionsFileProblem,
+  type PermissionsFileResult,
+  safeParsePermissionsFile,
+} from './parse-permissions-file.ts';
+export { analyzeShellLine, SHELL_ANALYSIS_LIMITS, type ShellAnalysis, type SimpleCommand } from './shell/analyze-shell-line.ts';
+export { loadShellParser, type ShellParser } from './shell/shell-parser.ts';

@@ -1,0 +1,135 @@
+import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { compileGlob, isPermissionAction, PERMISSION_ACTIONS, type PermissionRule } from './permission-rule.ts';
+
+/** Where and why a permissions file was rejected; line and column count from 1. */
+export type PermissionsFileProblem = { message: string; line: number; column: number; offset: number };
+
+export type PermissionsFileResult = { ok: true; rules: PermissionRule[] } | { ok: false; error: PermissionsFileProblem };
+
+/** Patterns longer than this are refused (picomatch compiles them into one regular expression). */
+export const MAX_PATTERN_CHARS = 4_096;
+
+function position(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let index = 0; index < offset && index < text.length; index += 1) {
+    if (text.charCodeAt(index) === 10) {
+      line += 1;
+      lineStart = index + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+class FileProblem extends Error {
+  readonly offset: number;
+  constructor(message: string, offset: number) {
+    super(message);
+    this.offset = offset;
+  }
+}
+
+const ACTION_WORDS = PERMISSION_ACTIONS.map((action) => `"${action}"`).join(', ');
+
+function readAction(node: Node, where: string): PermissionRule['action'] {
+  if (node.type !== 'string') {
+    throw new FileProblem(`${where} must be one of ${ACTION_WORDS}, not ${describeNode(node)}`, node.offset);
+  }
+  if (!isPermissionAction(node.value)) {
+    throw new FileProblem(
+      `${where} is "${String(node.value)}", which is not an action: use one of ${ACTION_WORDS}`,
+      node.offset,
+    );
+  }
+  return node.value;
+}
+
+function describeNode(node: Node): string {
+  if (node.type === 'null') return 'null';
+  if (node.type === 'array') return 'an array';
+  if (node.type === 'object') return 'an object';
+  return `the ${node.type} ${JSON.stringify(node.value)}`;
+}
+
+function readPattern(keyNode: Node, where: string): string {
+  const pattern = keyNode.value as string;
+  if (pattern === '') throw new FileProblem(`${where}: a pattern cannot be empty (use "*" for everything)`, keyNode.offset);
+  if (pattern.length > MAX_PATTERN_CHARS) {
+    throw new FileProblem(`${where}: a pattern is longer than ${MAX_PATTERN_CHARS} characters`, keyNode.offset);
+  }
+  try {
+    compileGlob(pattern);
+  } catch (error) {
+    throw new FileProblem(`${where}: the pattern "${pattern}" is not a valid glob (${(error as Error).message})`, keyNode.offset);
+  }
+  return pattern;
+}
+
+function readRules(text: string, root: Node): PermissionRule[] {
+  if (root.type !== 'object') {
+    throw new FileProblem(
+      `the file must hold one object such as { "*": "ask", "read_file": "allow" }, not ${describeNode(root)}`,
+      root.offset,
+    );
+  }
+  const rules: PermissionRule[] = [];
+  const tools = new Set<string>();
+  for (const property of root.children ?? []) {
+    const [keyNode, valueNode] = property.children ?? [];
+    if (keyNode === undefined || valueNode === undefined) continue;
+    const tool = readPattern(keyNode, 'a tool name');
+    if (tools.has(tool)) {
+      throw new FileProblem(`"${tool}" appears twice: merge its rules into one entry`, keyNode.offset);
+    }
+    tools.add(tool);
+    const at = (offset: number) => ({ layer: 'file' as const, ...position(text, offset) });
+    if (valueNode.type === 'object') {
+      const patterns = new Set<string>();
+      for (const entry of valueNode.children ?? []) {
+        const [patternNode, actionNode] = entry.children ?? [];
+        if (patternNode === undefined || actionNode === undefined) continue;
+        const pattern = readPattern(patternNode, `"${tool}"`);
+        if (patterns.has(pattern)) {
+          throw new FileProblem(`"${tool}" lists the pattern "${pattern}" twice`, patternNode.offset);
+        }
+        patterns.add(pattern);
+        const action = readAction(actionNode, `"${tool}" → "${pattern}"`);
+        rules.push({ tool, pattern, action, source: at(entry.offset) });
+      }
+    } else {
+      const action = readAction(valueNode, `"${tool}"`);
+      rules.push({ tool, pattern: '*', action, source: at(property.offset) });
+    }
+  }
+  return rules;
+}
+
+/**
+ * Reads a `permissions.jsonc` text: `{ "tool": "allow" | "deny" | "ask", "tool": { "pattern": action } }`,
+ * comments and trailing commas allowed. Rules keep file order (the last match wins). Every problem
+ * names its line and column; nothing is guessed.
+ */
+export function safeParsePermissionsFile(text: string): PermissionsFileResult {
+  const fail = (message: string, offset: number): PermissionsFileResult => ({
+    ok: false,
+    error: { message, offset, ...position(text, offset) },
+  });
+  if (text.charCodeAt(0) === 0xfeff) {
+    return fail('the file starts with a byte-order mark (BOM): save it as UTF-8 without BOM', 0);
+  }
+  const errors: ParseError[] = [];
+  const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const firstError = errors[0];
+  if (firstError !== undefined) {
+    return fail(`invalid JSONC: ${printParseErrorCode(firstError.error)}`, firstError.offset);
+  }
+  if (root === undefined) {
+    return fail('the file is empty: it must hold one object such as { "*": "ask" }', 0);
+  }
+  try {
+    return { ok: true, rules: readRules(text, root) };
+  } catch (error) {
+    if (error instanceof FileProblem) return fail(error.message, error.offset);
+    throw error;
+  }
+}

@@ -1,0 +1,62 @@
+import picomatch from 'picomatch';
+
+export const PERMISSION_ACTIONS = ['allow', 'deny', 'ask'] as const;
+export type PermissionAction = (typeof PERMISSION_ACTIONS)[number];
+
+export function isPermissionAction(value: unknown): value is PermissionAction {
+  return typeof value === 'string' && (PERMISSION_ACTIONS as readonly string[]).includes(value);
+}
+
+/** Where a rule came from, for `explain`, refusals and the audit log. */
+export type RuleSource =
+  | { layer: 'file'; line: number; column: number }
+  | { layer: 'agent'; agent: string }
+  | { layer: 'session' }
+  | { layer: 'builtin' };
+
+export type PermissionRule = {
+  /** Tool name or glob over tool names (`*` is every tool). */
+  tool: string;
+  /** The pattern as written. */
+  pattern: string;
+  action: PermissionAction;
+  source: RuleSource;
+};
+
+const MATCH_OPTIONS = { dot: true, bash: true } as const;
+const compiled = new Map<string, (subject: string) => boolean>();
+const MAX_COMPILED = 20_000;
+
+/** Expands `~`, `$HOME` and `${HOME}` where a path or word starts. */
+export function expandHome(pattern: string, home: string | undefined): string {
+  if (home === undefined) return pattern;
+  return pattern.replace(/(^|\s)(?:~|\$HOME|\$\{HOME\})(?=\/|\s|$)/g, (_match, lead: string) => `${lead}${home}`);
+}
+
+/** A compiled glob (picomatch, `dot` and `bash`: `*` crosses `/`), cached across evaluations. */
+export function compileGlob(pattern: string): (subject: string) => boolean {
+  let matcher = compiled.get(pattern);
+  if (matcher === undefined) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
+    matcher = picomatch(pattern, MATCH_OPTIONS);
+    compiled.set(pattern, matcher);
+  }
+  return matcher;
+}
+
+/** A pattern that matches exactly `text`. */
+export function escapeGlob(text: string): string {
+  return text.replace(/[\\*?[\]{}()!+@|]/g, (char) => `\\${char}`);
+}
+
+export function describeRule(rule: PermissionRule): string {
+  const where =
+    rule.source.layer === 'file'
+      ? `permissions.jsonc line ${rule.source.line}`
+      : rule.source.layer === 'agent'
+        ? `the ${rule.source.agent} agent's permissions`
+        : rule.source.layer === 'session'
+          ? 'an "always" answer in this session'
+          : 'the built-in rules';
+  return `"${rule.tool}": { "${rule.pattern}": "${rule.action}" } (${where})`;
+}

@@ -1,0 +1,166 @@
+import type { Node } from 'web-tree-sitter';
+
+/** One word of a command: its value when it is known before the line runs, else its source text. */
+export type ShellWord = {
+  value: string;
+  /** False when the word depends on run-time values (`$X`, `$(…)`, globs are separate). */
+  isStatic: boolean;
+  /** An unquoted `*`, `?` or `[`: the shell expands it to file names. */
+  hasGlob: boolean;
+};
+
+export type WordContext = {
+  /** Expands `~`, `~/…`, `$HOME` and `${HOME}`; undefined leaves them as run-time values. */
+  home: string | undefined;
+};
+
+function dynamic(node: Node): ShellWord {
+  return { value: node.text, isStatic: false, hasGlob: false };
+}
+
+function fromWordText(text: string, context: WordContext): ShellWord {
+  let hasGlob = false;
+  let value = '';
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index] as string;
+    if (char === '\\') {
+      const next = text[index + 1];
+      index += 1;
+      // A backslash-newline is a line continuation: both characters vanish.
+      if (next !== undefined && next !== '\n') value += next;
+      continue;
+    }
+    if (char === '*' || char === '?' || char === '[') hasGlob = true;
+    value += char;
+  }
+  if (context.home !== undefined && (value === '~' || value.startsWith('~/')) && text.startsWith('~')) {
+    value = context.home + value.slice(1);
+  }
+  return { value, isStatic: true, hasGlob };
+}
+
+const DOUBLE_QUOTE_ESCAPES = /\\([\\"$`\n])/g;
+
+function isHomeExpansion(node: Node): boolean {
+  if (node.type === 'simple_expansion') return node.namedChildren[0]?.text === 'HOME' && node.namedChildCount === 1;
+  if (node.type === 'expansion') return node.text === '${HOME}';
+  return false;
+}
+
+function fromDoubleQuoted(node: Node, context: WordContext): ShellWord {
+  let value = '';
+  for (const child of node.namedChildren) {
+    if (child === null) continue;
+    if (child.type === 'string_content') {
+      value += child.text.replace(DOUBLE_QUOTE_ESCAPES, (_match, escaped: string) => (escaped === '\n' ? '' : escaped));
+    } else if (context.home !== undefined && isHomeExpansion(child)) {
+      value += context.home;
+    } else {
+      return dynamic(node);
+    }
+  }
+  return { value, isStatic: true, hasGlob: false };
+}
+
+const ANSI_C_ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  a: '\x07',
+  b: '\b',
+  e: '\x1b',
+  E: '\x1b',
+  f: '\f',
+  v: '\v',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  '?': '?',
+};
+
+/** `$'…'` strings; an escape we do not decode makes the word dynamic rather than guessed. */
+function fromAnsiC(node: Node): ShellWord {
+  const body = node.text.slice(2, -1);
+  let value = '';
+  for (let index = 0; index < body.length; index += 1) {
+    const char = body[index] as string;
+    if (char !== '\\') {
+      value += char;
+      continue;
+    }
+    const next = body[index + 1] ?? '';
+    const simple = ANSI_C_ESCAPES[next];
+    if (simple !== undefined) {
+      value += simple;
+      index += 1;
+      continue;
+    }
+    const hex = /^x([0-9a-fA-F]{1,2})/.exec(body.slice(index + 1));
+    const octal = /^([0-7]{1,3})/.exec(body.slice(index + 1));
+    const unicode = /^[uU]([0-9a-fA-F]{1,8})/.exec(body.slice(index + 1));
+    const match = hex ?? octal ?? unicode;
+    if (match === null) return dynamic(node);
+    const codePoint = Number.parseInt(match[1] as string, match === octal ? 8 : 16);
+    if (codePoint > 0x10ffff) return dynamic(node);
+    value += String.fromCodePoint(codePoint);
+    index += match[0].length;
+  }
+  return { value, isStatic: true, hasGlob: false };
+}
+
+/** The value of a word-like syntax node, as far as it is known before the line runs. */
+export function toShellWord(node: Node, context: WordContext): ShellWord {
+  switch (node.type) {
+    case 'word':
+      return fromWordText(node.text, context);
+    case 'number':
+      return { value: node.text, isStatic: true, hasGlob: false };
+    case 'raw_string':
+      return { value: node.text.slice(1, -1), isStatic: true, hasGlob: false };
+    case 'string':
+      return fromDoubleQuoted(node, context);
+    case 'translated_string': {
+      const inner = node.namedChildren[0];
+      return inner === null || inner === undefined ? dynamic(node) : toShellWord(inner, context);
+    }
+    case 'ansi_c_string':
+      return fromAnsiC(node);
+    case 'simple_expansion':
+    case 'expansion':
+      return context.home !== undefined && isHomeExpansion(node)
+        ? { value: context.home, isStatic: true, hasGlob: false }
+        : dynamic(node);
+    case 'concatenation': {
+      let value = '';
+      let hasGlob = false;
+      for (const child of node.children) {
+        if (child === null) continue;
+        const part = toShellWord(child, context);
+        if (!part.isStatic) return dynamic(node);
+        value += part.value;
+        hasGlob ||= part.hasGlob;
+      }
+      return { value, isStatic: true, hasGlob };
+    }
+    default:
+      return dynamic(node);
+  }
+}
+
+/** A static word needs quotes when it has anything but these characters. */
+const PLAIN_WORD = /^[A-Za-z0-9_\-+=.,/:@%^]+$/;
+
+/** Words joined as one unambiguous line: `git commit -m 'fix bug'`. */
+export function renderWords(words: readonly ShellWord[]): string {
+  return words
+    .map((word) => {
+      if (!word.isStatic) return word.value;
+      if (PLAIN_WORD.test(word.value)) return word.value;
+      return `'${word.value.replaceAll("'", "'\\''")}'`;
+    })
+    .join(' ');
+}
+
+export function staticWord(value: string): ShellWord {
+  return { value, isStatic: true, hasGlob: false };
+}
