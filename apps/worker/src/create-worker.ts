@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { homedir } from 'node:os';
 import { basename } from 'node:path';
 import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client';
 import { createSilentLogger, type Logger } from '@molf/logging';
@@ -124,6 +125,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     workdir,
     tools: handlers.map((handler) => toToolDescriptor(handler.definition)),
     version: WORKER_VERSION,
+    home: homedir(),
   });
   if (!parsedRegistration.success) {
     const issue = parsedRegistration.error.issues[0];

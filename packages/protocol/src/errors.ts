@@ -19,6 +19,8 @@ export const ErrorCodeSchema = z.enum([
   'cancelled',
   'workdir_invalid',
   'config_invalid',
+  'permissions_invalid',
+  'approval_not_found',
   'address_in_use',
   'internal',
 ]);

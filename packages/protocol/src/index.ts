@@ -1,3 +1,4 @@
+export * from './approvals.ts';
 export * from './auth.ts';
 export * from './errors.ts';
 export * from './ids.ts';

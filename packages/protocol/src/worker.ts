@@ -15,6 +15,8 @@ export const WorkerRegistrationSchema = z.object({
   workdir: z.string().min(1).max(4_096),
   tools: z.array(ToolDescriptorSchema).max(1_000),
   version: z.string().max(64),
+  /** The worker user's home directory: `~` in permission rules and shell lines means this. */
+  home: z.string().max(4_096).optional(),
 });
 export type WorkerRegistration = z.infer<typeof WorkerRegistrationSchema>;
 

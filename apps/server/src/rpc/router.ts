@@ -1,12 +1,26 @@
 import {
+  ApprovalAnswerSchema,
+  ApprovalEventsInputSchema,
+  ApproveInputSchema,
+  DenyInputSchema,
   type JobResultAck,
   JobResultInputSchema,
+  MolfError,
+  PermissionExplanationSchema,
+  PermissionsExplainInputSchema,
+  PermissionsFileInfoSchema,
+  PermissionsWriteInputSchema,
   WhoAmISchema,
+  type WorkerId,
+  WorkerIdSchema,
   WorkerInfoSchema,
   WorkerJobsInputSchema,
 } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
+import type { ApprovalGate } from '../approvals/approval-gate.ts';
+import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import { anyRoleProcedure, clientProcedure, router, workerProcedure } from './trpc.ts';
@@ -19,12 +33,23 @@ export type RouterServices = {
   isCredentialFixed: (credentialId: string) => boolean;
   dispatcher: JobDispatcher;
   serverVersion: string;
+  gate: ApprovalGate;
+  permissions: PermissionsStore;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
 };
 
 /** Routers are adapters: validate with the protocol schema, call one service, return. */
 export function createAppRouter(services: RouterServices) {
-  const { registry, dispatcher } = services;
+  const { registry, dispatcher, gate, permissions } = services;
+
+  function knownWorker(workerId: WorkerId): WorkerId {
+    if (registry.get(workerId) === undefined) {
+      throw new MolfError('worker_not_found', `no worker with id ${workerId} has ever registered with this server`, {
+        field: 'workerId',
+      });
+    }
+    return workerId;
+  }
 
   return router({
     auth: router({
@@ -36,6 +61,46 @@ export function createAppRouter(services: RouterServices) {
 
     workers: router({
       list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list()),
+    }),
+
+    approvals: router({
+      approve: clientProcedure
+        .input(ApproveInputSchema)
+        .output(ApprovalAnswerSchema)
+        .mutation(({ input, ctx }) =>
+          gate.approve({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
+        ),
+      deny: clientProcedure
+        .input(DenyInputSchema)
+        .output(ApprovalAnswerSchema)
+        .mutation(({ input, ctx }) =>
+          gate.deny({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
+        ),
+      list: clientProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
+      /** Pending approvals (and broken permission files) first, then live events. */
+      events: clientProcedure
+        .input(ApprovalEventsInputSchema)
+        .subscription(({ input, signal }) => streamApprovalEvents(gate, input, signal)),
+    }),
+
+    permissions: router({
+      show: clientProcedure
+        .input(z.object({ workerId: WorkerIdSchema }))
+        .output(PermissionsFileInfoSchema)
+        .query(async ({ input }) => {
+          const workerId = knownWorker(input.workerId);
+          const text = await permissions.readText(workerId);
+          const { problem } = await permissions.load(workerId);
+          return { workerId, path: permissions.pathOf(workerId), text, ...(problem === undefined ? {} : { problem }) };
+        }),
+      write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input }) => {
+        await permissions.writeText(knownWorker(input.workerId), input.text);
+        return { path: permissions.pathOf(input.workerId) };
+      }),
+      explain: clientProcedure
+        .input(PermissionsExplainInputSchema)
+        .output(PermissionExplanationSchema)
+        .query(({ input }) => gate.explain({ ...input, workerId: knownWorker(input.workerId) })),
     }),
 
     worker: router({
@@ -70,6 +135,7 @@ export function createAppRouter(services: RouterServices) {
           yield* dispatcher.stream({ lease, lastEventId: input.lastEventId, signal });
         } finally {
           if (registry.release(lease)) {
+            gate.workerOffline(registration.workerId);
             services.onWorkerEvent({
               type: 'worker.disconnected',
               workerId: registration.workerId,

@@ -26,6 +26,8 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   cancelled: 'CLIENT_CLOSED_REQUEST',
   workdir_invalid: 'BAD_REQUEST',
   config_invalid: 'INTERNAL_SERVER_ERROR',
+  permissions_invalid: 'BAD_REQUEST',
+  approval_not_found: 'NOT_FOUND',
   address_in_use: 'INTERNAL_SERVER_ERROR',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import {
   type JobMessage,
+  RESOLVE_PATHS_JOB,
   resolveCallTimeout,
   type ToolCallId,
   type ToolResult,
@@ -150,7 +151,7 @@ export function createJobDispatcher(options: {
             : toErrorResult('worker_not_found', `No worker with id ${workerId} is registered.`),
         );
       }
-      if (!registration.tools.some((tool) => tool.name === toolName)) {
+      if (toolName !== RESOLVE_PATHS_JOB && !registration.tools.some((tool) => tool.name === toolName)) {
         return Promise.resolve(
           toErrorResult(
             'tool_not_found',

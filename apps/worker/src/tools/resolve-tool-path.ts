@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ToolResult, toErrorResult } from '@molf/protocol';
+import { type ResolvedPaths, ResolvePathsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
 
 /** Where tools may reach: the workdir plus configured extra roots, all canonical (symlinks resolved). */
 export type PathPolicy = {
@@ -95,4 +95,28 @@ async function canonicalize(absolute: string): Promise<string> {
 function isMissing(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+/**
+ * Answers the server's approval gate: where each path really leads, relative to the workdir when
+ * it is inside (so `./a/../.env` and a link to `.env` both read `.env`), and absolute. Paths
+ * outside every root are answered too: the gate may deny them by rule before the tool refuses.
+ */
+export async function resolvePathsForGate(policy: PathPolicy, args: Record<string, unknown>): Promise<ToolResult> {
+  const parsed = ResolvePathsArgsSchema.safeParse(args);
+  if (!parsed.success)
+    return toErrorResult('invalid_arguments', 'molf.resolve_paths takes { paths: string[] } (1 to 16).');
+  const answer: ResolvedPaths = { paths: [] };
+  for (const given of parsed.data.paths) {
+    if (given.includes('\0')) {
+      answer.paths.push({ given, forms: [] });
+      continue;
+    }
+    const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => resolve(policy.workdir, given));
+    const forms = isInside(canonical, policy.workdir)
+      ? [relative(policy.workdir, canonical) || '.', canonical]
+      : [canonical];
+    answer.paths.push({ given, forms });
+  }
+  return { output: JSON.stringify(answer) };
 }

@@ -1,8 +1,8 @@
 import type { Logger } from '@molf/logging';
-import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
+import { type Job, MolfError, RESOLVE_PATHS_JOB, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { ReadTracker } from './read-tracker.ts';
-import type { PathPolicy } from './resolve-tool-path.ts';
+import { type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
 import { abortedByTimeout, type ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
 
@@ -48,6 +48,7 @@ export async function runToolCall(options: RunOptions): Promise<ToolResult> {
 
 async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   const { job, tools } = options;
+  if (job.toolName === RESOLVE_PATHS_JOB) return resolvePathsForGate(options.paths, job.args);
   const handler = tools.get(job.toolName);
   if (handler === undefined) {
     return toErrorResult(

@@ -1,0 +1,75 @@
+import type { ApprovalEvent } from '@molf/protocol';
+import type { ApprovalGate } from './approval-gate.ts';
+
+/** Events a subscriber asked for: one session's, one worker's, or all. */
+export type ApprovalEventFilter = { sessionId?: string | undefined; workerId?: string | undefined };
+
+function wanted(event: ApprovalEvent, filter: ApprovalEventFilter, workerOfApproval: Map<string, string>): boolean {
+  switch (event.type) {
+    case 'approval.requested':
+      return (
+        (filter.sessionId === undefined || event.approval.sessionId === filter.sessionId) &&
+        (filter.workerId === undefined || event.approval.workerId === filter.workerId)
+      );
+    case 'approval.resolved':
+      return (
+        (filter.sessionId === undefined || event.sessionId === filter.sessionId) &&
+        (filter.workerId === undefined || workerOfApproval.get(event.approvalId) === filter.workerId)
+      );
+    case 'permissions.invalid':
+      return filter.workerId === undefined || event.problem.workerId === filter.workerId;
+  }
+}
+
+/**
+ * Pending approvals and current file problems first, then live events, with no gap and no
+ * duplicate: the listener is attached before the snapshot is taken, and a request already replayed
+ * is not sent again.
+ */
+export async function* streamApprovalEvents(
+  gate: ApprovalGate,
+  filter: ApprovalEventFilter,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<ApprovalEvent> {
+  const queue: ApprovalEvent[] = [];
+  let wake: (() => void) | undefined;
+  const workerOfApproval = new Map<string, string>();
+  const unsubscribe = gate.subscribe((event) => {
+    queue.push(event);
+    wake?.();
+  });
+  const onAbort = () => wake?.();
+  signal?.addEventListener('abort', onAbort);
+  try {
+    const replayed = new Set<string>();
+    for (const problem of gate.problems()) {
+      const event: ApprovalEvent = { type: 'permissions.invalid', problem };
+      if (wanted(event, filter, workerOfApproval)) yield event;
+    }
+    for (const approval of gate.pending(filter)) {
+      replayed.add(approval.approvalId);
+      workerOfApproval.set(approval.approvalId, approval.workerId);
+      yield { type: 'approval.requested', approval };
+    }
+    while (signal?.aborted !== true) {
+      const event = queue.shift();
+      if (event === undefined) {
+        await new Promise<void>((resolvePromise) => {
+          wake = resolvePromise;
+        });
+        wake = undefined;
+        continue;
+      }
+      if (event.type === 'approval.requested') {
+        workerOfApproval.set(event.approval.approvalId, event.approval.workerId);
+        if (replayed.has(event.approval.approvalId)) continue;
+      }
+      if (!wanted(event, filter, workerOfApproval)) continue;
+      if (event.type === 'approval.resolved') workerOfApproval.delete(event.approvalId);
+      yield event;
+    }
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    unsubscribe();
+  }
+}

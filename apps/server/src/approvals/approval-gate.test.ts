@@ -1,0 +1,416 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createMolfClient, type MolfClient } from '@molf/client';
+import { readDefaultPermissionsText } from '@molf/permissions/default-file';
+import type { ApprovalEvent, ToolResult } from '@molf/protocol';
+import { describe, expect, it } from 'vitest';
+import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+
+type Link = Awaited<ReturnType<typeof startTestLink>>;
+
+function watchApprovals(client: MolfClient, input: { sessionId?: string; workerId?: string } = {}) {
+  const events: ApprovalEvent[] = [];
+  const subscription = client.rpc.approvals.events.subscribe(input, { onData: (event) => events.push(event) });
+  return {
+    events,
+    requested: () => events.flatMap((event) => (event.type === 'approval.requested' ? [event.approval] : [])),
+    resolved: () => events.flatMap((event) => (event.type === 'approval.resolved' ? [event] : [])),
+    [Symbol.dispose]: () => subscription.unsubscribe(),
+  };
+}
+
+function run(
+  link: Link,
+  call: { sessionId: string; tool: string; args: Record<string, unknown>; signal?: AbortSignal },
+) {
+  return link.server.toolCalls.run({ workerId: link.worker.workerId, timeoutMs: 10_000, ...call });
+}
+
+async function permissionsText(link: Link): Promise<string> {
+  return readFile(link.server.permissions.pathOf(link.worker.workerId), 'utf8');
+}
+
+async function writePermissions(link: Link, text: string): Promise<void> {
+  const path = link.server.permissions.pathOf(link.worker.workerId);
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, text);
+}
+
+async function clientOf(link: Link): Promise<MolfClient> {
+  const client = createMolfClient({ url: link.server.url, token: TEST_CLIENT_TOKEN });
+  await client.ready();
+  return client;
+}
+
+describe('approval gate', () => {
+  it('asks for a shell command, runs it once approved and asks again next time', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const sessionId = randomUUID();
+    using watch = watchApprovals(client, { sessionId });
+    await waitFor(() => watch.events.length >= 0);
+
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo approved-once' } });
+    await waitFor(() => watch.requested().length === 1, { what: 'approval.requested' });
+    const [approval] = watch.requested();
+    expect(approval).toMatchObject({
+      sessionId,
+      workerId: link.worker.workerId,
+      tool: 'shell_exec',
+      args: { command: 'echo approved-once' },
+      alwaysPatterns: ['echo *'],
+      subjects: [{ kind: 'command', label: 'echo approved-once', decision: 'ask' }],
+    });
+    expect(approval?.approvalId.startsWith(`${sessionId}:`)).toBe(true);
+
+    const answer = await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: approval?.approvalId ?? '',
+      scope: 'once',
+    });
+    expect(answer).toEqual({ applied: true });
+    const result = await call;
+    expect(result.output).toContain('approved-once');
+    await waitFor(() => watch.resolved().length === 1);
+    expect(watch.resolved()[0]).toMatchObject({ outcome: 'approved', scope: 'once', by: 'client:fixed-client' });
+
+    const again = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo approved-once' } });
+    await waitFor(() => watch.requested().length === 2, { what: 'a second approval.requested' });
+    await client.rpc.approvals.deny.mutate({ sessionId, approvalId: watch.requested()[1]?.approvalId ?? '' });
+    expect((await again).meta?.errorKind).toBe('permission_denied');
+  });
+
+  it('approves for the session only: the same action runs without asking there, and asks in another session', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const sessionId = randomUUID();
+    using watch = watchApprovals(client);
+    const before = await permissionsText(link).catch(() => undefined);
+
+    const first = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo one' } });
+    await waitFor(() => watch.requested().length === 1);
+    await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      scope: 'session',
+    });
+    expect((await first).output).toContain('one');
+
+    expect((await run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo two' } })).output).toContain('two');
+    expect(watch.requested()).toHaveLength(1);
+
+    const other = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo three' } });
+    await waitFor(() => watch.requested().length === 2, { what: 'the other session to ask' });
+    expect(await permissionsText(link)).toBe(before ?? readDefaultPermissionsText());
+    link.server.gate.close();
+    expect((await other).meta?.errorKind).toBe('cancelled');
+  });
+
+  it('approves always: the rule is appended to permissions.jsonc with its comments kept, and every session is allowed', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'git --version' } });
+    await waitFor(() => watch.requested().length === 1);
+    expect(watch.requested()[0]?.alwaysPatterns).toEqual(['git --version']);
+    await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      scope: 'always',
+    });
+    expect((await call).output).toContain('git version');
+
+    const text = await permissionsText(link);
+    expect(text).toContain('// Molf approval rules for one worker.');
+    expect(text).toContain('// The LAST matching rule wins');
+    expect(text).toMatch(/"shell_exec": \{\s*"\*": "ask",\s*"git --version": "allow"\s*\}/);
+
+    const elsewhere = await run(link, {
+      sessionId: randomUUID(),
+      tool: 'shell_exec',
+      args: { command: 'git --version' },
+    });
+    expect(elsewhere.output).toContain('git version');
+    expect(watch.requested()).toHaveLength(1);
+
+    // Saving the same pattern again adds no duplicate.
+    await link.server.permissions.appendAllow(link.worker.workerId, {
+      tool: 'shell_exec',
+      patterns: ['git --version'],
+    });
+    expect((await permissionsText(link)).match(/"git --version"/g)).toHaveLength(1);
+  });
+
+  it('re-evaluates the other pending approvals of the session after "session" and resolves those now allowed', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+
+    const calls = [
+      run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo first' } }),
+      run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo second' } }),
+      run(link, { sessionId, tool: 'shell_exec', args: { command: 'pwd' } }),
+    ];
+    const otherSession = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo third' } });
+    await waitFor(() => watch.requested().length === 4, { what: 'four approvals' });
+    const first = watch.requested().find((approval) => approval.args.command === 'echo first');
+    await client.rpc.approvals.approve.mutate({ sessionId, approvalId: first?.approvalId ?? '', scope: 'session' });
+
+    const [one, two] = await Promise.all(calls.slice(0, 2));
+    expect(one?.output).toContain('first');
+    expect(two?.output).toContain('second');
+    await waitFor(() => watch.resolved().length === 2);
+    const cascaded = watch.resolved().find((event) => event.approvalId !== first?.approvalId);
+    expect(cascaded).toMatchObject({ outcome: 'approved' });
+    expect(cascaded?.by).toMatch(/^rule: allowed by "shell_exec": \{ "echo \*": "allow" \}/);
+    // `pwd` and the other session's call still wait.
+    expect(
+      link.server.gate
+        .pending()
+        .map((approval) => approval.args.command)
+        .sort(),
+    ).toEqual(['echo third', 'pwd']);
+    link.server.gate.close();
+    await Promise.all([calls[2], otherSession]);
+  });
+
+  it('sends the user feedback of a denial to the model as the tool result', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'touch created-by-denied-call' } });
+    await waitFor(() => watch.requested().length === 1);
+    await client.rpc.approvals.deny.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      feedback: 'use write_file instead',
+    });
+    const result: ToolResult = await call;
+    expect(result.error).toBe('The user denied this shell_exec call with this feedback: use write_file instead');
+    expect(result.meta?.errorKind).toBe('permission_denied');
+    await expect(readFile(join(link.workdir, 'created-by-denied-call'))).rejects.toThrow();
+    await waitFor(() => watch.resolved().length === 1);
+    expect(watch.resolved()[0]).toMatchObject({ outcome: 'denied', reason: 'use write_file instead' });
+  });
+
+  it('lets the first of two clients answer; the other gets applied: false and both see approval.resolved', async () => {
+    await using link = await startTestLink();
+    await using alice = await clientOf(link);
+    await using bob = await clientOf(link);
+    using aliceWatch = watchApprovals(alice);
+    using bobWatch = watchApprovals(bob);
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo raced' } });
+    await waitFor(() => aliceWatch.requested().length === 1 && bobWatch.requested().length === 1);
+    const approvalId = aliceWatch.requested()[0]?.approvalId ?? '';
+
+    const answers = await Promise.all([
+      alice.rpc.approvals.approve.mutate({ sessionId, approvalId, scope: 'once' }),
+      bob.rpc.approvals.deny.mutate({ sessionId, approvalId, feedback: 'too late' }),
+    ]);
+    expect(answers).toEqual([{ applied: true }, { applied: false }]);
+    expect((await call).output).toContain('raced');
+    await waitFor(() => aliceWatch.resolved().length === 1 && bobWatch.resolved().length === 1);
+    expect(bobWatch.resolved()[0]).toMatchObject({ approvalId, outcome: 'approved' });
+  });
+
+  it('replays a pending approval to a client that subscribes after it was requested', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo late' } });
+    await waitFor(() => link.server.gate.pending().length === 1);
+
+    using late = watchApprovals(client, { sessionId });
+    await waitFor(() => late.requested().length === 1, { what: 'the replayed approval' });
+    expect(await client.rpc.approvals.list.query({ sessionId })).toHaveLength(1);
+    await client.rpc.approvals.approve.mutate({ sessionId, approvalId: late.requested()[0]?.approvalId ?? '' });
+    expect((await call).output).toContain('late');
+    await waitFor(() => late.resolved().length === 1);
+    expect(late.requested()).toHaveLength(1);
+  });
+
+  it('refuses an answer that names another session', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo x' } });
+    await waitFor(() => link.server.gate.pending().length === 1);
+    const approvalId = link.server.gate.pending()[0]?.approvalId ?? '';
+    expect(await client.rpc.approvals.approve.mutate({ sessionId: 'another-session', approvalId })).toEqual({
+      applied: false,
+    });
+    expect(link.server.gate.pending()).toHaveLength(1);
+    link.server.gate.close();
+    await call;
+  });
+
+  it('denies by rule with a refusal that names the rule, for the path as written, normalised and through a symlink', async () => {
+    await using link = await startTestLink();
+    await writeFile(join(link.workdir, '.env'), 'API_KEY=secret\n');
+    await mkdir(join(link.workdir, 'sub'));
+    await symlink(join(link.workdir, '.env'), join(link.workdir, 'settings.txt'));
+    const sessionId = randomUUID();
+
+    for (const path of ['.env', './sub/../.env', 'settings.txt', join(link.workdir, '.env')]) {
+      const result = await run(link, { sessionId, tool: 'read_file', args: { path } });
+      expect(result.meta?.errorKind, path).toBe('permission_denied');
+      expect(result.error).toContain('"read_file": { "*.env": "deny" } (permissions.jsonc line');
+      expect(result.output).toBe('');
+    }
+    const allowed = await run(link, { sessionId, tool: 'write_file', args: { path: 'notes.md', content: 'ok' } });
+    expect(allowed.error).toBeUndefined();
+
+    const audit = (await readFile(join(link.server.dataDir, 'audit', 'approvals.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(audit.filter((record) => record.decision === 'deny')).toHaveLength(4);
+    expect(audit.at(-1)).toMatchObject({ sessionId, tool: 'write_file', decision: 'allow', subjects: ['notes.md'] });
+    expect(String(audit.at(-1)?.by)).toMatch(/^rule: "write_file": \{ "\*": "allow" \}/);
+  });
+
+  it('applies an edit of permissions.jsonc to the next call without a restart', async () => {
+    await using link = await startTestLink();
+    const sessionId = randomUUID();
+    expect((await run(link, { sessionId, tool: 'read_file', args: { path: 'missing.txt' } })).meta?.errorKind).toBe(
+      'not_found',
+    );
+    await writePermissions(link, '{ "*": "ask", "read_file": { "*": "deny" } }');
+    expect((await run(link, { sessionId, tool: 'read_file', args: { path: 'missing.txt' } })).meta?.errorKind).toBe(
+      'permission_denied',
+    );
+  });
+
+  it('never allows from a broken file: it asks for everything when there never were good rules and reports line and column', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    await writePermissions(link, '{\n  "read_file": "allow",\n  "*": "sometimes"\n}\n');
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'read_file', args: { path: 'a.txt' } });
+    await waitFor(() => watch.requested().length === 1, { what: 'read_file to ask' });
+    const problem = watch.events.find((event) => event.type === 'permissions.invalid');
+    expect(problem).toMatchObject({
+      type: 'permissions.invalid',
+      problem: { line: 3, column: 8, fallback: 'ask_everything', workerId: link.worker.workerId },
+    });
+    expect(problem?.type === 'permissions.invalid' && problem.problem.message).toContain(
+      '"sometimes", which is not an action',
+    );
+    link.server.gate.close();
+    await call;
+  });
+
+  it('keeps the last good rules while the file is broken, and reports the problem to clients that subscribe later', async () => {
+    await using link = await startTestLink();
+    const sessionId = randomUUID();
+    await writePermissions(link, '{ "*": "ask", "read_file": { "*": "deny" } }');
+    expect((await run(link, { sessionId, tool: 'read_file', args: { path: 'a.txt' } })).meta?.errorKind).toBe(
+      'permission_denied',
+    );
+
+    await writePermissions(link, '{ "*": "allow", "read_file": { "*": "allow" }');
+    expect((await run(link, { sessionId, tool: 'read_file', args: { path: 'a.txt' } })).meta?.errorKind).toBe(
+      'permission_denied',
+    );
+
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client, { workerId: link.worker.workerId });
+    await waitFor(() => watch.events.length === 1, { what: 'the replayed problem' });
+    expect(watch.events[0]).toMatchObject({
+      type: 'permissions.invalid',
+      problem: { fallback: 'last_good_rules', line: 1 },
+    });
+    const shown = await client.rpc.permissions.show.query({ workerId: link.worker.workerId });
+    expect(shown.problem?.message).toContain('invalid JSONC');
+  });
+
+  it('cancels a pending approval when the call is aborted', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const controller = new AbortController();
+    const call = run(link, {
+      sessionId: randomUUID(),
+      tool: 'shell_exec',
+      args: { command: 'echo x' },
+      signal: controller.signal,
+    });
+    await waitFor(() => watch.requested().length === 1);
+    controller.abort();
+    expect((await call).meta?.errorKind).toBe('cancelled');
+    await waitFor(() => watch.resolved().length === 1);
+    expect(watch.resolved()[0]).toMatchObject({ outcome: 'cancelled', reason: 'the turn was aborted' });
+    expect(link.server.gate.pending()).toEqual([]);
+  });
+
+  it('denies pending approvals with a reason when their worker goes offline', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const call = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo x' } });
+    await waitFor(() => watch.requested().length === 1);
+    await link.worker.close();
+    const result = await call;
+    expect(result.meta?.errorKind).toBe('worker_offline');
+    expect(result.error).toContain('went offline');
+    await waitFor(() => watch.resolved().length === 1);
+    expect(watch.resolved()[0]).toMatchObject({ outcome: 'denied', by: 'server' });
+  });
+
+  it('gates MCP-style tools by their name, and "always" saves the whole tool', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+    // The worker has no such tool; what matters is that the gate asks first and "always" sticks.
+    const call = run(link, { sessionId, tool: 'github_create_issue', args: { title: 'x' } });
+    await waitFor(() => watch.requested().length === 1);
+    expect(watch.requested()[0]?.alwaysPatterns).toEqual(['*']);
+    await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      scope: 'always',
+    });
+    expect((await call).meta?.errorKind).toBe('tool_not_found');
+    expect(await permissionsText(link)).toContain('"github_create_issue": "allow"');
+    expect((await run(link, { sessionId: randomUUID(), tool: 'github_create_issue', args: {} })).meta?.errorKind).toBe(
+      'tool_not_found',
+    );
+    expect(watch.requested()).toHaveLength(1);
+  });
+
+  it('explains a call over RPC and validates a new file before writing it', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const workerId = link.worker.workerId;
+    const explanation = await client.rpc.permissions.explain.query({
+      workerId,
+      tool: 'shell_exec',
+      args: { command: 'ls && rm -rf build' },
+    });
+    expect(explanation).toMatchObject({ decision: 'ask', alwaysPatterns: ['ls', 'rm *'] });
+    expect(explanation.subjects.map((subject) => subject.label)).toEqual(['ls', 'rm -rf build']);
+
+    await expect(client.rpc.permissions.write.mutate({ workerId, text: '{ "*": "maybe" }' })).rejects.toMatchObject({
+      data: { code: 'permissions_invalid' },
+      message: expect.stringContaining('line 1, column 8'),
+    });
+    await client.rpc.permissions.write.mutate({ workerId, text: '{ "*": "ask", "shell_exec": { "rm *": "deny" } }' });
+    const after = await client.rpc.permissions.explain.query({
+      workerId,
+      tool: 'shell_exec',
+      args: { command: 'ls && rm -rf build' },
+    });
+    expect(after.decision).toBe('deny');
+    await expect(client.rpc.permissions.show.query({ workerId: randomUUID() as never })).rejects.toMatchObject({
+      data: { code: 'worker_not_found' },
+    });
+  });
+});

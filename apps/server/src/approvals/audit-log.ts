@@ -1,0 +1,52 @@
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '@molf/logging';
+
+/** One decision of the approval gate, as kept on disk. */
+export type AuditRecord = {
+  sessionId: string;
+  workerId: string;
+  toolCallId: string;
+  tool: string;
+  /** What the rules were matched against (commands, paths, names), each cut to 500 characters. */
+  subjects: string[];
+  decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled';
+  /** `rule: …` with the deciding rule, `client:<credential id>` (with the answer's scope), or `server: <reason>`. */
+  by: string;
+  scope?: 'once' | 'session' | 'always';
+  approvalId?: string;
+};
+
+export type AuditLog = {
+  append(record: AuditRecord): void;
+  close(): Promise<void>;
+  path: string;
+};
+
+const MAX_SUBJECT_CHARS = 500;
+
+/**
+ * An append-only JSON-lines file `{dataDir}/audit/approvals.jsonl` (0600): one line per decision
+ * with its time. Arguments are not written in full (they may hold file contents); subjects are.
+ */
+export function openAuditLog(options: { dataDir: string; logger: Logger }): AuditLog {
+  const directory = join(options.dataDir, 'audit');
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const path = join(directory, 'approvals.jsonl');
+  const stream: WriteStream = createWriteStream(path, { flags: 'a', mode: 0o600 });
+  stream.on('error', (error) => options.logger.error({ err: error, path }, 'cannot write the approval audit log'));
+  return {
+    path,
+    append(record) {
+      const line = {
+        time: new Date().toISOString(),
+        ...record,
+        subjects: record.subjects.map((subject) =>
+          subject.length > MAX_SUBJECT_CHARS ? `${subject.slice(0, MAX_SUBJECT_CHARS)}…` : subject,
+        ),
+      };
+      stream.write(`${JSON.stringify(line)}\n`);
+    },
+    close: () => new Promise<void>((resolvePromise) => stream.end(() => resolvePromise())),
+  };
+}

@@ -1,0 +1,10 @@
+export {
+  type Answerer,
+  type ApprovalGate,
+  createApprovalGate,
+  type GateOutcome,
+  type GateRequest,
+} from './approval-gate.ts';
+export { type AuditLog, type AuditRecord, openAuditLog } from './audit-log.ts';
+export { createPermissionsStore, type PermissionsStore } from './permissions-store.ts';
+export { createToolCallRunner, type GatedToolCall, type ToolCallRunner } from './run-gated-tool-call.ts';

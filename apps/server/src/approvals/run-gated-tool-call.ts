@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import type { ApprovalGate, GateRequest } from './approval-gate.ts';
+
+export type GatedToolCall = {
+  sessionId: string;
+  workerId: WorkerId;
+  tool: string;
+  args: Record<string, unknown>;
+  /** Defaults to a random id. */
+  toolCallId?: string;
+  /** The call's own timeout (see the dispatcher); the wait for approval does not count. */
+  timeoutMs?: number;
+  /** Aborting cancels a pending approval or the running call. */
+  signal?: AbortSignal;
+  agent?: GateRequest['agent'];
+};
+
+export type ToolCallRunner = {
+  /** The one way a tool call reaches a worker: through the gate, then dispatch. Never throws. */
+  run(call: GatedToolCall): Promise<ToolResult>;
+};
+
+export function createToolCallRunner(options: { gate: ApprovalGate; dispatcher: JobDispatcher }): ToolCallRunner {
+  return {
+    async run(call) {
+      const toolCallId = call.toolCallId ?? randomUUID();
+      const outcome = await options.gate.check({
+        sessionId: call.sessionId,
+        workerId: call.workerId,
+        toolCallId,
+        tool: call.tool,
+        args: call.args,
+        ...(call.agent === undefined ? {} : { agent: call.agent }),
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
+      });
+      if (outcome.type === 'deny') return toErrorResult(outcome.errorKind, outcome.message);
+      return options.dispatcher.dispatch({
+        workerId: call.workerId,
+        toolName: call.tool,
+        args: call.args,
+        toolCallId: toolCallId as ToolCallId,
+        sessionId: call.sessionId,
+        ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
+      });
+    },
+  };
+}

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+import { WorkerIdSchema } from './ids.ts';
+
+export const SessionIdSchema = z.string().min(1).max(128);
+
+/** How far an approval reaches: this call, the rest of the session, or saved for the worker. */
+export const ApprovalScopeSchema = z.enum(['once', 'session', 'always']);
+export type ApprovalScope = z.infer<typeof ApprovalScopeSchema>;
+
+export const SubjectVerdictInfoSchema = z.object({
+  kind: z.enum(['path', 'pattern', 'command', 'name', 'tool']),
+  label: z.string(),
+  decision: z.enum(['allow', 'deny', 'ask']),
+  /** The rule that decided this subject, as people read it; absent when none matched. */
+  rule: z.string().optional(),
+});
+export type SubjectVerdictInfo = z.infer<typeof SubjectVerdictInfoSchema>;
+
+/** A tool call waiting for a person. Server state: replayed to every client that subscribes. */
+export const ApprovalSchema = z.object({
+  approvalId: z.string(),
+  sessionId: SessionIdSchema,
+  workerId: WorkerIdSchema,
+  toolCallId: z.string(),
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  /** Why it asks. */
+  reason: z.string(),
+  subjects: z.array(SubjectVerdictInfoSchema),
+  /** Exactly what "session" or "always" would add as allow rules; null when "always" is not offered. */
+  alwaysPatterns: z.array(z.string()).nullable(),
+  requestedAt: z.string(),
+});
+export type Approval = z.infer<typeof ApprovalSchema>;
+
+export const ApprovalOutcomeSchema = z.enum(['approved', 'denied', 'cancelled']);
+export type ApprovalOutcome = z.infer<typeof ApprovalOutcomeSchema>;
+
+export const PermissionsProblemSchema = z.object({
+  workerId: WorkerIdSchema,
+  file: z.string(),
+  line: z.number().int(),
+  column: z.number().int(),
+  message: z.string(),
+  /** What the gate uses meanwhile. */
+  fallback: z.enum(['last_good_rules', 'ask_everything']),
+});
+export type PermissionsProblem = z.infer<typeof PermissionsProblemSchema>;
+
+export const ApprovalEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('approval.requested'), approval: ApprovalSchema }),
+  z.object({
+    type: z.literal('approval.resolved'),
+    approvalId: z.string(),
+    sessionId: SessionIdSchema,
+    outcome: ApprovalOutcomeSchema,
+    scope: ApprovalScopeSchema.optional(),
+    /** Who decided: `client:<credential id>`, `rule` (a cascade after "always"), or `server`. */
+    by: z.string(),
+    reason: z.string().optional(),
+  }),
+  z.object({ type: z.literal('permissions.invalid'), problem: PermissionsProblemSchema }),
+]);
+export type ApprovalEvent = z.infer<typeof ApprovalEventSchema>;
+
+export const ApproveInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  approvalId: z.string().min(1).max(256),
+  scope: ApprovalScopeSchema.default('once'),
+});
+export type ApproveInput = z.infer<typeof ApproveInputSchema>;
+
+export const DenyInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  approvalId: z.string().min(1).max(256),
+  /** Reaches the model as the tool result. */
+  feedback: z.string().max(10_000).optional(),
+});
+export type DenyInput = z.infer<typeof DenyInputSchema>;
+
+export const ApprovalAnswerSchema = z.object({
+  /** False when the approval was already answered, cancelled or never existed. */
+  applied: z.boolean(),
+});
+
+export const ApprovalEventsInputSchema = z.object({
+  sessionId: SessionIdSchema.optional(),
+  workerId: WorkerIdSchema.optional(),
+});
+
+export const PermissionsFileInfoSchema = z.object({
+  workerId: WorkerIdSchema,
+  path: z.string(),
+  text: z.string(),
+  /** Set when the file on disk does not parse; the gate then uses `problem.fallback`. */
+  problem: PermissionsProblemSchema.optional(),
+});
+export type PermissionsFileInfo = z.infer<typeof PermissionsFileInfoSchema>;
+
+export const PermissionsWriteInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  text: z.string().max(1024 * 1024),
+});
+
+export const PermissionsExplainInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  tool: z.string().min(1).max(128),
+  args: z.record(z.string(), z.unknown()),
+});
+
+export const PermissionExplanationSchema = z.object({
+  decision: z.enum(['allow', 'deny', 'ask']),
+  /** The deciding rule, as people read it, or why it asks without one. */
+  reason: z.string(),
+  subjects: z.array(SubjectVerdictInfoSchema),
+  problems: z.array(z.string()),
+  alwaysPatterns: z.array(z.string()).nullable(),
+});
+export type PermissionExplanation = z.infer<typeof PermissionExplanationSchema>;
+
+/**
+ * An internal job the gate sends before judging a file tool call: the worker answers with the
+ * canonical forms of each path (symlinks followed), authoritative first, so rules apply to where a
+ * path really leads. Never offered to the model.
+ */
+export const RESOLVE_PATHS_JOB = 'molf.resolve_paths';
+export const ResolvePathsArgsSchema = z.object({ paths: z.array(z.string().max(4_096)).min(1).max(16) });
+export const ResolvedPathsSchema = z.object({
+  paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),
+});
+export type ResolvedPaths = z.infer<typeof ResolvedPathsSchema>;
