@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerPermissionsCommand } from './commands/permissions.ts';
 import { registerServerCommand } from './commands/server.ts';
 import { registerTokenCommand } from './commands/token.ts';
 import { registerToolCommand } from './commands/tool.ts';
@@ -23,5 +24,6 @@ export function createProgram(): Command {
   registerWorkersCommand(program);
   registerTokenCommand(program);
   registerToolCommand(program);
+  registerPermissionsCommand(program);
   return program;
 }

@@ -6,7 +6,7 @@ export { globTool } from './tools/glob-files.ts';
 export { createGrepTool, grepTool } from './tools/grep-files.ts';
 export { readFileTool } from './tools/read-file.ts';
 export { createReadTracker, type ReadTracker } from './tools/read-tracker.ts';
-export { createPathPolicy, type PathPolicy, resolveToolPath } from './tools/resolve-tool-path.ts';
+export { createPathPolicy, type PathPolicy, resolvePathsForGate, resolveToolPath } from './tools/resolve-tool-path.ts';
 export { runToolCall } from './tools/run-tool-call.ts';
 export { shellExecTool } from './tools/shell-exec.ts';
 export { defineToolHandler, type ToolContext, type ToolHandler } from './tools/tool-handler.ts';

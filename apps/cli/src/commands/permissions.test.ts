@@ -1,0 +1,189 @@
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from '@molf/server';
+import { createWorker } from '@molf/worker';
+import { execaNode } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+const CLIENT_TOKEN = 'molf_c_cli-permissions-test-token';
+const WORKER_TOKEN = 'molf_w_cli-permissions-test-token';
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-cli-permissions-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+function molf(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
+  return execaNode(CLI, args, {
+    cwd: options.cwd,
+    env: { MOLF_LOG_LEVEL: 'warn', MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: tmpdir(), ...options.env },
+    reject: false,
+    stdin: 'ignore',
+    timeout: 30_000,
+  });
+}
+
+const RULES = `{
+  // my rules
+  "*": "ask",
+  "read_file": { "*": "allow", "*.env": "deny" },
+  "shell_exec": { "git status": "allow", "rm *": "deny", "git log *": "allow" }
+}
+`;
+
+describe('molf permissions explain', () => {
+  it('prints the decision, the deciding rule, every subject with its own decision and the always pattern', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'rules.jsonc'), RULES);
+    const result = await molf(
+      [
+        'permissions',
+        'explain',
+        '--file',
+        'rules.jsonc',
+        '--tool',
+        'shell_exec',
+        '--args',
+        '{"command": "git status && git push origin main"}',
+      ],
+      { cwd: dir },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'decision: ask',
+        'because:  the rule "*": "ask" (permissions.jsonc line 3) asks',
+        'subjects:',
+        '  allow  command  git status',
+        '         rule "shell_exec": { "git status": "allow" } (permissions.jsonc line 5)',
+        '  ask    command  git push origin main',
+        '         rule "*": "ask" (permissions.jsonc line 3)',
+        'always:   would allow "git push *"',
+      ].join('\n'),
+    );
+  });
+
+  it('answers in JSON, follows a symlink in the workdir to the file it names, and denies a hidden rm', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'rules.jsonc'), RULES);
+    await writeFile(join(dir, '.env'), 'KEY=1\n');
+    await symlink('.env', join(dir, 'innocent.txt'));
+    const read = await molf([
+      'permissions',
+      'explain',
+      '--file',
+      join(dir, 'rules.jsonc'),
+      '--tool',
+      'read_file',
+      '--args',
+      '{"path": "innocent.txt"}',
+      '--workdir',
+      dir,
+      '--json',
+    ]);
+    expect(read.exitCode).toBe(0);
+    expect(JSON.parse(read.stdout)).toMatchObject({
+      decision: 'deny',
+      subjects: [{ kind: 'path', label: 'innocent.txt → .env', decision: 'deny' }],
+      alwaysPatterns: null,
+    });
+
+    const shell = await molf([
+      'permissions',
+      'explain',
+      '--file',
+      join(dir, 'rules.jsonc'),
+      '--tool',
+      'shell_exec',
+      '--args',
+      '{"command": "git log $(rm -rf ~)"}',
+      '--json',
+    ]);
+    expect(JSON.parse(shell.stdout)).toMatchObject({ decision: 'deny', alwaysPatterns: null });
+  });
+
+  it('fails with file, line and column for a broken rules file, and with a clear message for bad --args', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'rules.jsonc'), '{\n  "*": "ask",\n  "glob": true\n}\n');
+    const broken = await molf(['permissions', 'explain', '--file', 'rules.jsonc', '--tool', 'glob'], { cwd: dir });
+    expect(broken.exitCode).toBe(1);
+    expect(broken.stderr).toContain(
+      'rules.jsonc:3:11: "glob" must be one of "allow", "deny", "ask", not the boolean true',
+    );
+
+    await writeFile(join(dir, 'rules.jsonc'), RULES);
+    const badArgs = await molf(['permissions', 'explain', '--file', 'rules.jsonc', '--tool', 'glob', '--args', '[1]'], {
+      cwd: dir,
+    });
+    expect(badArgs.exitCode).toBe(1);
+    expect(badArgs.stderr).toContain('--args must be a JSON object');
+  });
+});
+
+describe('molf permissions show and edit', () => {
+  async function startStack() {
+    const dataDir = await tempDir();
+    const workdir = await tempDir();
+    const server = await createServer({ port: 0, dataDir, tokens: { client: CLIENT_TOKEN, worker: WORKER_TOKEN } });
+    cleanups.push(() => server.close());
+    const worker = await createWorker({ serverUrl: server.url, token: WORKER_TOKEN, workdir });
+    cleanups.push(() => worker.close());
+    await worker.registered;
+    const env = { MOLF_SERVER_URL: server.url, MOLF_CLIENT_TOKEN: CLIENT_TOKEN };
+    return { server, worker, workdir, env };
+  }
+
+  it('shows the seeded default file of the worker running on the current directory', async () => {
+    const { workdir, env, server, worker } = await startStack();
+    const shown = await molf(['permissions', 'show'], { cwd: workdir, env });
+    expect(shown.exitCode).toBe(0);
+    expect(shown.stdout).toContain(`// ${server.permissions.pathOf(worker.workerId)}`);
+    expect(shown.stdout).toContain('"shell_exec": "ask"');
+  });
+
+  it('saves an edit made in $EDITOR, and refuses an invalid one, keeping the file on the server unchanged', async () => {
+    const { workdir, env, server, worker } = await startStack();
+    const editor = join(workdir, 'editor.mjs');
+    await writeFile(
+      editor,
+      "import { readFileSync, writeFileSync } from 'node:fs';\n" +
+        'const file = process.argv[2];\n' +
+        "writeFileSync(file, readFileSync(file, 'utf8').replace(process.env.FIND, process.env.REPLACEMENT));\n",
+    );
+    const editorCommand = `${process.execPath} ${editor}`;
+
+    const edited = await molf(['permissions', 'edit', '--worker', worker.workerId], {
+      cwd: tmpdir(),
+      env: {
+        ...env,
+        EDITOR: editorCommand,
+        FIND: '"shell_exec": "ask"',
+        REPLACEMENT: '"shell_exec": { "*": "ask", "npm test": "allow" }',
+      },
+    });
+    expect(edited.stderr).toBe('');
+    expect(edited.stdout).toMatch(/^saved .*permissions\.jsonc \(\d+ rules\); it applies to the next tool call$/);
+    const path = server.permissions.pathOf(worker.workerId);
+    expect(await readFile(path, 'utf8')).toContain('"npm test": "allow"');
+
+    const broken = await molf(['permissions', 'edit'], {
+      cwd: workdir,
+      env: { ...env, EDITOR: editorCommand, FIND: '"npm test": "allow" }', REPLACEMENT: '"npm test": "yes" }, "oops"' },
+    });
+    expect(broken.exitCode).toBe(1);
+    expect(broken.stderr).toMatch(/not saved: line \d+, column \d+: .*; your edit is kept in /);
+    expect(await readFile(path, 'utf8')).toContain('"npm test": "allow"');
+    const keptFile = /kept in (\S+permissions\.jsonc)/.exec(broken.stderr)?.[1] ?? '';
+    cleanups.push(() => rm(join(keptFile, '..'), { recursive: true, force: true }));
+    expect(await readFile(keptFile, 'utf8')).toContain('"oops"');
+  });
+});
