@@ -14,7 +14,8 @@ export function addAllowRules(
   options: { tool: string; patterns: readonly string[] },
 ): { ok: true; text: string; added: string[] } | { ok: false; message: string } {
   const parsed = safeParsePermissionsFile(text);
-  if (!parsed.ok) return { ok: false, message: `line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}` };
+  if (!parsed.ok)
+    return { ok: false, message: `line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}` };
   const { tool } = options;
   let current = text;
   const root = parseTree(current);

@@ -1,4 +1,4 @@
-import { compileGlob, describeRule, expandHome, type PermissionAction, type PermissionRule } from './permission-rule.ts';
+import { compileGlob, describeRule, expandHome, type PermissionRule } from './permission-rule.ts';
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
 
 /**
@@ -33,21 +33,38 @@ export type PermissionEvaluation = {
   alwaysPatterns: string[] | null;
 };
 
+type CompiledRule = { home: string | undefined; pattern: string; test: (subject: string) => boolean };
+/** Each rule's pattern compiled once per home directory (rules are immutable objects). */
+const compiledRules = new WeakMap<PermissionRule, CompiledRule>();
+
+function compiledPattern(rule: PermissionRule, home: string | undefined): CompiledRule {
+  let compiled = compiledRules.get(rule);
+  if (compiled === undefined || compiled.home !== home) {
+    const pattern = expandHome(rule.pattern, home);
+    compiled = { home, pattern, test: compileGlob(pattern) };
+    compiledRules.set(rule, compiled);
+  }
+  return compiled;
+}
+
 function matches(rule: PermissionRule, subject: PermissionSubject, form: string, home: string | undefined): boolean {
-  const pattern = expandHome(rule.pattern, home);
-  const matcher = compileGlob(pattern);
-  if (matcher(form)) return true;
+  const { pattern, test } = compiledPattern(rule, home);
+  if (test(form)) return true;
   // `git push *` also covers a bare `git push`.
-  return subject.kind === 'command' && pattern.endsWith(' *') && matcher(`${form} `);
+  return subject.kind === 'command' && pattern.endsWith(' *') && test(`${form} `);
+}
+
+/** The rules whose tool key matches the tool, in order. */
+function rulesFor(rules: readonly PermissionRule[], tool: string): PermissionRule[] {
+  return rules.filter((rule) => rule.tool === '*' || rule.tool === tool || compileGlob(rule.tool)(tool));
 }
 
 function lastMatch(
   rules: readonly PermissionRule[],
-  options: { tool: string; subject: PermissionSubject; form: string; home: string | undefined },
+  options: { subject: PermissionSubject; form: string; home: string | undefined },
 ): PermissionRule | undefined {
   for (let index = rules.length - 1; index >= 0; index -= 1) {
     const rule = rules[index] as PermissionRule;
-    if (!compileGlob(rule.tool)(options.tool)) continue;
     if (matches(rule, options.subject, options.form, options.home)) return rule;
   }
   return undefined;
@@ -67,12 +84,16 @@ function toDecision(rule: PermissionRule | undefined, veto = false): PermissionD
 
 function judgeSubject(
   subject: PermissionSubject,
-  options: { tool: string; layers: PermissionLayers; merged: readonly PermissionRule[]; home: string | undefined },
+  options: {
+    agent: readonly PermissionRule[] | undefined;
+    merged: readonly PermissionRule[];
+    home: string | undefined;
+  },
 ): PermissionDecision {
   let primary: PermissionDecision | undefined;
   for (const form of subject.forms) {
-    const match = { tool: options.tool, subject, form, home: options.home };
-    const veto = options.layers.agent === undefined ? undefined : lastMatch(options.layers.agent, match);
+    const match = { subject, form, home: options.home };
+    const veto = options.agent === undefined ? undefined : lastMatch(options.agent, match);
     if (veto?.action === 'deny') return toDecision(veto, true);
     const decision = toDecision(lastMatch(options.merged, match));
     if (decision.type === 'deny') return decision;
@@ -96,11 +117,12 @@ export function evaluatePermission(options: {
   home?: string | undefined;
 }): PermissionEvaluation {
   const { tool, layers } = options;
-  const merged = [...(layers.agent ?? []), ...layers.file, ...(layers.session ?? [])];
+  const agent = layers.agent === undefined ? undefined : rulesFor(layers.agent, tool);
+  const merged = rulesFor([...(layers.agent ?? []), ...layers.file, ...(layers.session ?? [])], tool);
   const { subjects, problems } = options.subjects;
   const verdicts = subjects.map((subject) => ({
     subject,
-    decision: judgeSubject(subject, { tool, layers, merged, home: options.home }),
+    decision: judgeSubject(subject, { agent, merged, home: options.home }),
   }));
 
   const denied = verdicts.find((verdict) => verdict.decision.type === 'deny');
@@ -110,7 +132,8 @@ export function evaluatePermission(options: {
     : [...new Set(asking.map((verdict) => verdict.subject.alwaysPattern as string))];
   const base = { tool, verdicts, problems, alwaysPatterns: problems.length > 0 ? null : alwaysPatterns };
 
-  if (denied !== undefined) return { ...base, decision: denied.decision, decidedBy: denied.subject };
+  if (denied !== undefined)
+    return { ...base, alwaysPatterns: null, decision: denied.decision, decidedBy: denied.subject };
   const firstAsk = asking[0];
   if (firstAsk !== undefined) {
     return { ...base, decision: firstAsk.decision, decidedBy: firstAsk.subject };

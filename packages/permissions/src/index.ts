@@ -6,6 +6,12 @@ export {
   type PermissionLayers,
   type SubjectVerdict,
 } from './evaluate-permission.ts';
+export {
+  MAX_PATTERN_CHARS,
+  type PermissionsFileProblem,
+  type PermissionsFileResult,
+  safeParsePermissionsFile,
+} from './parse-permissions-file.ts';
 export { createPermissionEngine, type PermissionEngine, type ToolCallEvaluation } from './permission-engine.ts';
 export {
   describeRule,
@@ -24,10 +30,9 @@ export {
   toPermissionSubjects,
 } from './permission-subjects.ts';
 export {
-  MAX_PATTERN_CHARS,
-  type PermissionsFileProblem,
-  type PermissionsFileResult,
-  safeParsePermissionsFile,
-} from './parse-permissions-file.ts';
-export { analyzeShellLine, SHELL_ANALYSIS_LIMITS, type ShellAnalysis, type SimpleCommand } from './shell/analyze-shell-line.ts';
+  analyzeShellLine,
+  SHELL_ANALYSIS_LIMITS,
+  type ShellAnalysis,
+  type SimpleCommand,
+} from './shell/analyze-shell-line.ts';
 export { loadShellParser, type ShellParser } from './shell/shell-parser.ts';

@@ -4,7 +4,9 @@ import { compileGlob, isPermissionAction, PERMISSION_ACTIONS, type PermissionRul
 /** Where and why a permissions file was rejected; line and column count from 1. */
 export type PermissionsFileProblem = { message: string; line: number; column: number; offset: number };
 
-export type PermissionsFileResult = { ok: true; rules: PermissionRule[] } | { ok: false; error: PermissionsFileProblem };
+export type PermissionsFileResult =
+  | { ok: true; rules: PermissionRule[] }
+  | { ok: false; error: PermissionsFileProblem };
 
 /** Patterns longer than this are refused (picomatch compiles them into one regular expression). */
 export const MAX_PATTERN_CHARS = 4_096;
@@ -53,14 +55,18 @@ function describeNode(node: Node): string {
 
 function readPattern(keyNode: Node, where: string): string {
   const pattern = keyNode.value as string;
-  if (pattern === '') throw new FileProblem(`${where}: a pattern cannot be empty (use "*" for everything)`, keyNode.offset);
+  if (pattern === '')
+    throw new FileProblem(`${where}: a pattern cannot be empty (use "*" for everything)`, keyNode.offset);
   if (pattern.length > MAX_PATTERN_CHARS) {
     throw new FileProblem(`${where}: a pattern is longer than ${MAX_PATTERN_CHARS} characters`, keyNode.offset);
   }
   try {
     compileGlob(pattern);
   } catch (error) {
-    throw new FileProblem(`${where}: the pattern "${pattern}" is not a valid glob (${(error as Error).message})`, keyNode.offset);
+    throw new FileProblem(
+      `${where}: the pattern "${pattern}" is not a valid glob (${(error as Error).message})`,
+      keyNode.offset,
+    );
   }
   return pattern;
 }

@@ -22,7 +22,12 @@ export async function createPermissionEngine(): Promise<PermissionEngine> {
   return {
     evaluate(options) {
       const subjects = toPermissionSubjects({ ...options, parser });
-      const evaluation = evaluatePermission({ tool: options.tool, subjects, layers: options.layers, home: options.home });
+      const evaluation = evaluatePermission({
+        tool: options.tool,
+        subjects,
+        layers: options.layers,
+        home: options.home,
+      });
       return { ...evaluation, subjects };
     },
   };

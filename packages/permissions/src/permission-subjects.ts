@@ -29,7 +29,8 @@ const FILE_TOOLS = new Set(['read_file', 'write_file', 'edit_file']);
  * followed, relative to the workdir) before evaluating it.
  */
 export function permissionPathArguments(tool: string, args: Record<string, unknown>): string[] {
-  const path = typeof args.path === 'string' ? args.path : typeof args.file_path === 'string' ? args.file_path : undefined;
+  const path =
+    typeof args.path === 'string' ? args.path : typeof args.file_path === 'string' ? args.file_path : undefined;
   if (FILE_TOOLS.has(tool)) return path === undefined ? [] : [path];
   if (tool === 'glob' || tool === 'grep') return [path ?? '.'];
   return [];
@@ -84,8 +85,12 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   const name = (words[0]?.value ?? '').split('/').pop() ?? '';
   if (readsProgramFromStdin(words)) return null;
   const exact = escapeGlob(command.text);
-  if (EXACT_ONLY_COMMANDS.has(name) || command.text !== command.text.trim() || command.text.includes('\n')) return exact;
-  if (name === 'find' && words.some((word) => /^-(delete|exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(word.value))) {
+  if (EXACT_ONLY_COMMANDS.has(name) || command.text !== command.text.trim() || command.text.includes('\n'))
+    return exact;
+  if (
+    name === 'find' &&
+    words.some((word) => /^-(delete|exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(word.value))
+  ) {
     return exact;
   }
   const values = words.map((word) => word.value);
@@ -103,13 +108,19 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
   const { tool, args } = options;
   if (FILE_TOOLS.has(tool)) {
     const [path] = permissionPathArguments(tool, args);
-    if (path === undefined) return { subjects: [{ kind: 'tool', label: tool, forms: [tool], alwaysPattern: '*' }], problems: [] };
+    if (path === undefined)
+      return { subjects: [{ kind: 'tool', label: tool, forms: [tool], alwaysPattern: '*' }], problems: [] };
     return { subjects: [pathSubject(path, options)], problems: [] };
   }
   if (tool === 'glob') {
     const subjects: PermissionSubject[] = [];
     if (typeof args.pattern === 'string') {
-      subjects.push({ kind: 'pattern', label: args.pattern, forms: unique([args.pattern, normalizeLexically(args.pattern)]), alwaysPattern: escapeGlob(args.pattern) });
+      subjects.push({
+        kind: 'pattern',
+        label: args.pattern,
+        forms: unique([args.pattern, normalizeLexically(args.pattern)]),
+        alwaysPattern: escapeGlob(args.pattern),
+      });
     }
     const [path] = permissionPathArguments(tool, args);
     if (typeof args.path === 'string' && path !== undefined) subjects.push(pathSubject(path, options));
@@ -129,7 +140,10 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
         kind: 'command',
         label: command.via.length === 0 ? command.text : `${command.text} (via ${command.via.join(' → ')})`,
         forms: [command.text],
-        alwaysPattern: toCommandAlwaysPattern(command),
+        // Computed only for subjects that ask, when "always" is offered.
+        get alwaysPattern() {
+          return toCommandAlwaysPattern(command);
+        },
         ...(command.opaque === undefined ? {} : { problem: command.opaque }),
       }),
     );
@@ -138,7 +152,10 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
   if (tool === 'skill' || tool === 'task') {
     const name = tool === 'skill' ? args.name : (args.subagent_type ?? args.agent);
     if (typeof name === 'string') {
-      return { subjects: [{ kind: 'name', label: name, forms: [name], alwaysPattern: escapeGlob(name) }], problems: [] };
+      return {
+        subjects: [{ kind: 'name', label: name, forms: [name], alwaysPattern: escapeGlob(name) }],
+        problems: [],
+      };
     }
   }
   // MCP and other tools: the rule key is the (qualified) tool name itself.

@@ -1,6 +1,13 @@
-import type { Node } from 'web-tree-sitter';
+import type { Node, TreeCursor } from 'web-tree-sitter';
 import type { ShellParser } from './shell-parser.ts';
-import { renderWords, type ShellWord, staticWord, toShellWord, type WordContext } from './shell-words.ts';
+import {
+  renderWords,
+  type ShellWord,
+  staticWord,
+  toShellWord,
+  toSimpleShellWord,
+  type WordContext,
+} from './shell-words.ts';
 import { unwrapCommand } from './unwrap-command.ts';
 
 /** One simple command the line would run, found wherever it hides. */
@@ -144,71 +151,108 @@ export function analyzeSource(state: AnalysisState, options: { source: string; v
 }
 
 function walk(state: AnalysisState, root: Node, via: string[], nesting: number): void {
+  state.nodes += root.descendantCount;
+  if (state.nodes > SHELL_ANALYSIS_LIMITS.maxNodes) {
+    addProblem(state, `the command has more than ${SHELL_ANALYSIS_LIMITS.maxNodes} syntax nodes`);
+    return;
+  }
+  // A native query finds the nodes; walking the tree from JavaScript costs more than the parse.
+  const captures = state.parser.statements.captures(root);
   const redirectsOf = new Map<number, string>();
-  const stack: Node[] = [root];
-  while (stack.length > 0) {
-    const node = stack.pop() as Node;
-    state.nodes += 1;
-    if (state.nodes > SHELL_ANALYSIS_LIMITS.maxNodes) {
-      addProblem(state, `the command has more than ${SHELL_ANALYSIS_LIMITS.maxNodes} syntax nodes`);
-      return;
-    }
-    switch (node.type) {
-      case 'redirected_statement': {
-        const body = node.childForFieldName('body');
-        if (body?.type === 'command') {
-          const redirects = node.children
-            .filter((child) => child !== null && child.id !== body.id)
-            .map((child) => child?.text ?? '');
-          redirectsOf.set(body.id, redirects.join(' '));
-        }
-        break;
+  for (const { name, node } of captures) {
+    if (name === 'redirected') visit(state, node, { type: 'redirected_statement', redirectsOf, via, nesting });
+  }
+  for (const { name, node } of captures) {
+    if (name === 'command') {
+      const cursor = node.walk();
+      try {
+        collectCommand(state, cursor, { redirects: redirectsOf.get(node.id) ?? '', via, nesting });
+      } finally {
+        cursor.delete();
       }
-      case 'command':
-        collectCommand(state, node, { redirects: redirectsOf.get(node.id) ?? '', via, nesting });
-        break;
-      case 'declaration_command':
-      case 'unset_command': {
-        const words = node.children
-          .filter((child): child is Node => child !== null && child.type !== 'comment')
-          .map((child, index) => (index === 0 ? staticWord(child.text) : toShellWord(child, state.context)));
-        pushCommand(state, { words, redirects: '', via });
-        break;
-      }
-      case 'variable_assignment': {
-        const name = node.childForFieldName('name')?.text ?? '';
-        if (isSensitiveVariable(name)) addProblem(state, `it sets ${name}, which changes what the commands run`);
-        break;
-      }
-      default:
-        break;
-    }
-    for (let index = node.childCount - 1; index >= 0; index -= 1) {
-      const child = node.child(index);
-      if (child !== null) stack.push(child);
+    } else if (name === 'declaration') {
+      visit(state, node, { type: 'declaration_command', redirectsOf, via, nesting });
+    } else if (name === 'assignment') {
+      visit(state, node, { type: 'variable_assignment', redirectsOf, via, nesting });
     }
   }
 }
 
-function collectCommand(
+function visit(
   state: AnalysisState,
   node: Node,
+  options: { type: string; redirectsOf: Map<number, string>; via: string[]; nesting: number },
+): void {
+  const { redirectsOf, via, nesting } = options;
+  switch (options.type) {
+    case 'redirected_statement': {
+      const body = node.childForFieldName('body');
+      if (body?.type === 'command') {
+        const redirects = node.children
+          .filter((child) => child !== null && child.id !== body.id)
+          .map((child) => child?.text ?? '');
+        redirectsOf.set(body.id, redirects.join(' '));
+      }
+      return;
+    }
+    case 'declaration_command':
+    case 'unset_command': {
+      const words = node.children
+        .filter((child): child is Node => child !== null && child.type !== 'comment')
+        .map((child, index) => (index === 0 ? staticWord(child.text) : toShellWord(child, state.context)));
+      pushCommand(state, { words, redirects: '', via });
+      return;
+    }
+    case 'variable_assignment': {
+      const name = node.childForFieldName('name')?.text ?? '';
+      if (isSensitiveVariable(name)) addProblem(state, `it sets ${name}, which changes what the commands run`);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+/** The word under the cursor; simple words are read without building node objects. */
+function wordAt(state: AnalysisState, cursor: TreeCursor): ShellWord {
+  switch (cursor.nodeType) {
+    case 'word':
+    case 'number':
+    case 'raw_string':
+      return toSimpleShellWord(cursor.nodeType, cursor.nodeText, state.context);
+    default:
+      return toShellWord(cursor.currentNode, state.context);
+  }
+}
+
+/** Reads the command under the cursor (and leaves the cursor where it was). */
+function collectCommand(
+  state: AnalysisState,
+  cursor: TreeCursor,
   options: { redirects: string; via: string[]; nesting: number },
 ): void {
   const words: ShellWord[] = [];
   const redirects: string[] = options.redirects === '' ? [] : [options.redirects];
-  for (let index = 0; index < node.childCount; index += 1) {
-    const child = node.child(index);
-    if (child === null || child.type === 'variable_assignment' || child.type === 'comment') continue;
-    const field = node.fieldNameForChild(index);
-    if (field === 'name') {
-      const inner = child.namedChildren[0];
-      words.push(inner === null || inner === undefined ? toShellWord(child, state.context) : toShellWord(inner, state.context));
-    } else if (field === 'argument') {
-      words.push(toShellWord(child, state.context));
-    } else {
-      redirects.push(child.text);
-    }
+  if (cursor.gotoFirstChild()) {
+    do {
+      const type = cursor.nodeType;
+      if (type === 'variable_assignment' || type === 'comment') continue;
+      const field = cursor.currentFieldName;
+      if (field === 'name') {
+        // command_name wraps the word itself.
+        if (cursor.gotoFirstChild()) {
+          words.push(wordAt(state, cursor));
+          cursor.gotoParent();
+        } else {
+          words.push(wordAt(state, cursor));
+        }
+      } else if (field === 'argument') {
+        words.push(wordAt(state, cursor));
+      } else {
+        redirects.push(cursor.nodeText);
+      }
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
   }
   if (words.length === 0) return;
   const command = pushCommand(state, { words, redirects: redirects.join(' '), via: options.via });

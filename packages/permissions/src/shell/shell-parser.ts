@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Language, Parser, type Tree } from 'web-tree-sitter';
+import { Language, Parser, Query, type Tree } from 'web-tree-sitter';
 
 /**
  * A loaded bash grammar. Loading is asynchronous (WebAssembly); parsing afterwards is synchronous
@@ -8,6 +8,11 @@ import { Language, Parser, type Tree } from 'web-tree-sitter';
 export type ShellParser = {
   /** A syntax tree, or undefined when parsing took longer than `timeoutMs`. The caller deletes the tree. */
   parse(source: string, options: { timeoutMs: number }): Tree | undefined;
+  /**
+   * Finds, natively and in document order, every node the analysis reads: simple commands,
+   * declarations, redirected statements and variable assignments (capture names say which).
+   */
+  statements: Query;
 };
 
 let loading: Promise<ShellParser> | undefined;
@@ -23,9 +28,18 @@ export function loadShellParser(): Promise<ShellParser> {
     // The first parses run in a cold WebAssembly engine and can take tens of milliseconds; warm it
     // up here so the per-line time limit measures the line, not the start-up.
     for (let round = 0; round < 3; round += 1) {
-      parser.parse('FOO=1 sudo -u x git push origin main | grep -v "$(id)" && bash -c \'ls; echo `pwd`\' <<EOF\n$(x)\nEOF\n')?.delete();
+      parser
+        .parse(
+          'FOO=1 sudo -u x git push origin main | grep -v "$(id)" && bash -c \'ls; echo `pwd`\' <<EOF\n$(x)\nEOF\n',
+        )
+        ?.delete();
     }
+    const statements = new Query(
+      language,
+      '(command) @command (declaration_command) @declaration (unset_command) @declaration (redirected_statement) @redirected (variable_assignment) @assignment',
+    );
     return {
+      statements,
       parse(source, { timeoutMs }) {
         const deadline = performance.now() + timeoutMs;
         const tree = parser.parse(source, null, {

@@ -43,6 +43,7 @@ const DOUBLE_QUOTE_ESCAPES = /\\([\\"$`\n])/g;
 
 function isHomeExpansion(node: Node): boolean {
   if (node.type === 'simple_expansion') return node.namedChildren[0]?.text === 'HOME' && node.namedChildCount === 1;
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell's own ${HOME} syntax
   if (node.type === 'expansion') return node.text === '${HOME}';
   return false;
 }
@@ -106,6 +107,17 @@ function fromAnsiC(node: Node): ShellWord {
     index += match[0].length;
   }
   return { value, isStatic: true, hasGlob: false };
+}
+
+/** A `word`, `number` or `raw_string` from its type and text alone. */
+export function toSimpleShellWord(
+  type: 'word' | 'number' | 'raw_string',
+  text: string,
+  context: WordContext,
+): ShellWord {
+  if (type === 'word') return fromWordText(text, context);
+  if (type === 'raw_string') return { value: text.slice(1, -1), isStatic: true, hasGlob: false };
+  return { value: text, isStatic: true, hasGlob: false };
 }
 
 /** The value of a word-like syntax node, as far as it is known before the line runs. */

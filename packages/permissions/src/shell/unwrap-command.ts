@@ -19,8 +19,43 @@ const OPTIONS_WITH_VALUE: Record<string, ReadonlySet<string>> = {
   exec: new Set(['-a']),
   time: new Set(['-f', '-o', '--format', '--output']),
   flock: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']),
-  xargs: new Set(['-I', '-L', '-n', '-P', '-s', '-d', '-E', '-a', '--max-args', '--max-procs', '--arg-file', '--delimiter']),
-  ssh: new Set(['-b', '-c', '-D', '-E', '-e', '-F', '-I', '-i', '-J', '-L', '-l', '-m', '-O', '-o', '-p', '-Q', '-R', '-S', '-W', '-w', '-B']),
+  xargs: new Set([
+    '-I',
+    '-L',
+    '-n',
+    '-P',
+    '-s',
+    '-d',
+    '-E',
+    '-a',
+    '--max-args',
+    '--max-procs',
+    '--arg-file',
+    '--delimiter',
+  ]),
+  ssh: new Set([
+    '-b',
+    '-c',
+    '-D',
+    '-E',
+    '-e',
+    '-F',
+    '-I',
+    '-i',
+    '-J',
+    '-L',
+    '-l',
+    '-m',
+    '-O',
+    '-o',
+    '-p',
+    '-Q',
+    '-R',
+    '-S',
+    '-W',
+    '-w',
+    '-B',
+  ]),
   watch: new Set(['-n', '-d', '--interval']),
   su: new Set(['-g', '-G', '-s', '--group', '--supp-group', '--shell']),
   runuser: new Set(['-g', '-G', '-s', '-u', '--group', '--supp-group', '--shell', '--user']),
@@ -230,26 +265,42 @@ export function unwrapCommand(
         else descendIntoSource(unwrap, 'env -S', payload);
         return;
       }
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.env as ReadonlySet<string>, assignments: true });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.env as ReadonlySet<string>,
+        assignments: true,
+      });
       if (start === undefined) reportUnknown(unwrap, name);
       else descend(unwrap, name, words.slice(start));
       return;
     }
     case 'timeout': {
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.timeout as ReadonlySet<string>, assignments: false });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.timeout as ReadonlySet<string>,
+        assignments: false,
+      });
       // The first operand is the duration.
       if (start === undefined) reportUnknown(unwrap, name);
       else descend(unwrap, name, words.slice(start + 1));
       return;
     }
     case 'chroot': {
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.chroot as ReadonlySet<string>, assignments: false });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.chroot as ReadonlySet<string>,
+        assignments: false,
+      });
       if (start === undefined) reportUnknown(unwrap, name);
       else descend(unwrap, name, words.slice(start + 1));
       return;
     }
     case 'flock': {
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.flock as ReadonlySet<string>, assignments: false });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.flock as ReadonlySet<string>,
+        assignments: false,
+      });
       if (start === undefined) {
         reportUnknown(unwrap, name);
         return;
@@ -278,7 +329,11 @@ export function unwrapCommand(
       return;
     }
     case 'watch': {
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.watch as ReadonlySet<string>, assignments: false });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.watch as ReadonlySet<string>,
+        assignments: false,
+      });
       if (start === undefined) {
         reportUnknown(unwrap, name);
         return;
@@ -296,7 +351,11 @@ export function unwrapCommand(
       return;
     }
     case 'ssh': {
-      const start = skipOptions(words, { start: 1, withValue: OPTIONS_WITH_VALUE.ssh as ReadonlySet<string>, assignments: false });
+      const start = skipOptions(words, {
+        start: 1,
+        withValue: OPTIONS_WITH_VALUE.ssh as ReadonlySet<string>,
+        assignments: false,
+      });
       if (start === undefined) return;
       // The first operand is the host; the rest is a command line for the remote shell.
       const rest = words.slice(start + 1);
@@ -328,7 +387,8 @@ export function unwrapCommand(
     }
     case 'find':
     case 'fd': {
-      const execFlags = name === 'find' ? ['-exec', '-execdir', '-ok', '-okdir'] : ['-x', '--exec', '-X', '--exec-batch'];
+      const execFlags =
+        name === 'find' ? ['-exec', '-execdir', '-ok', '-okdir'] : ['-x', '--exec', '-X', '--exec-batch'];
       for (let index = 1; index < words.length; index += 1) {
         if (!execFlags.includes((words[index] as ShellWord).value)) continue;
         let end = index + 1;
@@ -350,5 +410,13 @@ export function unwrapCommand(
 export function readsProgramFromStdin(words: readonly ShellWord[]): boolean {
   const name = basename((words[0] as ShellWord).value);
   if (!SHELLS.has(name) && !INTERPRETERS.has(name)) return false;
-  return words.slice(1).every((word) => word.isStatic && word.value.startsWith('-') && !/^-[A-Za-z]*[ceEm]/.test(word.value) && word.value !== '--command');
+  return words
+    .slice(1)
+    .every(
+      (word) =>
+        word.isStatic &&
+        word.value.startsWith('-') &&
+        !/^-[A-Za-z]*[ceEm]/.test(word.value) &&
+        word.value !== '--command',
+    );
 }
