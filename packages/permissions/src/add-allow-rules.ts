@@ -1,7 +1,26 @@
-import { applyEdits, type FormattingOptions, findNodeAtLocation, modify, parseTree } from 'jsonc-parser';
+import { applyEdits, type FormattingOptions, findNodeAtLocation, modify, type Node, parseTree } from 'jsonc-parser';
 import { safeParsePermissionsFile } from './parse-permissions-file.ts';
 
 const FORMATTING: FormattingOptions = { tabSize: 2, insertSpaces: true, eol: '\n' };
+
+/**
+ * Appends `"pattern": "allow"` to the object of `tool` when its last entry ends with a `//`
+ * comment: jsonc-parser would insert the new entry before that comment, so that the comment would
+ * seem to explain the new rule. Undefined when there is no such comment (or the pattern is present).
+ */
+function appendAfterLineComment(text: string, options: { tool: string; pattern: string }): string | undefined {
+  const root = parseTree(text);
+  const entries = (root === undefined ? undefined : findNodeAtLocation(root, [options.tool]))?.children ?? [];
+  const last = entries[entries.length - 1];
+  if (last === undefined || entries.some((entry) => entry.children?.[0]?.value === options.pattern)) return undefined;
+  const end = last.offset + last.length;
+  const lineEnd = text.indexOf('\n', end) === -1 ? text.length : text.indexOf('\n', end);
+  const rest = /^(\s*)(,?)(\s*\/\/.*)$/.exec(text.slice(end, lineEnd));
+  const indent = /[ \t]*$/.exec(text.slice(0, last.offset))?.[0] ?? '';
+  if (rest === null || text.lastIndexOf('\n', last.offset) !== last.offset - indent.length - 1) return undefined;
+  const entry = `${JSON.stringify(options.pattern)}: "allow"`;
+  return `${text.slice(0, end)},${rest[1]}${rest[3]}\n${indent}${entry}${text.slice(lineEnd)}`;
+}
 
 /**
  * Appends allow rules for `tool` to a permissions file's text, keeping its comments and layout.
@@ -49,8 +68,16 @@ export function addAllowRules(
     const last = entries[entries.length - 1];
     const [lastKey, lastValue] = last?.children ?? [];
     if (lastKey?.value === pattern && lastValue?.value === 'allow') continue;
-    if (entries.some((entry) => entry.children?.[0]?.value === pattern)) edit([tool, pattern], undefined);
-    edit([tool, pattern], 'allow');
+    const at = entries.findIndex((entry) => entry.children?.[0]?.value === pattern);
+    const next = entries[at + 1];
+    if (at !== -1 && next !== undefined) {
+      // Cut up to the next entry: jsonc-parser's own removal also eats a comment that ends the
+      // entry before this one.
+      current = `${current.slice(0, (entries[at] as Node).offset)}${current.slice(next.offset)}`;
+    }
+    const appended = appendAfterLineComment(current, { tool, pattern });
+    if (appended === undefined) edit([tool, pattern], 'allow');
+    else current = appended;
     added.push(pattern);
   }
   return { ok: true, text: current, added };

@@ -1,4 +1,4 @@
-import { type Node, type ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { type Node, type ParseError, parseTree, printParseErrorCode, stripComments } from 'jsonc-parser';
 import { compileGlob, isPermissionAction, PERMISSION_ACTIONS, type PermissionRule } from './permission-rule.ts';
 
 /** Where and why a permissions file was rejected; line and column count from 1. */
@@ -125,6 +125,10 @@ export function safeParsePermissionsFile(text: string): PermissionsFileResult {
   }
   const errors: ParseError[] = [];
   const root = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
+  // jsonc-parser reports a file with nothing but blanks and comments as "ValueExpected".
+  if (root === undefined && stripComments(text).trim() === '') {
+    return fail('the file is empty: it must hold one object such as { "*": "ask" }', 0);
+  }
   const firstError = errors[0];
   if (firstError !== undefined) {
     return fail(`invalid JSONC: ${printParseErrorCode(firstError.error)}`, firstError.offset);

@@ -26,6 +26,8 @@ export type PermissionRule = {
 const MATCH_OPTIONS = { dot: true, bash: true } as const;
 const compiled = new Map<string, (subject: string) => boolean>();
 const MAX_COMPILED = 20_000;
+/** picomatch's lookaheads that keep wildcards off `.` and `..` segments (`NO_DOTS`, `NO_DOT_SLASH`…). */
+const DOT_SEGMENT_GUARDS = /\(\?!(?:\(\?:\^\|\\\/\))?\\\.\{[01],2\}\(\?:\\\/\|\$\)\)/g;
 
 /** Expands `~`, `$HOME` and `${HOME}` where a path or word starts. */
 export function expandHome(pattern: string, home: string | undefined): string {
@@ -40,7 +42,11 @@ export function compileGlob(pattern: string): (subject: string) => boolean {
     if (compiled.size >= MAX_COMPILED) compiled.clear();
     // The bare regular expression: picomatch's matcher function adds path-format handling we don't
     // need on every test (subjects are already normalised), at several times the cost.
-    const regex = picomatch.makeRe(pattern, MATCH_OPTIONS);
+    const made = picomatch.makeRe(pattern, MATCH_OPTIONS);
+    // Even with `dot`, picomatch keeps wildcards off `.` and `..` path segments. Subjects are
+    // strings, not directory walks: `rm *` must still match `rm -rf /tmp/../home` and `*.env` must
+    // match `../.env`, or a deny rule misses while a broader allow matches.
+    const regex = new RegExp(made.source.replace(DOT_SEGMENT_GUARDS, ''), made.flags);
     matcher = (subject: string) => regex.test(subject);
     compiled.set(pattern, matcher);
   }

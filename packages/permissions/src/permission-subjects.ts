@@ -3,6 +3,7 @@ import { escapeGlob } from './permission-rule.ts';
 import { analyzeShellLine, type ShellAnalysis, type SimpleCommand } from './shell/analyze-shell-line.ts';
 import { commandArity, EXACT_ONLY_COMMANDS } from './shell/command-arity.ts';
 import type { ShellParser } from './shell/shell-parser.ts';
+import { renderWords } from './shell/shell-words.ts';
 import { readsProgramFromStdin } from './shell/unwrap-command.ts';
 
 /** One thing a tool call's rules are matched against: a path, a simple command, a name. */
@@ -93,7 +94,8 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   ) {
     return exact;
   }
-  const values = words.map((word) => word.value);
+  // `/usr/bin/git push x` has the arity of `git push x`, not of an unknown command (`/usr/bin/git *`).
+  const values = words.map((word, index) => (index === 0 ? name : word.value));
   const arity = commandArity(values);
   const prefix = words.slice(0, arity);
   // An option or a run-time value inside the prefix would make the blanket pattern mean more
@@ -101,6 +103,19 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   if (prefix.some((word) => !word.isStatic || word.hasGlob || word.value.startsWith('-'))) return exact;
   if (words.length <= arity && command.text === prefix.map((word) => word.value).join(' ')) return exact;
   return `${escapeGlob(prefix.map((word) => word.value).join(' '))} *`;
+}
+
+/**
+ * A command named by its path is also matched by its file name, so that a deny on `rm *` catches
+ * `/bin/rm -rf x` and `./rm x` (only a deny counts on that second form).
+ */
+function commandForms(command: SimpleCommand): string[] {
+  const name = command.words[0];
+  if (name === undefined || !name.isStatic || !name.value.includes('/')) return [command.text];
+  const base = name.value.slice(name.value.lastIndexOf('/') + 1);
+  const rendered = renderWords([name]);
+  if (base === '' || !command.text.startsWith(rendered)) return [command.text];
+  return [command.text, `${renderWords([{ ...name, value: base }])}${command.text.slice(rendered.length)}`];
 }
 
 /** What a tool call's rules are matched against, per tool. */
@@ -139,7 +154,7 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
       (command): PermissionSubject => ({
         kind: 'command',
         label: command.via.length === 0 ? command.text : `${command.text} (via ${command.via.join(' → ')})`,
-        forms: [command.text],
+        forms: commandForms(command),
         // Computed only for subjects that ask, when "always" is offered.
         get alwaysPattern() {
           return toCommandAlwaysPattern(command);

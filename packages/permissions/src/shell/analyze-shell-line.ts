@@ -144,13 +144,14 @@ export function analyzeSource(state: AnalysisState, options: { source: string; v
   }
   try {
     if (tree.rootNode.hasError) addProblem(state, 'the shell parser could not fully understand the command');
-    walk(state, tree.rootNode, via, nesting);
+    walk(state, tree.rootNode, { source, via, nesting });
   } finally {
     tree.delete();
   }
 }
 
-function walk(state: AnalysisState, root: Node, via: string[], nesting: number): void {
+function walk(state: AnalysisState, root: Node, options: { source: string; via: string[]; nesting: number }): void {
+  const { source, via, nesting } = options;
   state.nodes += root.descendantCount;
   if (state.nodes > SHELL_ANALYSIS_LIMITS.maxNodes) {
     addProblem(state, `the command has more than ${SHELL_ANALYSIS_LIMITS.maxNodes} syntax nodes`);
@@ -159,21 +160,34 @@ function walk(state: AnalysisState, root: Node, via: string[], nesting: number):
   // A native query finds the nodes; walking the tree from JavaScript costs more than the parse.
   const captures = state.parser.statements.captures(root);
   const redirectsOf = new Map<number, string>();
+  // Arithmetic nodes already walked (a `$(( ))` inside another is walked once).
+  const walked = new Set<number>();
   for (const { name, node } of captures) {
-    if (name === 'redirected') visit(state, node, { type: 'redirected_statement', redirectsOf, via, nesting });
+    if (name === 'redirected') visit(state, node, { type: 'redirected_statement', redirectsOf, via });
   }
   for (const { name, node } of captures) {
     if (name === 'command') {
       const cursor = node.walk();
       try {
-        collectCommand(state, cursor, { redirects: redirectsOf.get(node.id) ?? '', via, nesting });
+        collectCommand(state, cursor, { source, redirects: redirectsOf.get(node.id) ?? '', via, nesting });
       } finally {
         cursor.delete();
       }
     } else if (name === 'declaration') {
-      visit(state, node, { type: 'declaration_command', redirectsOf, via, nesting });
+      visit(state, node, { type: 'declaration_command', redirectsOf, via });
     } else if (name === 'assignment') {
-      visit(state, node, { type: 'variable_assignment', redirectsOf, via, nesting });
+      visit(state, node, { type: 'variable_assignment', redirectsOf, via });
+    } else if (name === 'heredoc') {
+      visitHeredocBody(state, node, { via, nesting });
+    } else if (name === 'substitution' || name === 'expansion') {
+      visitUnparsedCode(state, node, { via, nesting });
+    } else if (name === 'comparison' && testsVariableName(node)) {
+      addProblem(state, NAME_PROBLEM);
+    }
+    if (!state.analysis.problems.includes(ARITHMETIC_PROBLEM) && !walked.has(node.id)) {
+      if (arithmeticOperands(name, node).some((operand) => readsRunTimeValue(operand, walked))) {
+        addProblem(state, ARITHMETIC_PROBLEM);
+      }
     }
   }
 }
@@ -181,9 +195,9 @@ function walk(state: AnalysisState, root: Node, via: string[], nesting: number):
 function visit(
   state: AnalysisState,
   node: Node,
-  options: { type: string; redirectsOf: Map<number, string>; via: string[]; nesting: number },
+  options: { type: string; redirectsOf: Map<number, string>; via: string[] },
 ): void {
-  const { redirectsOf, via, nesting } = options;
+  const { redirectsOf, via } = options;
   switch (options.type) {
     case 'redirected_statement': {
       const body = node.childForFieldName('body');
@@ -206,11 +220,171 @@ function visit(
     case 'variable_assignment': {
       const name = node.childForFieldName('name')?.text ?? '';
       if (isSensitiveVariable(name)) addProblem(state, `it sets ${name}, which changes what the commands run`);
+      if (SUBSCRIPT_WITH_CODE.test(node.childForFieldName('value')?.text ?? '')) addProblem(state, NAME_PROBLEM);
       return;
     }
     default:
       return;
   }
+}
+
+/**
+ * Backticks in an unquoted heredoc body run when the line runs, but the parser leaves them as
+ * text (it parses only `$(…)` and `${…}` there): analyze each one as a line of its own.
+ */
+function visitHeredocBody(state: AnalysisState, body: Node, options: { via: string[]; nesting: number }): void {
+  const start = body.parent?.children.find((child) => child?.type === 'heredoc_start');
+  if (start === undefined || start === null || /['"\\]/.test(start.text)) return;
+  const bodyText = body.text;
+  if (!bodyText.includes('`')) return;
+  // Blank the substitutions the parser did read: they are analyzed already.
+  let text = '';
+  let copied = 0;
+  for (const child of body.namedChildren) {
+    if (child === null || child.type === 'heredoc_content') continue;
+    const from = child.startIndex - body.startIndex;
+    const to = child.endIndex - body.startIndex;
+    text += `${bodyText.slice(copied, from)}${' '.repeat(to - from)}`;
+    copied = to;
+  }
+  text += bodyText.slice(copied);
+  let open = -1;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\\') {
+      index += 1;
+    } else if (char === '`' && open === -1) {
+      open = index + 1;
+    } else if (char === '`') {
+      if (options.nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
+        addProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
+        return;
+      }
+      if (state.analysis.commands.length >= SHELL_ANALYSIS_LIMITS.maxCommands) return;
+      const source = text.slice(open, index).replace(/\\([\\`$])/g, '$1');
+      analyzeSource(state, { source, via: options.via, nesting: options.nesting + 1 });
+      open = -1;
+    }
+  }
+  if (open !== -1) addProblem(state, 'a heredoc has a backtick without its closing one');
+}
+
+const NAME_PROBLEM = 'bash may read a word as a variable name, and a subscript in a name can run commands';
+
+/** `'a[$(rm x)]'`: once bash reads it as a variable name (`printf -v`, `read`, `[ -v ]`…), it runs. */
+const SUBSCRIPT_WITH_CODE = /\[[^\]]*(\$\(|`)/;
+
+/** Text the parser left as a word although bash runs it: backticks, `$( )`, `<( )`. */
+const CODE_IN_TEXT = /`|\$\(|[<>]\(/;
+
+/**
+ * Code the parser reads as plain text: nested backticks (inside backticks, bash turns `\``, `\$`
+ * and `\\` into `` ` ``, `$` and `\`, so `` `echo \`rm x\`` `` runs rm), backticks and
+ * substitutions in the words and patterns of `${x:-…}`, `${x#…}`, `${x/…/…}`; and `${x@P}`, which
+ * expands a run-time value as a prompt (with its substitutions).
+ */
+function visitUnparsedCode(state: AnalysisState, node: Node, options: { via: string[]; nesting: number }): void {
+  const sources: string[] = [];
+  if (node.type === 'command_substitution') {
+    if (node.firstChild?.type === '`' && /\\[`$]/.test(node.text)) {
+      sources.push(node.text.slice(1, -1).replace(/\\([\\`$])/g, '$1'));
+    }
+  } else {
+    const children = node.children;
+    for (let index = 0; index < children.length; index += 1) {
+      const child = children[index];
+      if (child?.type === '@' && children[index + 1]?.text === 'P') {
+        addProblem(state, 'it expands a value only known when the line runs as a prompt, which can run commands');
+      }
+      // `${!x}` reads the variable x names, and a subscript in that name runs commands (`${!x*}` and
+      // `${!a[@]}` only list names and keys).
+      if (index === 1 && child?.type === '!' && !/^\$\{!\w+(\*|@|\[[*@]\])\}$/.test(node.text)) {
+        addProblem(state, NAME_PROBLEM);
+      }
+      if ((child?.type === 'word' || child?.type === 'regex') && CODE_IN_TEXT.test(child.text)) {
+        sources.push(child.text);
+      }
+    }
+  }
+  for (const source of sources) {
+    if (options.nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
+      addProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
+      return;
+    }
+    analyzeSource(state, { source, via: options.via, nesting: options.nesting + 1 });
+  }
+}
+
+const ARITHMETIC_PROBLEM = 'bash evaluates a value only known when the line runs as arithmetic, which can run commands';
+
+const ARITHMETIC_TESTS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
+
+/** `[ -v a[i] ]`, `[[ -R $x ]]`: a test of a variable name that is a subscript or a run-time value. */
+function testsVariableName(node: Node): boolean {
+  if (node.type !== 'unary_expression') return false;
+  const [operator, operand] = node.namedChildren;
+  return (operator?.text === '-v' || operator?.text === '-R') && /[[$`]/.test(operand?.text ?? '');
+}
+
+/** The nodes bash evaluates as arithmetic in a capture: `$(( ))`, `(( ))`, `[[ a -eq b ]]`, `${x:offset}`… */
+function arithmeticOperands(capture: string, node: Node): Node[] {
+  if (capture === 'arithmetic') return [node];
+  if (capture === 'compound') return node.firstChild?.type === '((' ? [node] : [];
+  if (capture === 'comparison') {
+    // Only `[[ ]]` evaluates its operands; `[ ]` and `test` want plain integers. A few steps up
+    // find the test (an operand nested deeper counts as `[[`: the walk must stay cheap).
+    let test = node.parent;
+    for (let step = 0; step < 8 && test !== null && test.type !== 'test_command'; step += 1) test = test.parent;
+    if (test?.type === 'test_command' && test.firstChild?.type !== '[[') return [];
+    if (node.type !== 'binary_expression') return [];
+    const operator = node.childForFieldName('operator')?.text ?? '';
+    if (!ARITHMETIC_TESTS.has(operator)) return [];
+    return [node.childForFieldName('left'), node.childForFieldName('right')].filter((side) => side !== null);
+  }
+  if (capture === 'expansion') {
+    const children = node.children;
+    const colon = children.findIndex((child) => child?.type === ':');
+    if (colon === -1) return [];
+    return children.slice(colon + 1).filter((child): child is Node => child?.isNamed === true);
+  }
+  return [];
+}
+
+/** Numeric special parameters: `$#`, `$?`, `$$`, `$!`. */
+const NUMERIC_SPECIALS = new Set(['#', '?', '$', '!']);
+
+/**
+ * Whether arithmetic over `node` reads a value Molf cannot see. Bash evaluates a variable's value
+ * as arithmetic in turn, and a subscript in that value runs commands: `X='a[$(rm x)]'; echo $((X))`.
+ */
+function readsRunTimeValue(node: Node, walked: Set<number>): boolean {
+  const stack = [node];
+  while (stack.length > 0) {
+    const current = stack.pop() as Node;
+    if (walked.has(current.id)) continue;
+    walked.add(current.id);
+    switch (current.type) {
+      case 'command_substitution':
+      case 'process_substitution':
+        return true;
+      case 'special_variable_name':
+        if (!NUMERIC_SPECIALS.has(current.text)) return true;
+        break;
+      case 'variable_name': {
+        // `${#x}` is a length.
+        const owner = current.parent?.type === 'subscript' ? current.parent.parent : current.parent;
+        if (owner?.type !== 'expansion' || owner.child(1)?.type !== '#') return true;
+        break;
+      }
+      case 'word':
+        if (/^[A-Za-z_]/.test(current.text)) return true;
+        break;
+      default:
+        break;
+    }
+    for (const child of current.namedChildren) if (child !== null) stack.push(child);
+  }
+  return false;
 }
 
 /** The word under the cursor; simple words are read without building node objects. */
@@ -225,14 +399,37 @@ function wordAt(state: AnalysisState, cursor: TreeCursor): ShellWord {
   }
 }
 
+function joinWords(left: ShellWord, right: ShellWord): ShellWord {
+  const value = `${left.value}${right.value}`;
+  if (left.isStatic && right.isStatic) return { value, isStatic: true, hasGlob: left.hasGlob || right.hasGlob };
+  return { value, isStatic: false, hasGlob: false };
+}
+
 /** Reads the command under the cursor (and leaves the cursor where it was). */
 function collectCommand(
   state: AnalysisState,
   cursor: TreeCursor,
-  options: { redirects: string; via: string[]; nesting: number },
+  options: { source: string; redirects: string; via: string[]; nesting: number },
 ): void {
   const words: ShellWord[] = [];
   const redirects: string[] = options.redirects === '' ? [] : [options.redirects];
+  let wordEnd = -1;
+  const pushWord = (word: ShellWord) => {
+    // The parser reads `cat\<newline>chsegv` as two words; bash drops the line continuation and
+    // runs `catchsegv`. Join them so rules see what bash runs.
+    const previous = words[words.length - 1];
+    if (
+      previous !== undefined &&
+      wordEnd !== -1 &&
+      cursor.startIndex === wordEnd + 2 &&
+      options.source.startsWith('\\\n', wordEnd)
+    ) {
+      words[words.length - 1] = joinWords(previous, word);
+    } else {
+      words.push(word);
+    }
+    wordEnd = cursor.endIndex;
+  };
   if (cursor.gotoFirstChild()) {
     do {
       const type = cursor.nodeType;
@@ -241,15 +438,17 @@ function collectCommand(
       if (field === 'name') {
         // command_name wraps the word itself.
         if (cursor.gotoFirstChild()) {
-          words.push(wordAt(state, cursor));
+          const word = wordAt(state, cursor);
           cursor.gotoParent();
+          pushWord(word);
         } else {
-          words.push(wordAt(state, cursor));
+          pushWord(wordAt(state, cursor));
         }
       } else if (field === 'argument') {
-        words.push(wordAt(state, cursor));
+        pushWord(wordAt(state, cursor));
       } else {
         redirects.push(cursor.nodeText);
+        wordEnd = -1;
       }
     } while (cursor.gotoNextSibling());
     cursor.gotoParent();
@@ -278,10 +477,18 @@ export function pushCommand(
     via,
   };
   const name = words[0] as ShellWord;
+  const nameAt = name.value === 'printf' ? words.findIndex((word) => word.value === '-v') + 1 : 0;
+  const printsToName = words[nameAt];
+  if (
+    words.some((word) => word.isStatic && SUBSCRIPT_WITH_CODE.test(word.value)) ||
+    (nameAt > 0 && printsToName !== undefined && (!printsToName.isStatic || printsToName.value.includes('[')))
+  ) {
+    addProblem(state, NAME_PROBLEM);
+  }
   if (!name.isStatic) {
     command.opaque = `the command name ${name.value} is only known when the line runs`;
   } else if (name.hasGlob) {
-    command.opaque = `the command name ${name.value} is a file-name pattern`;
+    command.opaque = `the command name ${name.value} is a pattern the shell expands`;
   } else if (name.value === '') {
     command.opaque = 'the command name is empty';
   }

@@ -53,7 +53,8 @@ export const EXACT_ONLY_COMMANDS: ReadonlySet<string> = new Set(
    nohup nice renice timeout time stdbuf ionice chroot unshare nsenter setsid flock watch parallel script
    strace ltrace gdb ssh python python2 python3 pypy pypy3 node nodejs deno bun tsx ts-node perl ruby php lua
    luajit Rscript osascript pwsh powershell tclsh wish expect awk gawk mawk nawk jshell irb ipython
-   source . npx pnpx dlx uvx bunx`
+   source . npx pnpx dlx uvx bunx coproc trap unbuffer caffeinate catchsegv systemd-run firejail proxychains
+   proxychains4 torsocks taskset numactl prlimit sg let`
     .split(/\s+/)
     .filter((name) => name !== ''),
 );

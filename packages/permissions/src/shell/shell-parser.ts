@@ -10,7 +10,8 @@ export type ShellParser = {
   parse(source: string, options: { timeoutMs: number }): Tree | undefined;
   /**
    * Finds, natively and in document order, every node the analysis reads: simple commands,
-   * declarations, redirected statements and variable assignments (capture names say which).
+   * declarations, redirected statements, variable assignments, heredoc bodies and arithmetic
+   * (capture names say which).
    */
   statements: Query;
 };
@@ -36,7 +37,17 @@ export function loadShellParser(): Promise<ShellParser> {
     }
     const statements = new Query(
       language,
-      '(command) @command (declaration_command) @declaration (unset_command) @declaration (redirected_statement) @redirected (variable_assignment) @assignment',
+      '(command) @command (declaration_command) @declaration (unset_command) @declaration' +
+        ' (redirected_statement) @redirected (variable_assignment) @assignment (heredoc_body) @heredoc' +
+        // Code the parser leaves in words, and where bash evaluates words as arithmetic (`$(( ))`,
+        // `(( ))`, `for (( ))`, subscripts, `[[ a -eq b ]]`, `${x:offset}`) or as names (`[ -v a[i] ]`).
+        // No pattern with an anonymous child (`(expansion ":")`): those cost time quadratic in the
+        // nesting depth.
+        ' (command_substitution) @substitution (expansion) @expansion (arithmetic_expansion) @arithmetic' +
+        ' (compound_statement) @compound (c_style_for_statement initializer: (_) @arithmetic)' +
+        ' (c_style_for_statement condition: (_) @arithmetic) (c_style_for_statement update: (_) @arithmetic)' +
+        ' (subscript index: (_) @arithmetic) (binary_expression operator: (test_operator)) @comparison' +
+        ' (unary_expression (test_operator)) @comparison',
     );
     return {
       statements,

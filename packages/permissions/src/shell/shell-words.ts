@@ -5,7 +5,10 @@ export type ShellWord = {
   value: string;
   /** False when the word depends on run-time values (`$X`, `$(…)`, globs are separate). */
   isStatic: boolean;
-  /** An unquoted `*`, `?` or `[`: the shell expands it to file names. */
+  /**
+   * An unquoted `*`, `?` or `[` (the shell expands it to file names) or a brace expansion: `{rm,x}`
+   * is the two words `rm x`.
+   */
   hasGlob: boolean;
 };
 
@@ -120,6 +123,9 @@ export function toSimpleShellWord(
   return { value: text, isStatic: true, hasGlob: false };
 }
 
+/** `{a,b}` or `{a..b}` outside quotes (not `${x}`, not `\\{a,b}`). */
+const BRACE_EXPANSION = /(^|[^\\$])\{[^{}]*(,|\.\.)[^{}]*\}/;
+
 /** The value of a word-like syntax node, as far as it is known before the line runs. */
 export function toShellWord(node: Node, context: WordContext): ShellWord {
   switch (node.type) {
@@ -145,14 +151,17 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
     case 'concatenation': {
       let value = '';
       let hasGlob = false;
+      // The unquoted text, quoted parts blanked: braces only expand outside quotes.
+      let unquoted = '';
       for (const child of node.children) {
         if (child === null) continue;
         const part = toShellWord(child, context);
         if (!part.isStatic) return dynamic(node);
         value += part.value;
         hasGlob ||= part.hasGlob;
+        unquoted += child.type === 'word' ? child.text : '_';
       }
-      return { value, isStatic: true, hasGlob };
+      return { value, isStatic: true, hasGlob: hasGlob || BRACE_EXPANSION.test(unquoted) };
     }
     default:
       return dynamic(node);

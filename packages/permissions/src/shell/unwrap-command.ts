@@ -63,6 +63,7 @@ const OPTIONS_WITH_VALUE: Record<string, ReadonlySet<string>> = {
   nohup: new Set([]),
   chroot: new Set(['--userspec', '--groups']),
   command: new Set([]),
+  coproc: new Set([]),
   builtin: new Set([]),
 };
 
@@ -144,14 +145,50 @@ function skipOptions(
       continue;
     }
     if (!value.startsWith('-') || value === '-') return index;
-    const flag = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
-    if (options.withValue.has(flag) && !value.includes('=')) {
-      index += 2;
-    } else {
-      index += 1;
-    }
+    index += optionWidth(value, options.withValue);
   }
   return index;
+}
+
+/**
+ * How many words an option takes: 2 when it, or the last of a cluster of short options
+ * (`sudo -nu bob`), takes the next word as its value; `-ubob` and `--user=bob` carry theirs.
+ */
+function optionWidth(value: string, withValue: ReadonlySet<string>): number {
+  if (value.includes('=')) return 1;
+  if (withValue.has(value)) return 2;
+  if (value.startsWith('--')) return 1;
+  const valueAt = [...value.slice(1)].findIndex((char) => withValue.has(`-${char}`));
+  return valueAt !== -1 && valueAt === value.length - 2 ? 2 : 1;
+}
+
+/**
+ * The value of the option `short`/`long` when `words[index]` is that option: `-c x`, `-lc x`, `-cx`,
+ * `--command=x`, `--command x`. 'none' when the word is some other option; undefined when the
+ * value is missing.
+ */
+function optionValue(
+  words: readonly ShellWord[],
+  index: number,
+  option: { short: string; long: readonly string[]; withValue: ReadonlySet<string> },
+): ShellWord | undefined | 'none' {
+  const word = words[index] as ShellWord;
+  const value = word.value;
+  if (!word.isStatic || !value.startsWith('-')) return 'none';
+  for (const long of option.long) {
+    if (value === long) return words[index + 1];
+    if (value.startsWith(`${long}=`)) return { ...word, value: value.slice(long.length + 1) };
+  }
+  if (value.startsWith('--')) return 'none';
+  // In a cluster of short options the first that takes a value takes the rest of the word.
+  for (let at = 1; at < value.length; at += 1) {
+    const char = value[at] as string;
+    if (char === option.short) {
+      return at + 1 < value.length ? { ...word, value: value.slice(at + 1) } : words[index + 1];
+    }
+    if (option.withValue.has(`-${char}`)) return 'none';
+  }
+  return 'none';
 }
 
 function reportUnknown(options: Unwrap, wrapper: string): void {
@@ -237,6 +274,7 @@ export function unwrapCommand(
     case 'setsid':
     case 'exec':
     case 'time':
+    case 'coproc':
     case 'builtin': {
       const start = skipOptions(words, {
         start: 1,
@@ -248,30 +286,54 @@ export function unwrapCommand(
       return;
     }
     case 'command': {
-      // `command -v x` only looks a name up.
-      if (words.some((word) => word.value === '-v' || word.value === '-V')) return;
       const start = skipOptions(words, { start: 1, withValue: new Set(), assignments: false });
+      // `command -v x` only looks a name up (a `-v` after the name belongs to the command).
+      if (words.slice(1, start).some((word) => /^-[pvV]*[vV]/.test(word.value))) return;
       if (start !== undefined) descend(unwrap, name, words.slice(start));
       return;
     }
     case 'env': {
-      const split = words.findIndex((word) => word.value === '-S' || word.value.startsWith('--split-string'));
-      if (split !== -1) {
-        const inline = words[split] as ShellWord;
-        const payload = inline.value.startsWith('--split-string=')
-          ? { ...inline, value: inline.value.slice('--split-string='.length) }
-          : words[split + 1];
-        if (payload === undefined) reportUnknown(unwrap, name);
-        else descendIntoSource(unwrap, 'env -S', payload);
-        return;
+      // Only env's own options (before the command) count: `env ls -S x` runs `ls -S x`.
+      let index = 1;
+      while (index < words.length) {
+        const word = words[index] as ShellWord;
+        const value = word.value;
+        if (!word.isStatic) break;
+        if (value === '--') {
+          index += 1;
+          break;
+        }
+        // A lone `-` is `-i`.
+        if (value === '-' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
+          index += 1;
+          continue;
+        }
+        if (!value.startsWith('-')) break;
+        const payload = optionValue(words, index, {
+          short: 'S',
+          long: ['--split-string'],
+          withValue: OPTIONS_WITH_VALUE.env as ReadonlySet<string>,
+        });
+        if (payload === undefined) {
+          reportUnknown(unwrap, name);
+          return;
+        }
+        if (payload !== 'none') {
+          descendIntoSource(unwrap, 'env -S', payload);
+          return;
+        }
+        index += optionWidth(value, OPTIONS_WITH_VALUE.env as ReadonlySet<string>);
       }
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.env as ReadonlySet<string>,
-        assignments: true,
-      });
-      if (start === undefined) reportUnknown(unwrap, name);
-      else descend(unwrap, name, words.slice(start));
+      descend(unwrap, name, words.slice(index));
+      return;
+    }
+    case 'trap': {
+      // `trap 'cmd' EXIT` runs cmd later; `trap - INT` and `trap INT` only reset.
+      const start = skipOptions(words, { start: 1, withValue: new Set(), assignments: false }) ?? words.length;
+      const action = words[start];
+      if (action !== undefined && words.length - start >= 2 && action.value !== '-') {
+        descendIntoSource(unwrap, 'trap', action);
+      }
       return;
     }
     case 'timeout': {
@@ -317,12 +379,16 @@ export function unwrapCommand(
     }
     case 'su':
     case 'runuser': {
-      const commandFlag = words.findIndex((word) => word.value === '-c' || word.value === '--command');
-      if (commandFlag !== -1) {
-        const payload = words[commandFlag + 1];
+      const withValue = OPTIONS_WITH_VALUE[name] as ReadonlySet<string>;
+      // Options end at `--` (runuser's command follows it).
+      for (let index = 1; index < words.length && words[index]?.value !== '--'; index += 1) {
+        const payload = optionValue(words, index, { short: 'c', long: ['--command', '--session-command'], withValue });
+        if (payload === 'none') continue;
         if (payload === undefined) reportUnknown(unwrap, name);
         else descendIntoSource(unwrap, `${name} -c`, payload);
-      } else if (name === 'runuser') {
+        return;
+      }
+      if (name === 'runuser') {
         const separator = words.findIndex((word) => word.value === '--');
         if (separator !== -1) descend(unwrap, name, words.slice(separator + 1));
       }
@@ -378,8 +444,7 @@ export function unwrapCommand(
           break;
         }
         if (!value.startsWith('-')) break;
-        const flag = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
-        index += (OPTIONS_WITH_VALUE.xargs as ReadonlySet<string>).has(flag) && !value.includes('=') ? 2 : 1;
+        index += optionWidth(value, OPTIONS_WITH_VALUE.xargs as ReadonlySet<string>);
       }
       // Without a command xargs runs echo, which is harmless.
       descend(unwrap, 'xargs', words.slice(index));
