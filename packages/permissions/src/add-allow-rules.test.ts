@@ -7,7 +7,10 @@ function lines(...rows: string[]): string {
 }
 
 /** The text an edit produced, or a thrown refusal. */
-function added(text: string, options: { tool: string; patterns: string[] }): { text: string; added: string[] } {
+function added(
+  text: string,
+  options: { tool: string; patterns: string[]; placement?: 'end' | 'before-denies' },
+): { text: string; added: string[] } {
   const result = addAllowRules(text, options);
   if (!result.ok) throw new Error(result.message);
   return result;
@@ -151,5 +154,42 @@ describe('addAllowRules', () => {
       message: 'line 2, column 8: "x" is "alow", which is not an action: use one of "allow", "deny", "ask"',
     });
     expect(addAllowRules('', { tool: 'x', patterns: ['*'] })).toMatchObject({ ok: false });
+  });
+
+  it('puts a new allow before the first deny of the tool with placement "before-denies", keeping every comment', () => {
+    const text = lines(
+      '{',
+      '  "*": "ask",',
+      '  "shell_exec": {',
+      '    "*": "ask", // ask for everything',
+      '    "git push *--force*": "deny", // never force',
+      '    "ls": "allow"',
+      '  }',
+      '}',
+    );
+    const result = added(text, { tool: 'shell_exec', patterns: ['git push *', 'ls'], placement: 'before-denies' });
+    expect(result.text).toBe(
+      lines(
+        '{',
+        '  "*": "ask",',
+        '  "shell_exec": {',
+        '    "*": "ask", // ask for everything',
+        '    "git push *": "allow",',
+        '    "git push *--force*": "deny", // never force',
+        '    "ls": "allow"',
+        '  }',
+        '}',
+      ),
+    );
+    expect(result.added).toEqual(['git push *']);
+    expect(
+      added(result.text, { tool: 'shell_exec', patterns: ['git push *'], placement: 'before-denies' }).added,
+    ).toEqual([]);
+    const oneLine = added('{ "shell_exec": { "*": "ask", "rm *": "deny" } }', {
+      tool: 'shell_exec',
+      patterns: ['make *'],
+      placement: 'before-denies',
+    });
+    expect(oneLine.text).toBe('{ "shell_exec": { "*": "ask", "make *": "allow", "rm *": "deny" } }');
   });
 });

@@ -22,15 +22,47 @@ function appendAfterLineComment(text: string, options: { tool: string; pattern: 
   return `${text.slice(0, end)},${rest[1]}${rest[3]}\n${indent}${entry}${text.slice(lineEnd)}`;
 }
 
+function entriesOf(text: string, tool: string): Node[] {
+  const tree = parseTree(text);
+  return (tree === undefined ? undefined : findNodeAtLocation(tree, [tool]))?.children ?? [];
+}
+
 /**
- * Appends allow rules for `tool` to a permissions file's text, keeping its comments and layout.
- * A pattern already present is moved to the end (the last match wins, so an earlier copy could
- * be overridden by later rules); `"tool": "ask"` shorthand becomes `{ "*": "ask", … }`.
+ * Puts `"pattern": "allow"` just before the first deny entry of `tool`'s object, on a line of its
+ * own when the deny has one (so every comment stays on its line); undefined when the object has no
+ * deny entry (then appending is the same thing). A pattern already present keeps its place: an
+ * allow stays as it is, another action becomes allow.
+ */
+function insertBeforeDenies(text: string, options: { tool: string; pattern: string }): string | undefined {
+  const entries = entriesOf(text, options.tool);
+  const existing = entries.find((entry) => entry.children?.[0]?.value === options.pattern);
+  if (existing !== undefined) {
+    if (existing.children?.[1]?.value === 'allow') return text;
+    return applyEdits(text, modify(text, [options.tool, options.pattern], 'allow', { formattingOptions: FORMATTING }));
+  }
+  const deny = entries.find((entry) => entry.children?.[1]?.value === 'deny');
+  if (deny === undefined) return undefined;
+  const entry = `${JSON.stringify(options.pattern)}: "allow",`;
+  const lineStart = text.lastIndexOf('\n', deny.offset - 1) + 1;
+  const indent = text.slice(lineStart, deny.offset);
+  if (/^[ \t]*$/.test(indent)) {
+    return `${text.slice(0, lineStart)}${indent}${entry}\n${text.slice(lineStart)}`;
+  }
+  return `${text.slice(0, deny.offset)}${entry} ${text.slice(deny.offset)}`;
+}
+
+/**
+ * Adds allow rules for `tool` to a permissions file's text, keeping its comments and layout.
+ * A pattern already present is moved (the last match wins, so an earlier copy could be overridden
+ * by later rules); `"tool": "ask"` shorthand becomes `{ "*": "ask", … }`. With `placement:
+ * 'before-denies'` the rules go just before the tool's first deny entry, so that the user's denies
+ * keep winning over a broad "always" pattern (`git push *` must not lift `git push --force *`);
+ * otherwise (the default) at the end of the tool's entries.
  * Refuses a text that does not parse: it must never be "repaired" by accident.
  */
 export function addAllowRules(
   text: string,
-  options: { tool: string; patterns: readonly string[] },
+  options: { tool: string; patterns: readonly string[]; placement?: 'end' | 'before-denies' },
 ): { ok: true; text: string; added: string[] } | { ok: false; message: string } {
   const parsed = safeParsePermissionsFile(text);
   if (!parsed.ok)
@@ -62,6 +94,14 @@ export function addAllowRules(
   }
   const added: string[] = [];
   for (const pattern of options.patterns) {
+    if (options.placement === 'before-denies') {
+      const inserted = insertBeforeDenies(current, { tool, pattern });
+      if (inserted !== undefined) {
+        if (inserted !== current) added.push(pattern);
+        current = inserted;
+        continue;
+      }
+    }
     const tree = parseTree(current);
     const object = tree === undefined ? undefined : findNodeAtLocation(tree, [tool]);
     const entries = object?.children ?? [];

@@ -2,8 +2,9 @@ import { compileGlob, describeRule, expandHome, type PermissionRule } from './pe
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
 
 /**
- * The rules in force for one call, weakest first: a subagent's own rules (whose deny is a veto),
- * the worker's file, then this session's "always" answers. Within them the last match wins.
+ * The rules in force for one call: a subagent's own rules (whose deny is a veto), the worker's
+ * file, then this session's "always" answers. Agent and file rules form one list where the last
+ * match wins; a session rule then decides, unless that list denied.
  */
 export type PermissionLayers = {
   agent?: readonly PermissionRule[];
@@ -86,7 +87,9 @@ function judgeSubject(
   subject: PermissionSubject,
   options: {
     agent: readonly PermissionRule[] | undefined;
-    merged: readonly PermissionRule[];
+    /** Agent and file rules, in order. */
+    standing: readonly PermissionRule[];
+    session: readonly PermissionRule[];
     home: string | undefined;
   },
 ): PermissionDecision {
@@ -95,9 +98,12 @@ function judgeSubject(
     const match = { subject, form, home: options.home };
     const veto = options.agent === undefined ? undefined : lastMatch(options.agent, match);
     if (veto?.action === 'deny') return toDecision(veto, true);
-    const decision = toDecision(lastMatch(options.merged, match));
-    if (decision.type === 'deny') return decision;
-    primary ??= decision;
+    const standing = toDecision(lastMatch(options.standing, match));
+    // A session's "always" answers stop questions; they never lift a deny the file or agent sets
+    // (an answered `git push *` must not override `"git push --force *": "deny"`).
+    if (standing.type === 'deny') return standing;
+    const session = lastMatch(options.session, match);
+    primary ??= session === undefined ? standing : toDecision(session);
   }
   const decision = primary ?? toDecision(undefined);
   if (decision.type === 'allow' && subject.problem !== undefined) {
@@ -118,11 +124,12 @@ export function evaluatePermission(options: {
 }): PermissionEvaluation {
   const { tool, layers } = options;
   const agent = layers.agent === undefined ? undefined : rulesFor(layers.agent, tool);
-  const merged = rulesFor([...(layers.agent ?? []), ...layers.file, ...(layers.session ?? [])], tool);
+  const standing = rulesFor([...(layers.agent ?? []), ...layers.file], tool);
+  const session = rulesFor(layers.session ?? [], tool);
   const { subjects, problems } = options.subjects;
   const verdicts = subjects.map((subject) => ({
     subject,
-    decision: judgeSubject(subject, { agent, merged, home: options.home }),
+    decision: judgeSubject(subject, { agent, standing, session, home: options.home }),
   }));
 
   const denied = verdicts.find((verdict) => verdict.decision.type === 'deny');

@@ -82,6 +82,8 @@ function pathSubject(given: string, options: SubjectOptions): PermissionSubject 
 /** The pattern "always" saves for a shell command: its action prefix, or its exact line. */
 export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   if (command.opaque !== undefined) return null;
+  // A file write is saved for exactly that file, never as a blanket `> *`.
+  if (command.redirect === true) return command.words.every((word) => word.isStatic) ? escapeGlob(command.text) : null;
   const words = command.words;
   const name = (words[0]?.value ?? '').split('/').pop() ?? '';
   if (readsProgramFromStdin(words)) return null;

@@ -19,6 +19,11 @@ export type SimpleCommand = {
   via: string[];
   /** Why the command's words cannot be judged: its name is only known when the line runs. */
   opaque?: string;
+  /**
+   * Set for an output redirection to a file (`> out.txt`, `>> ~/.bashrc`): a write the line does,
+   * judged like a command whose words are the operator and the target.
+   */
+  redirect?: true;
 };
 
 export type ShellAnalysis = {
@@ -36,6 +41,8 @@ export const SHELL_ANALYSIS_LIMITS = {
   maxSourceChars: 128 * 1024,
   /** Parsing of one line (all payloads together) is cancelled after this. */
   parseTimeoutMs: 50,
+  /** The whole analysis of one line, parsing included, stops after this. */
+  analysisTimeoutMs: 100,
   /** Syntax nodes visited per line, all payloads together. */
   maxNodes: 100_000,
   /** Simple commands per line. */
@@ -96,6 +103,7 @@ export type AnalysisState = {
   parser: ShellParser;
   context: WordContext;
   deadline: number;
+  analysisDeadline: number;
   nodes: number;
   analysis: ShellAnalysis;
 };
@@ -118,9 +126,13 @@ export function analyzeShellLine(
     parser,
     context: { home: options.home },
     deadline: performance.now() + SHELL_ANALYSIS_LIMITS.parseTimeoutMs,
+    analysisDeadline: performance.now() + SHELL_ANALYSIS_LIMITS.analysisTimeoutMs,
     nodes: 0,
     analysis: { commands: [], problems: [] },
   };
+  // bash reads a carriage return as part of a word; the parser reads it as a space.
+  if (source.includes('\r'))
+    addProblem(state, 'the line contains a carriage return, which bash and the parser read differently');
   analyzeSource(state, { source, via: [], nesting: 0 });
   if (state.analysis.commands.length === 0 && state.analysis.problems.length === 0 && source.trim() !== '') {
     // Nothing runs (a comment, a bare assignment): still never silently allowed by omission.
@@ -134,6 +146,10 @@ export function analyzeSource(state: AnalysisState, options: { source: string; v
   const { source, via, nesting } = options;
   if (source.length > SHELL_ANALYSIS_LIMITS.maxSourceChars) {
     addProblem(state, `the command is longer than ${SHELL_ANALYSIS_LIMITS.maxSourceChars} characters`);
+    return;
+  }
+  if (performance.now() > state.analysisDeadline) {
+    addProblem(state, ANALYSIS_TIMEOUT_PROBLEM);
     return;
   }
   const remaining = state.deadline - performance.now();
@@ -165,8 +181,16 @@ function walk(state: AnalysisState, root: Node, options: { source: string; via: 
   for (const { name, node } of captures) {
     if (name === 'redirected') visit(state, node, { type: 'redirected_statement', redirectsOf, via });
   }
+  let visited = 0;
   for (const { name, node } of captures) {
-    if (name === 'command') {
+    visited += 1;
+    if (visited % 32 === 0 && performance.now() > state.analysisDeadline) {
+      addProblem(state, ANALYSIS_TIMEOUT_PROBLEM);
+      return;
+    }
+    if (name === 'redirect') {
+      visitFileRedirect(state, node, via);
+    } else if (name === 'command') {
       const cursor = node.walk();
       try {
         collectCommand(state, cursor, { source, redirects: redirectsOf.get(node.id) ?? '', via, nesting });
@@ -189,6 +213,33 @@ function walk(state: AnalysisState, root: Node, options: { source: string; via: 
         addProblem(state, ARITHMETIC_PROBLEM);
       }
     }
+  }
+}
+
+const ANALYSIS_TIMEOUT_PROBLEM = `the analysis took longer than ${SHELL_ANALYSIS_LIMITS.analysisTimeoutMs} ms`;
+
+/** Output operators that write to a file (`>&` only when its target is not a descriptor). */
+const OUTPUT_OPERATORS = new Set(['>', '>>', '&>', '&>>', '>|', '<>', '>&']);
+/** Targets whose writes change no file. */
+const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty', '/dev/fd/1', '/dev/fd/2']);
+
+/** `echo x >> ~/.bashrc` writes a file: the write is a subject of its own (`>> /home/u/.bashrc`). */
+function visitFileRedirect(state: AnalysisState, node: Node, via: string[]): void {
+  const operator = node.children.find((child) => child !== null && OUTPUT_OPERATORS.has(child.type));
+  const destination = node.childForFieldName('destination');
+  if (operator === undefined || operator === null || destination === null) return;
+  const target = toShellWord(destination, state.context);
+  if (
+    target.isStatic &&
+    (HARMLESS_TARGETS.has(target.value) || (operator.type === '>&' && /^(\d+|-)$/.test(target.value)))
+  ) {
+    return;
+  }
+  const command = pushCommand(state, { words: [staticWord(operator.type), target], redirects: '', via });
+  if (command !== undefined) {
+    command.redirect = true;
+    command.text = `${operator.type} ${renderWords([target])}`;
+    delete command.opaque;
   }
 }
 

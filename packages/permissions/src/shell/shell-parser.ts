@@ -39,6 +39,7 @@ export function loadShellParser(): Promise<ShellParser> {
       language,
       '(command) @command (declaration_command) @declaration (unset_command) @declaration' +
         ' (redirected_statement) @redirected (variable_assignment) @assignment (heredoc_body) @heredoc' +
+        ' (file_redirect) @redirect' +
         // Code the parser leaves in words, and where bash evaluates words as arithmetic (`$(( ))`,
         // `(( ))`, `for (( ))`, subscripts, `[[ a -eq b ]]`, `${x:offset}`) or as names (`[ -v a[i] ]`).
         // No pattern with an anonymous child (`(expansion ":")`): those cost time quadratic in the
