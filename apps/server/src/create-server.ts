@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createSilentLogger, type Logger } from '@molf/logging';
@@ -141,6 +142,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     dataDir: config.dataDir,
     logger,
     onProblem: (problem) => gate?.reportProblem(problem),
+    onValid: (workerId) => gate?.reportValid(workerId),
   });
   gate = createApprovalGate({
     engine: await createPermissionEngine(),
@@ -149,6 +151,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     dispatcher,
     audit,
     logger,
+    protectedRoots: [await realpath(config.dataDir)],
   });
   const toolCalls = createToolCallRunner({ gate, dispatcher });
   const startedAt = Date.now();

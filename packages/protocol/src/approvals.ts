@@ -60,6 +60,8 @@ export const ApprovalEventSchema = z.discriminatedUnion('type', [
     reason: z.string().optional(),
   }),
   z.object({ type: z.literal('permissions.invalid'), problem: PermissionsProblemSchema }),
+  /** A worker's permissions file parses again after a `permissions.invalid`. */
+  z.object({ type: z.literal('permissions.valid'), workerId: WorkerIdSchema }),
 ]);
 export type ApprovalEvent = z.infer<typeof ApprovalEventSchema>;
 
@@ -92,6 +94,8 @@ export const PermissionsFileInfoSchema = z.object({
   workerId: WorkerIdSchema,
   path: z.string(),
   text: z.string(),
+  /** Identifies this text; pass it back to `permissions.write` so that a concurrent change is not overwritten. */
+  version: z.string(),
   /** Set when the file on disk does not parse; the gate then uses `problem.fallback`. */
   problem: PermissionsProblemSchema.optional(),
 });
@@ -100,6 +104,8 @@ export type PermissionsFileInfo = z.infer<typeof PermissionsFileInfoSchema>;
 export const PermissionsWriteInputSchema = z.object({
   workerId: WorkerIdSchema,
   text: z.string().max(1024 * 1024),
+  /** The `version` the edit started from; the write is refused (`conflict`) if the file changed since. */
+  baseVersion: z.string().max(128).optional(),
 });
 
 export const PermissionsExplainInputSchema = z.object({

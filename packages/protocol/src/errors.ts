@@ -21,6 +21,7 @@ export const ErrorCodeSchema = z.enum([
   'config_invalid',
   'permissions_invalid',
   'approval_not_found',
+  'conflict',
   'address_in_use',
   'internal',
 ]);

@@ -3,7 +3,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
-import { createPermissionEngine, describeRule, safeParsePermissionsFile } from '@molf/permissions';
+import {
+  createPermissionEngine,
+  describeRule,
+  permissionPathArguments,
+  safeParsePermissionsFile,
+} from '@molf/permissions';
 import {
   MolfError,
   type PermissionExplanation,
@@ -47,8 +52,7 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   }
   const workdir = await validateWorkdir(options.workdir);
   const paths = await createPathPolicy({ workdir });
-  const given = [args.path, args.file_path].filter((value): value is string => typeof value === 'string');
-  if (args.path === undefined && (options.tool === 'glob' || options.tool === 'grep')) given.push('.');
+  const given = permissionPathArguments(options.tool, args);
   const canonical = new Map<string, readonly string[]>();
   if (given.length > 0) {
     const answer = ResolvedPathsSchema.parse(JSON.parse((await resolvePathsForGate(paths, { paths: given })).output));
@@ -231,7 +235,8 @@ export function registerPermissionsCommand(program: Command): void {
             `not saved: line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}; your edit is kept in ${file}`,
           );
         }
-        const saved = await client.rpc.permissions.write.mutate({ workerId, text: edited });
+        // The version makes the server refuse the save if an "always" answer changed the file meanwhile.
+        const saved = await client.rpc.permissions.write.mutate({ workerId, text: edited, baseVersion: info.version });
         process.stdout.write(`saved ${saved.path} (${parsed.rules.length} rules); it applies to the next tool call\n`);
       } finally {
         if (!keep) await rm(directory, { recursive: true, force: true });

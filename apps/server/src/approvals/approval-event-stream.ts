@@ -18,6 +18,8 @@ function wanted(event: ApprovalEvent, filter: ApprovalEventFilter, workerOfAppro
       );
     case 'permissions.invalid':
       return filter.workerId === undefined || event.problem.workerId === filter.workerId;
+    case 'permissions.valid':
+      return filter.workerId === undefined || event.workerId === filter.workerId;
   }
 }
 
@@ -60,13 +62,17 @@ export async function* streamApprovalEvents(
         wake = undefined;
         continue;
       }
-      if (event.type === 'approval.requested') {
+      if (event.type === 'approval.requested' && replayed.has(event.approval.approvalId)) continue;
+      const isWanted = wanted(event, filter, workerOfApproval);
+      // Only approvals this subscriber sees are remembered, and each only until it is resolved.
+      if (event.type === 'approval.requested' && isWanted) {
         workerOfApproval.set(event.approval.approvalId, event.approval.workerId);
-        if (replayed.has(event.approval.approvalId)) continue;
       }
-      if (!wanted(event, filter, workerOfApproval)) continue;
-      if (event.type === 'approval.resolved') workerOfApproval.delete(event.approvalId);
-      yield event;
+      if (event.type === 'approval.resolved') {
+        replayed.delete(event.approvalId);
+        workerOfApproval.delete(event.approvalId);
+      }
+      if (isWanted) yield event;
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);

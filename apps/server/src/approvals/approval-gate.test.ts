@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
 import type { ApprovalEvent, ToolResult } from '@molf/protocol';
+import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
-import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+import {
+  createTempDir,
+  startTestLink,
+  startTestServer,
+  TEST_CLIENT_TOKEN,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from '../testing/test-link.ts';
 
 type Link = Awaited<ReturnType<typeof startTestLink>>;
 
@@ -49,7 +57,6 @@ describe('approval gate', () => {
     await using client = await clientOf(link);
     const sessionId = randomUUID();
     using watch = watchApprovals(client, { sessionId });
-    await waitFor(() => watch.events.length >= 0);
 
     const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo approved-once' } });
     await waitFor(() => watch.requested().length === 1, { what: 'approval.requested' });
@@ -209,14 +216,18 @@ describe('approval gate', () => {
     await waitFor(() => aliceWatch.requested().length === 1 && bobWatch.requested().length === 1);
     const approvalId = aliceWatch.requested()[0]?.approvalId ?? '';
 
-    const answers = await Promise.all([
+    const [approved, denied] = await Promise.all([
       alice.rpc.approvals.approve.mutate({ sessionId, approvalId, scope: 'once' }),
       bob.rpc.approvals.deny.mutate({ sessionId, approvalId, feedback: 'too late' }),
     ]);
-    expect(answers).toEqual([{ applied: true }, { applied: false }]);
-    expect((await call).output).toContain('raced');
+    // Either may arrive first; exactly one answer applies, and everyone sees that one.
+    expect([approved.applied, denied.applied].filter(Boolean)).toHaveLength(1);
+    const result = await call;
+    if (approved.applied) expect(result.output).toContain('raced');
+    else expect(result.error).toContain('too late');
     await waitFor(() => aliceWatch.resolved().length === 1 && bobWatch.resolved().length === 1);
-    expect(bobWatch.resolved()[0]).toMatchObject({ approvalId, outcome: 'approved' });
+    expect(bobWatch.resolved()[0]).toMatchObject({ approvalId, outcome: approved.applied ? 'approved' : 'denied' });
+    expect(aliceWatch.resolved()).toEqual(bobWatch.resolved());
   });
 
   it('replays a pending approval to a client that subscribes after it was requested', async () => {
@@ -412,5 +423,184 @@ describe('approval gate', () => {
     await expect(client.rpc.permissions.show.query({ workerId: randomUUID() as never })).rejects.toMatchObject({
       data: { code: 'worker_not_found' },
     });
+  });
+
+  it('never lets a session or always answer lift a deny of the file; the saved rule goes before the deny', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    await writePermissions(
+      link,
+      '{\n  "*": "ask",\n  "shell_exec": {\n    "*": "ask",\n    "echo *secret*": "deny" // never echo secrets\n  }\n}\n',
+    );
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo one' } });
+    await waitFor(() => watch.requested().length === 1);
+    expect(watch.requested()[0]?.alwaysPatterns).toEqual(['echo *']);
+    await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      scope: 'always',
+    });
+    expect((await call).output).toContain('one');
+
+    for (const session of [sessionId, randomUUID()]) {
+      expect(
+        (await run(link, { sessionId: session, tool: 'shell_exec', args: { command: 'echo two' } })).output,
+      ).toContain('two');
+      const refused = await run(link, { sessionId: session, tool: 'shell_exec', args: { command: 'echo my-secret' } });
+      expect(refused.meta?.errorKind).toBe('permission_denied');
+    }
+    expect(await permissionsText(link)).toBe(
+      '{\n  "*": "ask",\n  "shell_exec": {\n    "*": "ask",\n    "echo *": "allow",\n    "echo *secret*": "deny" // never echo secrets\n  }\n}\n',
+    );
+  });
+
+  it('keeps an "always" answer that an abort follows while the rule is saved; the call itself is cancelled', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+    const controller = new AbortController();
+    const call = run(link, {
+      sessionId,
+      tool: 'shell_exec',
+      args: { command: 'touch aborted.txt' },
+      signal: controller.signal,
+    });
+    await waitFor(() => link.server.gate.pending().length === 1);
+    const approvalId = link.server.gate.pending()[0]?.approvalId ?? '';
+    const approving = link.server.gate.approve({
+      sessionId,
+      approvalId,
+      scope: 'always',
+      by: { credentialId: 'alice', connectionId: 'c1' },
+    });
+    controller.abort();
+    expect(await approving).toEqual({ applied: true });
+    expect((await call).meta?.errorKind).toBe('cancelled');
+    await expect(readFile(join(link.workdir, 'aborted.txt'))).rejects.toThrow();
+    await waitFor(() => watch.resolved().length === 1);
+    expect(watch.resolved()).toMatchObject([{ approvalId, outcome: 'approved', scope: 'always', by: 'client:alice' }]);
+    expect(await permissionsText(link)).toContain('"touch *": "allow"');
+    const audit = await readFile(join(link.server.dataDir, 'audit', 'approvals.jsonl'), 'utf8');
+    expect(audit).toContain('"decision":"rules_changed"');
+    expect(audit).toContain('"decision":"approved"');
+    expect(audit).not.toContain('"decision":"cancelled"');
+  });
+
+  it('refuses "always" while the file is broken, keeps the approval pending, and still takes "session"', async () => {
+    await using link = await startTestLink();
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo kept' } });
+    await waitFor(() => link.server.gate.pending().length === 1);
+    const approvalId = link.server.gate.pending()[0]?.approvalId ?? '';
+    await writePermissions(link, '{ "*": "ask", ');
+    const by = { credentialId: 'alice', connectionId: 'c1' };
+    await expect(link.server.gate.approve({ sessionId, approvalId, scope: 'always', by })).rejects.toMatchObject({
+      code: 'permissions_invalid',
+    });
+    expect(link.server.gate.pending()).toHaveLength(1);
+    expect(await link.server.gate.approve({ sessionId, approvalId, scope: 'session', by })).toEqual({ applied: true });
+    expect((await call).output).toContain('kept');
+  });
+
+  it('denies an approved call when a deny rule was added while it waited', async () => {
+    await using link = await startTestLink();
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'touch late-deny.txt' } });
+    await waitFor(() => link.server.gate.pending().length === 1);
+    await writePermissions(link, '{ "*": "ask", "shell_exec": { "touch *": "deny" } }');
+    const approvalId = link.server.gate.pending()[0]?.approvalId ?? '';
+    const answer = await link.server.gate.approve({
+      sessionId,
+      approvalId,
+      scope: 'once',
+      by: { credentialId: 'alice', connectionId: 'c1' },
+    });
+    expect(answer).toEqual({ applied: false });
+    expect((await call).meta?.errorKind).toBe('permission_denied');
+    await expect(readFile(join(link.workdir, 'late-deny.txt'))).rejects.toThrow();
+  });
+
+  it('asks nobody about a call to a worker that is already offline', async () => {
+    await using link = await startTestLink();
+    await link.worker.close();
+    await waitFor(() => link.server.registry.get(link.worker.workerId)?.state === 'offline');
+    const result = await run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo x' } });
+    expect(result.meta?.errorKind).toBe('worker_offline');
+    expect(link.server.gate.pending()).toEqual([]);
+  });
+
+  it('treats a rules file deleted while the server runs as a problem and keeps its last rules, instead of reseeding the defaults', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client, { workerId: link.worker.workerId });
+    const sessionId = randomUUID();
+    await writePermissions(link, '{ "*": "ask", "write_file": "deny" }');
+    const args = { path: 'x.txt', content: 'x' };
+    expect((await run(link, { sessionId, tool: 'write_file', args })).meta?.errorKind).toBe('permission_denied');
+    await rm(link.server.permissions.pathOf(link.worker.workerId));
+    expect((await run(link, { sessionId, tool: 'write_file', args })).meta?.errorKind).toBe('permission_denied');
+    await waitFor(() => watch.events.some((event) => event.type === 'permissions.invalid'));
+    expect(watch.events.find((event) => event.type === 'permissions.invalid')).toMatchObject({
+      problem: { fallback: 'last_good_rules', message: expect.stringContaining('was deleted') },
+    });
+
+    await writePermissions(link, '{ "*": "ask", "write_file": "allow" }');
+    expect((await run(link, { sessionId, tool: 'write_file', args })).error).toBeUndefined();
+    await waitFor(() => watch.events.some((event) => event.type === 'permissions.valid'));
+    expect(link.server.gate.problems()).toEqual([]);
+  });
+
+  it('refuses a write of the rules that started from an older version', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const workerId = link.worker.workerId;
+    const shown = await client.rpc.permissions.show.query({ workerId });
+    await link.server.permissions.appendAllow(workerId, { tool: 'shell_exec', patterns: ['make *'] });
+    await expect(
+      client.rpc.permissions.write.mutate({ workerId, text: '{ "*": "allow" }', baseVersion: shown.version }),
+    ).rejects.toMatchObject({ data: { code: 'conflict' } });
+    expect(await permissionsText(link)).toContain('"make *": "allow"');
+  });
+});
+
+describe('the server data directory', () => {
+  it('is off limits to every file tool, whatever the rules say, also through a symlink', async () => {
+    await using project = await createTempDir();
+    const dataDir = join(project.path, '.molf-data');
+    await using server = await startTestServer({ dataDir });
+    const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: project.path });
+    try {
+      await worker.registered;
+      await symlink(dataDir, join(project.path, 'innocent'));
+      const rulesPath = join('.molf-data', 'workers', worker.workerId, 'permissions.jsonc');
+      await server.permissions.writeText(worker.workerId, '{ "*": "allow" }');
+      for (const [tool, args] of [
+        ['write_file', { path: rulesPath, content: '{ "*": "allow" }', overwrite: true }],
+        ['read_file', { path: join('.molf-data', 'credentials.json') }],
+        ['edit_file', { path: join('innocent', 'audit', 'approvals.jsonl'), oldString: 'x', newString: 'y' }],
+        ['grep', { pattern: 'token', path: 'innocent' }],
+      ] as const) {
+        const result = await server.toolCalls.run({
+          sessionId: 's',
+          workerId: worker.workerId,
+          tool,
+          args: { ...args },
+        });
+        expect(result.meta?.errorKind, tool).toBe('permission_denied');
+        expect(result.error).toContain("inside the Molf server's data directory");
+      }
+      const allowed = await server.toolCalls.run({
+        sessionId: 's',
+        workerId: worker.workerId,
+        tool: 'write_file',
+        args: { path: 'src.txt', content: 'ok' },
+      });
+      expect(allowed.error).toBeUndefined();
+    } finally {
+      await worker.close();
+    }
   });
 });

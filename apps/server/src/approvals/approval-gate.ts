@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isAbsolute, relative } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
   describeRule,
@@ -22,7 +23,7 @@ import {
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
-import type { AuditLog } from './audit-log.ts';
+import type { AuditLog, AuditRecord } from './audit-log.ts';
 import type { PermissionsStore } from './permissions-store.ts';
 
 export type GateRequest = {
@@ -37,13 +38,9 @@ export type GateRequest = {
   signal?: AbortSignal;
 };
 
-export type GateOutcome =
-  | { type: 'allow' }
-  | {
-      type: 'deny';
-      message: string;
-      errorKind: Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'worker_offline'>;
-    };
+type DenyKind = Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'worker_offline'>;
+
+export type GateOutcome = { type: 'allow' } | { type: 'deny'; message: string; errorKind: DenyKind };
 
 /** Who answered an approval: the client credential and connection, kept in the audit log. */
 export type Answerer = { credentialId: string; connectionId: string };
@@ -66,6 +63,10 @@ export type ApprovalGate = {
   problems(): PermissionsProblem[];
   /** The permissions store found a broken file: tell the clients. */
   reportProblem(problem: PermissionsProblem): void;
+  /** The permissions store read a good file after a problem. */
+  reportValid(workerId: WorkerId): void;
+  /** Records a change of a worker's rules made by a person (`permissions.write`). */
+  recordRulesChange(options: { workerId: WorkerId; by: Answerer }): void;
   /** Live events; the listener must not throw. */
   subscribe(listener: (event: ApprovalEvent) => void): () => void;
   /** A worker went offline: its pending approvals are denied with a reason. */
@@ -76,18 +77,35 @@ export type ApprovalGate = {
   close(): void;
 };
 
+type Resolution = {
+  outcome: 'approved' | 'denied' | 'cancelled';
+  by: string;
+  scope?: ApprovalScope;
+  connectionId?: string;
+  reason?: string;
+  gate: GateOutcome;
+};
+
 type PendingApproval = {
   approval: Approval;
   request: GateRequest;
   canonicalPaths: ReadonlyMap<string, readonly string[]>;
   home: string | undefined;
-  /** Set once the first answer is being applied; later answers see `applied: false`. */
-  answered: boolean;
+  /**
+   * Set while an approve is being applied (an "always" rule is saved): the answer has been taken,
+   * so other answers get `applied: false`, and an abort or a worker going offline meanwhile is
+   * kept in `interrupted` and only applied if the approve fails.
+   */
+  claimed: boolean;
+  interrupted: Resolution | undefined;
   finish(outcome: GateOutcome): void;
 };
 
 /** How long the gate waits for the worker to say where paths lead. */
 const RESOLVE_PATHS_TIMEOUT_MS = 10_000;
+
+const CANCELLED_MESSAGE = 'The tool call was cancelled before it was approved.';
+const CANCELLED: GateOutcome = { type: 'deny', message: CANCELLED_MESSAGE, errorKind: 'cancelled' };
 
 function toSubjectInfo(evaluation: ToolCallEvaluation): SubjectVerdictInfo[] {
   return evaluation.verdicts.map(({ subject, decision }) => ({
@@ -119,6 +137,21 @@ function refusal(request: GateRequest, evaluation: ToolCallEvaluation): string {
   );
 }
 
+function isInside(path: string, root: string): boolean {
+  const fromRoot = relative(root, path);
+  return fromRoot === '' || (!fromRoot.startsWith('..') && !isAbsolute(fromRoot));
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
+}
+
+/** Makes an evaluation ask (never allow) for a reason the rules can't see. */
+function atMostAsk(evaluation: ToolCallEvaluation, reason: string): ToolCallEvaluation {
+  if (evaluation.decision.type !== 'allow') return evaluation;
+  return { ...evaluation, decision: { type: 'ask', rule: undefined, reason }, alwaysPatterns: null };
+}
+
 export function createApprovalGate(options: {
   engine: PermissionEngine;
   store: PermissionsStore;
@@ -126,6 +159,11 @@ export function createApprovalGate(options: {
   dispatcher: JobDispatcher;
   audit: AuditLog;
   logger: Logger;
+  /**
+   * Canonical directories no tool may touch, whatever the rules say: the server's data directory
+   * holds every worker's rules, the credentials and the audit log.
+   */
+  protectedRoots: readonly string[];
 }): ApprovalGate {
   const { engine, store, registry, dispatcher, audit, logger } = options;
   const listeners = new Set<(event: ApprovalEvent) => void>();
@@ -143,11 +181,20 @@ export function createApprovalGate(options: {
     }
   }
 
+  function record(request: GateRequest, fields: Omit<AuditRecord, 'workerId' | 'sessionId' | 'toolCallId' | 'tool'>) {
+    audit.append({
+      sessionId: request.sessionId,
+      workerId: request.workerId,
+      toolCallId: request.toolCallId,
+      tool: request.tool,
+      ...fields,
+    });
+  }
+
   async function resolvePaths(
     request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'signal'>,
   ): Promise<
-    | { ok: true; paths: Map<string, readonly string[]> }
-    | { ok: false; message: string; errorKind: 'worker_offline' | 'permission_denied' }
+    { ok: true; paths: Map<string, readonly string[]> } | { ok: false; message: string; errorKind: DenyKind }
   > {
     const given = permissionPathArguments(request.tool, request.args);
     if (given.length === 0) return { ok: true, paths: new Map() };
@@ -159,9 +206,11 @@ export function createApprovalGate(options: {
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
     if (result.error !== undefined) {
-      const offline = ['worker_offline', 'worker_not_found', 'worker_restarted'].includes(
-        String(result.meta?.errorKind),
-      );
+      const kind = String(result.meta?.errorKind);
+      if (kind === 'cancelled' || request.signal?.aborted === true) {
+        return { ok: false, errorKind: 'cancelled', message: CANCELLED_MESSAGE };
+      }
+      const offline = ['worker_offline', 'worker_not_found', 'worker_restarted'].includes(kind);
       return {
         ok: false,
         errorKind: offline ? 'worker_offline' : 'permission_denied',
@@ -186,14 +235,24 @@ export function createApprovalGate(options: {
     return { ok: true, paths: new Map(parsed.data.paths.map((entry) => [entry.given, entry.forms])) };
   }
 
+  /** The deny of the built-in protection, when a path of the call leads into a protected root. */
+  function protectedPath(request: Pick<GateRequest, 'tool' | 'args'>, paths: ReadonlyMap<string, readonly string[]>) {
+    for (const given of permissionPathArguments(request.tool, request.args)) {
+      for (const form of [given, ...(paths.get(given) ?? [])]) {
+        if (!isAbsolute(form)) continue;
+        const root = options.protectedRoots.find((candidate) => isInside(form, candidate));
+        if (root !== undefined) return { given, root };
+      }
+    }
+    return undefined;
+  }
+
   async function evaluate(
     request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'agent' | 'sessionId'>,
     context: { canonicalPaths: ReadonlyMap<string, readonly string[]>; home: string | undefined },
   ): Promise<ToolCallEvaluation> {
-    const { rules, problem } = await store.load(request.workerId);
-    if (problem === undefined) problems.delete(request.workerId);
-    else problems.set(request.workerId, problem);
-    return engine.evaluate({
+    const { rules } = await store.load(request.workerId);
+    let evaluation = engine.evaluate({
       tool: request.tool,
       args: request.args,
       layers: {
@@ -204,54 +263,31 @@ export function createApprovalGate(options: {
       home: context.home,
       canonicalPaths: (given) => context.canonicalPaths.get(given),
     });
+    for (const given of permissionPathArguments(request.tool, request.args)) {
+      if ((context.canonicalPaths.get(given) ?? []).length === 0) {
+        evaluation = atMostAsk(evaluation, `the worker could not tell where "${given}" really leads`);
+      }
+    }
+    if (context.home === undefined && /~|\$HOME|\$\{HOME\}/.test(JSON.stringify(request.args))) {
+      evaluation = atMostAsk(evaluation, 'the worker did not say what ~ means on its machine');
+    }
+    return evaluation;
   }
 
-  function record(
-    request: GateRequest,
-    evaluation: ToolCallEvaluation,
-    decision: {
-      decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled';
-      by: string;
-      scope?: ApprovalScope;
-      approvalId?: string;
-    },
-  ): void {
-    audit.append({
-      sessionId: request.sessionId,
-      workerId: request.workerId,
-      toolCallId: request.toolCallId,
-      tool: request.tool,
-      subjects: evaluation.verdicts.map((verdict) => verdict.subject.label),
-      ...decision,
-    });
-  }
-
-  function settle(
-    entry: PendingApproval,
-    result: {
-      outcome: 'approved' | 'denied' | 'cancelled';
-      by: string;
-      scope?: ApprovalScope;
-      reason?: string;
-      gate: GateOutcome;
-    },
-    evaluation: ToolCallEvaluation | undefined,
-  ): void {
+  function settle(entry: PendingApproval, result: Resolution, subjects: readonly string[] | undefined): void {
     const { approval } = entry;
     if (!pending.delete(approval.approvalId)) return;
-    entry.answered = true;
     audit.append({
       sessionId: approval.sessionId,
       workerId: approval.workerId,
       toolCallId: approval.toolCallId,
       tool: approval.tool,
-      subjects:
-        evaluation?.verdicts.map((verdict) => verdict.subject.label) ??
-        approval.subjects.map((subject) => subject.label),
+      subjects: [...(subjects ?? approval.subjects.map((subject) => subject.label))],
       decision: result.outcome,
       by: result.by,
       approvalId: approval.approvalId,
       ...(result.scope === undefined ? {} : { scope: result.scope }),
+      ...(result.connectionId === undefined ? {} : { connectionId: result.connectionId }),
     });
     emit({
       type: 'approval.resolved',
@@ -265,49 +301,89 @@ export function createApprovalGate(options: {
     entry.finish(result.gate);
   }
 
+  /** An abort, a worker going offline or shutdown: applied now, or after an approve in progress fails. */
+  function interrupt(entry: PendingApproval, result: Resolution): void {
+    if (entry.claimed) entry.interrupted ??= result;
+    else settle(entry, result, undefined);
+  }
+
   /** After a "session" or "always" answer, other waiting calls of the session may now be allowed. */
   async function cascade(sessionId: string): Promise<void> {
     for (const entry of [...pending.values()]) {
-      if (entry.approval.sessionId !== sessionId || entry.answered) continue;
+      if (entry.approval.sessionId !== sessionId || entry.claimed) continue;
       const evaluation = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
-      if (evaluation.decision.type === 'allow' && !entry.answered) {
+      if (evaluation.decision.type === 'allow' && !entry.claimed) {
         settle(
           entry,
           { outcome: 'approved', by: `rule: ${reasonOf(evaluation)}`, gate: { type: 'allow' } },
-          evaluation,
+          evaluation.verdicts.map((verdict) => verdict.subject.label),
         );
       }
     }
   }
 
+  function deny(
+    request: GateRequest,
+    options: { message: string; errorKind: DenyKind; subjects: string[] },
+  ): GateOutcome {
+    record(request, {
+      subjects: options.subjects,
+      decision: options.errorKind === 'cancelled' ? 'cancelled' : 'deny',
+      by: `server: ${options.message}`,
+    });
+    return { type: 'deny', message: options.message, errorKind: options.errorKind };
+  }
+
   async function check(request: GateRequest): Promise<GateOutcome> {
+    const given = permissionPathArguments(request.tool, request.args);
+    const failure = audit.failure();
+    if (failure !== undefined) {
+      return {
+        type: 'deny',
+        message: `The call was not run: the approval audit log cannot be written (${failure.message}).`,
+        errorKind: 'permission_denied',
+      };
+    }
+    if (isAborted(request.signal)) {
+      return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
+    }
     const resolved = await resolvePaths(request);
-    if (!resolved.ok) {
-      audit.append({
-        sessionId: request.sessionId,
-        workerId: request.workerId,
-        toolCallId: request.toolCallId,
-        tool: request.tool,
-        subjects: permissionPathArguments(request.tool, request.args),
-        decision: 'deny',
-        by: `server: ${resolved.message}`,
+    if (!resolved.ok)
+      return deny(request, { message: resolved.message, errorKind: resolved.errorKind, subjects: given });
+    const guarded = protectedPath(request, resolved.paths);
+    if (guarded !== undefined) {
+      return deny(request, {
+        message:
+          `Permission denied: "${guarded.given}" is inside the Molf server's data directory (${guarded.root}), ` +
+          'which holds the approval rules, credentials and audit log. No tool may read or change it.',
+        errorKind: 'permission_denied',
+        subjects: given,
       });
-      return { type: 'deny', message: resolved.message, errorKind: resolved.errorKind };
     }
     const home = registry.registration(request.workerId)?.home;
     const context = { canonicalPaths: resolved.paths, home };
     const evaluation = await evaluate(request, context);
+    const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
     const { decision } = evaluation;
     if (decision.type === 'allow') {
-      record(request, evaluation, { decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
+      record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
       return { type: 'allow' };
     }
     if (decision.type === 'deny') {
-      record(request, evaluation, { decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
+      record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
       return { type: 'deny', message: refusal(request, evaluation), errorKind: 'permission_denied' };
     }
-    if (request.signal?.aborted === true) {
-      return { type: 'deny', message: 'The tool call was cancelled before it was approved.', errorKind: 'cancelled' };
+    // The rules were read asynchronously: the turn may have been aborted meanwhile.
+    if (isAborted(request.signal)) {
+      return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
+    }
+    // Nobody should be asked about a call that cannot run.
+    if (registry.get(request.workerId)?.state !== 'online') {
+      return deny(request, {
+        message: `The call was not run: worker ${request.workerId} is offline.`,
+        errorKind: 'worker_offline',
+        subjects,
+      });
     }
 
     const approvalId = `${request.sessionId}:${randomBytes(6).toString('hex')}`;
@@ -325,26 +401,14 @@ export function createApprovalGate(options: {
     };
     return new Promise<GateOutcome>((resolvePromise) => {
       const onAbort = () =>
-        settle(
-          entry,
-          {
-            outcome: 'cancelled',
-            by: 'server',
-            reason: 'the turn was aborted',
-            gate: {
-              type: 'deny',
-              message: 'The tool call was cancelled before it was approved.',
-              errorKind: 'cancelled',
-            },
-          },
-          evaluation,
-        );
+        interrupt(entry, { outcome: 'cancelled', by: 'server', reason: 'the turn was aborted', gate: CANCELLED });
       const entry: PendingApproval = {
         approval,
         request,
         canonicalPaths: resolved.paths,
         home,
-        answered: false,
+        claimed: false,
+        interrupted: undefined,
         finish: (outcome) => {
           request.signal?.removeEventListener('abort', onAbort);
           resolvePromise(outcome);
@@ -360,8 +424,110 @@ export function createApprovalGate(options: {
   function find(sessionId: string, approvalId: string): PendingApproval | undefined {
     const entry = pending.get(approvalId);
     // The session must match: an answer for one session's prompt can't be replayed into another.
-    if (entry === undefined || entry.approval.sessionId !== sessionId || entry.answered) return undefined;
+    if (entry === undefined || entry.approval.sessionId !== sessionId || entry.claimed) return undefined;
     return entry;
+  }
+
+  async function approve({
+    sessionId,
+    approvalId,
+    scope,
+    by,
+  }: {
+    sessionId: string;
+    approvalId: string;
+    scope: ApprovalScope;
+    by: Answerer;
+  }): Promise<{ applied: boolean }> {
+    const entry = find(sessionId, approvalId);
+    if (entry === undefined) return { applied: false };
+    const { approval } = entry;
+    if (scope !== 'once' && approval.alwaysPatterns === null) {
+      throw new MolfError(
+        'invalid_input',
+        `"${scope}" is not offered for this call (no pattern could describe it safely): approve it once instead`,
+        { field: 'scope' },
+      );
+    }
+    entry.claimed = true;
+    const answered: Resolution = {
+      outcome: 'approved',
+      by: `client:${by.credentialId}`,
+      scope,
+      connectionId: by.connectionId,
+      gate: { type: 'allow' },
+    };
+    let current: ToolCallEvaluation;
+    try {
+      // Rules may have changed while the prompt waited: a deny added since wins over the answer.
+      current = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
+      if (current.decision.type !== 'deny' && scope === 'always') {
+        const { problem } = await store.load(approval.workerId);
+        if (problem !== undefined) {
+          throw new MolfError(
+            'permissions_invalid',
+            `"always" cannot be saved while the permissions file is broken (line ${problem.line}, column ${problem.column}: ${problem.message}); approve for the session instead, or fix the file`,
+          );
+        }
+        const added = await store.appendAllow(approval.workerId, {
+          tool: approval.tool,
+          patterns: approval.alwaysPatterns ?? [],
+          accepts: (rules) =>
+            engine.evaluate({
+              tool: approval.tool,
+              args: approval.args,
+              layers: { file: rules },
+              home: entry.home,
+              canonicalPaths: (given) => entry.canonicalPaths.get(given),
+            }).decision.type === 'allow',
+        });
+        audit.append({
+          workerId: approval.workerId,
+          sessionId,
+          approvalId,
+          tool: approval.tool,
+          subjects: added,
+          decision: 'rules_changed',
+          by: `client:${by.credentialId}`,
+          connectionId: by.connectionId,
+          scope,
+        });
+        logger.info(
+          { workerId: approval.workerId, tool: approval.tool, added },
+          'allow rules saved to the permissions file',
+        );
+      }
+    } catch (error) {
+      entry.claimed = false;
+      if (entry.interrupted !== undefined) settle(entry, entry.interrupted, undefined);
+      throw error;
+    }
+    entry.claimed = false;
+    if (current.decision.type === 'deny') {
+      settle(
+        entry,
+        {
+          outcome: 'denied',
+          by: `rule: ${reasonOf(current)}`,
+          reason: 'a deny rule added while the call waited now covers it',
+          gate: { type: 'deny', message: refusal(entry.request, current), errorKind: 'permission_denied' },
+        },
+        undefined,
+      );
+      return { applied: false };
+    }
+    if (scope !== 'once') {
+      const rules = sessionRules.get(sessionId) ?? [];
+      for (const pattern of approval.alwaysPatterns ?? []) {
+        rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });
+      }
+      sessionRules.set(sessionId, rules);
+    }
+    // An abort or a worker going offline during the save came after the answer: the answer stands,
+    // and the call itself is then cancelled or fails at dispatch.
+    settle(entry, answered, undefined);
+    if (scope !== 'once') await cascade(sessionId);
+    return { applied: true };
   }
 
   return {
@@ -369,67 +535,28 @@ export function createApprovalGate(options: {
 
     async explain({ workerId, tool, args }) {
       const resolved = await resolvePaths({ workerId, tool, args });
+      const canonicalPaths = resolved.ok ? resolved.paths : new Map<string, readonly string[]>();
       const evaluation = await evaluate(
         { workerId, tool, args, sessionId: '' },
-        { canonicalPaths: resolved.ok ? resolved.paths : new Map(), home: registry.registration(workerId)?.home },
+        { canonicalPaths, home: registry.registration(workerId)?.home },
       );
+      const guarded = protectedPath({ tool, args }, canonicalPaths);
       return {
-        decision: evaluation.decision.type,
-        reason: reasonOf(evaluation),
+        decision: guarded === undefined ? evaluation.decision.type : 'deny',
+        reason:
+          guarded === undefined
+            ? reasonOf(evaluation)
+            : `denied: "${guarded.given}" is inside the server's data directory`,
         subjects: toSubjectInfo(evaluation),
         problems: [
           ...evaluation.problems,
           ...(resolved.ok ? [] : [`paths not resolved on the worker: ${resolved.message}`]),
         ],
-        alwaysPatterns: evaluation.alwaysPatterns,
+        alwaysPatterns: guarded === undefined ? evaluation.alwaysPatterns : null,
       };
     },
 
-    async approve({ sessionId, approvalId, scope, by }) {
-      const entry = find(sessionId, approvalId);
-      if (entry === undefined) return { applied: false };
-      const { approval } = entry;
-      if (scope !== 'once' && approval.alwaysPatterns === null) {
-        throw new MolfError(
-          'invalid_input',
-          `"${scope}" is not offered for this call (no pattern could describe it safely): approve it once instead`,
-          { field: 'scope' },
-        );
-      }
-      entry.answered = true;
-      try {
-        if (scope === 'always') {
-          const added = await store.appendAllow(approval.workerId, {
-            tool: approval.tool,
-            patterns: approval.alwaysPatterns ?? [],
-          });
-          logger.info(
-            { workerId: approval.workerId, tool: approval.tool, added },
-            'allow rules saved to the permissions file',
-          );
-        }
-      } catch (error) {
-        entry.answered = false;
-        throw error;
-      }
-      if (scope !== 'once') {
-        const rules = sessionRules.get(sessionId) ?? [];
-        for (const pattern of approval.alwaysPatterns ?? []) {
-          rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });
-        }
-        sessionRules.set(sessionId, rules);
-      }
-      // The turn may have been aborted while the rule was being saved.
-      if (!pending.has(approvalId)) return { applied: false };
-      entry.answered = false;
-      settle(
-        entry,
-        { outcome: 'approved', by: `client:${by.credentialId}`, scope, gate: { type: 'allow' } },
-        undefined,
-      );
-      if (scope !== 'once') await cascade(sessionId);
-      return { applied: true };
-    },
+    approve,
 
     deny({ sessionId, approvalId, feedback, by }) {
       const entry = find(sessionId, approvalId);
@@ -444,6 +571,7 @@ export function createApprovalGate(options: {
         {
           outcome: 'denied',
           by: `client:${by.credentialId}`,
+          connectionId: by.connectionId,
           ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
           gate: { type: 'deny', message, errorKind: 'permission_denied' },
         },
@@ -469,6 +597,20 @@ export function createApprovalGate(options: {
       emit({ type: 'permissions.invalid', problem });
     },
 
+    reportValid(workerId) {
+      if (problems.delete(workerId)) emit({ type: 'permissions.valid', workerId });
+    },
+
+    recordRulesChange({ workerId, by }) {
+      audit.append({
+        workerId,
+        subjects: [store.pathOf(workerId)],
+        decision: 'rules_changed',
+        by: `client:${by.credentialId}`,
+        connectionId: by.connectionId,
+      });
+    },
+
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -478,20 +620,16 @@ export function createApprovalGate(options: {
       for (const entry of [...pending.values()]) {
         if (entry.approval.workerId !== workerId) continue;
         const reason = `worker ${workerId} went offline`;
-        settle(
-          entry,
-          {
-            outcome: 'denied',
-            by: 'server',
-            reason,
-            gate: {
-              type: 'deny',
-              message: `The call was not run: ${reason} while it waited for approval.`,
-              errorKind: 'worker_offline',
-            },
+        interrupt(entry, {
+          outcome: 'denied',
+          by: 'server',
+          reason,
+          gate: {
+            type: 'deny',
+            message: `The call was not run: ${reason} while it waited for approval.`,
+            errorKind: 'worker_offline',
           },
-          undefined,
-        );
+        });
       }
     },
 

@@ -2,23 +2,30 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 
-/** One decision of the approval gate, as kept on disk. */
+/** One decision of the approval gate, or one change of a worker's rules, as kept on disk. */
 export type AuditRecord = {
-  sessionId: string;
   workerId: string;
-  toolCallId: string;
-  tool: string;
   /** What the rules were matched against (commands, paths, names), each cut to 500 characters. */
   subjects: string[];
-  decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled';
-  /** `rule: …` with the deciding rule, `client:<credential id>` (with the answer's scope), or `server: <reason>`. */
+  decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled' | 'rules_changed';
+  /**
+   * `rule: …` with the deciding rule, `client:<credential id>` for a person's answer or a rules
+   * edit, or `server: <reason>`.
+   */
   by: string;
+  sessionId?: string;
+  toolCallId?: string;
+  tool?: string;
+  /** The client connection that answered or edited. */
+  connectionId?: string;
   scope?: 'once' | 'session' | 'always';
   approvalId?: string;
 };
 
 export type AuditLog = {
   append(record: AuditRecord): void;
+  /** Set once a write failed: from then on the gate refuses every call rather than act unrecorded. */
+  failure(): Error | undefined;
   close(): Promise<void>;
   path: string;
 };
@@ -34,10 +41,18 @@ export function openAuditLog(options: { dataDir: string; logger: Logger }): Audi
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const path = join(directory, 'approvals.jsonl');
   const stream: WriteStream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  stream.on('error', (error) => options.logger.error({ err: error, path }, 'cannot write the approval audit log'));
+  let failed: Error | undefined;
+  stream.on('error', (error) => {
+    failed ??= error;
+    options.logger.error(
+      { err: error, path },
+      'cannot write the approval audit log: every tool call is refused until it can',
+    );
+  });
   return {
     path,
     append(record) {
+      if (failed !== undefined) return;
       const line = {
         time: new Date().toISOString(),
         ...record,
@@ -47,6 +62,7 @@ export function openAuditLog(options: { dataDir: string; logger: Logger }): Audi
       };
       stream.write(`${JSON.stringify(line)}\n`);
     },
+    failure: () => failed,
     close: () => new Promise<void>((resolvePromise) => stream.end(() => resolvePromise())),
   };
 }

@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { addAllowRules, type PermissionRule, safeParsePermissionsFile } from '@molf/permissions';
@@ -24,23 +25,41 @@ export type PermissionsStore = {
   pathOf(workerId: WorkerId): string;
   /** The rules in force now; re-reads the file when it changed since the last call. Never throws. */
   load(workerId: WorkerId): Promise<WorkerRules>;
-  readText(workerId: WorkerId): Promise<string>;
-  /** Replaces the file after validating it; a text that does not parse is refused with its line and column. */
-  writeText(workerId: WorkerId, text: string): Promise<void>;
-  /** Appends allow rules ("always" answers), keeping comments; returns the patterns really added. */
-  appendAllow(workerId: WorkerId, options: { tool: string; patterns: readonly string[] }): Promise<string[]>;
+  /** The file's text and version (the default text when the file is missing). */
+  readText(workerId: WorkerId): Promise<{ text: string; version: string }>;
+  /**
+   * Replaces the file after validating it; a text that does not parse is refused with its line and
+   * column, and a `baseVersion` that is no longer current with `conflict`.
+   */
+  writeText(workerId: WorkerId, text: string, options?: { baseVersion?: string | undefined }): Promise<void>;
+  /**
+   * Adds allow rules ("always" answers), keeping comments; returns the patterns really added. The
+   * rules go before the tool's deny entries when `accepts` agrees that the result allows the call,
+   * else at the end of the tool's entries.
+   */
+  appendAllow(
+    workerId: WorkerId,
+    options: { tool: string; patterns: readonly string[]; accepts?: (rules: readonly PermissionRule[]) => boolean },
+  ): Promise<string[]>;
 };
+
+export function versionOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
+}
 
 /**
  * One `permissions.jsonc` per worker under `{dataDir}/workers/{workerId}/`, seeded with the
  * commented default on first use. A broken file never means allow: the last rules that parsed stay
  * in force, or none (everything asks) if there never were any, and the problem is reported once
- * per file version.
+ * per file version. A file deleted while the server runs is a problem too, not a reason to start
+ * over from the (more permissive) defaults.
  */
 export function createPermissionsStore(options: {
   dataDir: string;
   logger: Logger;
   onProblem: (problem: PermissionsProblem) => void;
+  /** The file parses again after a problem. */
+  onValid: (workerId: WorkerId) => void;
 }): PermissionsStore {
   const { logger } = options;
   const cache = new Map<WorkerId, Cached>();
@@ -49,51 +68,58 @@ export function createPermissionsStore(options: {
 
   const pathOf = (workerId: WorkerId) => join(options.dataDir, 'workers', workerId, 'permissions.jsonc');
 
+  /** Creates the default file unless one exists (an exclusive create: never overwrites a user's save). */
   async function seed(workerId: WorkerId): Promise<void> {
     await mkdir(join(options.dataDir, 'workers', workerId), { recursive: true, mode: 0o700 });
     try {
-      await writeFileAtomic(pathOf(workerId), readDefaultPermissionsText(), { mode: 0o600 });
+      await writeFile(pathOf(workerId), readDefaultPermissionsText(), { mode: 0o600, flag: 'wx' });
       logger.info({ workerId, path: pathOf(workerId) }, 'permissions file created with the default rules');
     } catch (error) {
-      logger.error({ err: error, workerId }, 'cannot create the permissions file; asking for every call');
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
 
   async function load(workerId: WorkerId): Promise<WorkerRules> {
-    const path = pathOf(workerId);
-    let info = await stat(path).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? undefined : error));
-    if (info === undefined) {
-      await serialize(workerId, async () => {
-        if ((await stat(path).catch(() => undefined)) === undefined) await seed(workerId);
-      });
-      info = await stat(path).catch((error: NodeJS.ErrnoException) => error);
-    }
     const previous = cache.get(workerId);
-    if (info instanceof Error) {
-      return fail(workerId, previous, 'unreadable', {
-        line: 1,
-        column: 1,
-        message: `cannot read the file: ${info.message}`,
-      });
-    }
-    const stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
-    if (previous !== undefined && previous.stamp === stamp) {
-      return { rules: previous.rules ?? previous.lastGood ?? [], problem: previous.problem };
-    }
-    let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      return await loadOrThrow(workerId, previous);
     } catch (error) {
-      return fail(workerId, previous, stamp, {
+      return fail(workerId, previous, `error:${(error as Error).message}`, {
         line: 1,
         column: 1,
         message: `cannot read the file: ${(error as Error).message}`,
       });
     }
-    const parsed = safeParsePermissionsFile(text);
+  }
+
+  async function loadOrThrow(workerId: WorkerId, previous: Cached | undefined): Promise<WorkerRules> {
+    const path = pathOf(workerId);
+    let info = await stat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (info === undefined) {
+      if (previous !== undefined) {
+        return fail(workerId, previous, 'missing', {
+          line: 1,
+          column: 1,
+          message: 'the file was deleted; write it again with `molf permissions edit`',
+        });
+      }
+      await serialize(workerId, () => seed(workerId));
+      info = await stat(path);
+    }
+    const stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
+    if (previous !== undefined && previous.stamp === stamp) {
+      return { rules: previous.rules ?? previous.lastGood ?? [], problem: previous.problem };
+    }
+    const parsed = safeParsePermissionsFile(await readFile(path, 'utf8'));
     if (!parsed.ok) return fail(workerId, previous, stamp, parsed.error);
-    if (previous?.problem !== undefined) logger.info({ workerId, path }, 'permissions file is valid again');
     cache.set(workerId, { stamp, rules: parsed.rules, lastGood: parsed.rules, problem: undefined });
+    if (previous?.problem !== undefined) {
+      logger.info({ workerId, path }, 'permissions file is valid again');
+      options.onValid(workerId);
+    }
     return { rules: parsed.rules, problem: undefined };
   }
 
@@ -134,16 +160,25 @@ export function createPermissionsStore(options: {
     return next;
   }
 
-  async function readText(workerId: WorkerId): Promise<string> {
+  async function readText(workerId: WorkerId): Promise<{ text: string; version: string }> {
     await load(workerId);
-    return readFile(pathOf(workerId), 'utf8');
+    const text = await readFile(pathOf(workerId), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return readDefaultPermissionsText();
+      throw error;
+    });
+    return { text, version: versionOf(text) };
+  }
+
+  async function write(workerId: WorkerId, text: string): Promise<void> {
+    await mkdir(join(options.dataDir, 'workers', workerId), { recursive: true, mode: 0o700 });
+    await writeFileAtomic(pathOf(workerId), text, { mode: 0o600 });
   }
 
   return {
     pathOf,
     load,
     readText,
-    writeText: (workerId, text) =>
+    writeText: (workerId, text, writeOptions = {}) =>
       serialize(workerId, async () => {
         const parsed = safeParsePermissionsFile(text);
         if (!parsed.ok) {
@@ -152,20 +187,32 @@ export function createPermissionsStore(options: {
             `line ${parsed.error.line}, column ${parsed.error.column}: ${parsed.error.message}`,
           );
         }
-        await mkdir(join(options.dataDir, 'workers', workerId), { recursive: true, mode: 0o700 });
-        await writeFileAtomic(pathOf(workerId), text, { mode: 0o600 });
+        if (writeOptions.baseVersion !== undefined) {
+          const current = await readFile(pathOf(workerId), 'utf8').catch(() => readDefaultPermissionsText());
+          if (versionOf(current) !== writeOptions.baseVersion) {
+            throw new MolfError(
+              'conflict',
+              'the permissions file changed since it was read (an "always" answer or another edit): read it again and redo the change',
+            );
+          }
+        }
+        await write(workerId, text);
       }),
     appendAllow: (workerId, rule) =>
       serialize(workerId, async () => {
         const text = await readFile(pathOf(workerId), 'utf8');
-        const updated = addAllowRules(text, rule);
+        let updated = addAllowRules(text, { ...rule, placement: 'before-denies' });
+        if (updated.ok && rule.accepts !== undefined) {
+          const parsed = safeParsePermissionsFile(updated.text);
+          if (!parsed.ok || !rule.accepts(parsed.rules)) updated = addAllowRules(text, { ...rule, placement: 'end' });
+        }
         if (!updated.ok) {
           throw new MolfError(
             'permissions_invalid',
             `the permissions file cannot take the new rule: ${updated.message}`,
           );
         }
-        if (updated.added.length > 0) await writeFileAtomic(pathOf(workerId), updated.text, { mode: 0o600 });
+        if (updated.added.length > 0) await write(workerId, updated.text);
         return updated.added;
       }),
   };

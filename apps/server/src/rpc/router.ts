@@ -89,13 +89,21 @@ export function createAppRouter(services: RouterServices) {
         .output(PermissionsFileInfoSchema)
         .query(async ({ input }) => {
           const workerId = knownWorker(input.workerId);
-          const text = await permissions.readText(workerId);
+          const { text, version } = await permissions.readText(workerId);
           const { problem } = await permissions.load(workerId);
-          return { workerId, path: permissions.pathOf(workerId), text, ...(problem === undefined ? {} : { problem }) };
+          return {
+            workerId,
+            path: permissions.pathOf(workerId),
+            text,
+            version,
+            ...(problem === undefined ? {} : { problem }),
+          };
         }),
-      write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input }) => {
-        await permissions.writeText(knownWorker(input.workerId), input.text);
-        return { path: permissions.pathOf(input.workerId) };
+      write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
+        const workerId = knownWorker(input.workerId);
+        await permissions.writeText(workerId, input.text, { baseVersion: input.baseVersion });
+        gate.recordRulesChange({ workerId, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } });
+        return { path: permissions.pathOf(workerId) };
       }),
       explain: clientProcedure
         .input(PermissionsExplainInputSchema)

@@ -112,10 +112,14 @@ export async function resolvePathsForGate(policy: PathPolicy, args: Record<strin
       answer.paths.push({ given, forms: [] });
       continue;
     }
-    const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => resolve(policy.workdir, given));
-    const forms = isInside(canonical, policy.workdir)
-      ? [relative(policy.workdir, canonical) || '.', canonical]
-      : [canonical];
+    // A path that can't be resolved (permissions, a name too long) gets no forms: the gate then asks.
+    const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
+    const forms =
+      canonical === undefined
+        ? []
+        : isInside(canonical, policy.workdir)
+          ? [relative(policy.workdir, canonical) || '.', canonical]
+          : [canonical];
     answer.paths.push({ given, forms });
   }
   return { output: JSON.stringify(answer) };
