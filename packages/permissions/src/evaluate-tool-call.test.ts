@@ -5,6 +5,7 @@ import type { PermissionLayers } from './evaluate-permission.ts';
 import { safeParsePermissionsFile } from './parse-permissions-file.ts';
 import { createPermissionEngine, type PermissionEngine, type ToolCallEvaluation } from './permission-engine.ts';
 import type { PermissionRule } from './permission-rule.ts';
+import { createReadDenial, toReadRules } from './read-rules.ts';
 
 /** A user's block for shell_exec, appended after the real default file. */
 const USER_RULES = {
@@ -631,6 +632,39 @@ describe('file paths of read_file, write_file and edit_file', () => {
     });
     expect(evaluation.decision.type).toBe('allow');
     expect(evaluation.alwaysPatterns).toEqual([]);
+  });
+});
+
+describe('grep reads what read_file may read, no more', () => {
+  it.each([
+    ['denies grep in .env with the default rules', { pattern: 'KEY', path: '.env' }, 'deny'],
+    ['denies grep in config/secret.json', { pattern: 'token', path: 'config/secret.json' }, 'deny'],
+    ['denies grep in a link that leads to .env', { pattern: 'KEY', path: 'settings.txt' }, 'deny'],
+    ['allows grep in .env.example, which read_file allows', { pattern: 'KEY', path: '.env.example' }, 'allow'],
+    ['allows grep in a directory (the worker skips denied files in it)', { pattern: 'KEY', path: 'src' }, 'allow'],
+  ] as const)('%s', (_title, args, decision) => {
+    const evaluation = engine.evaluate({
+      tool: 'grep',
+      args,
+      layers: { file: defaults },
+      canonicalPaths: (given) => (given === 'settings.txt' ? ['.env', '/work/.env'] : undefined),
+    });
+    expect(evaluation.decision.type, explain(evaluation)).toBe(decision);
+    if (decision === 'deny') expect(evaluation.decision.rule?.tool).toBe('read_file');
+  });
+
+  it('gives a directory search the read_file rules to apply file by file', () => {
+    const denied = createReadDenial(toReadRules({ rules: defaults, home: '/home/u' }));
+    expect(denied(['.env', '/work/.env'])).toBe(true);
+    expect(denied(['config/prod.env.local'])).toBe(true);
+    expect(denied(['my-credentials.txt'])).toBe(true);
+    expect(denied(['.env.example'])).toBe(false);
+    expect(denied(['src/index.ts', '/work/src/index.ts'])).toBe(false);
+    const home = createReadDenial(
+      toReadRules({ rules: parseRules('{ "read_file": { "~/.ssh/*": "deny" } }'), home: '/home/u' }),
+    );
+    expect(home(['../.ssh/id_rsa', '/home/u/.ssh/id_rsa'])).toBe(true);
+    expect(createReadDenial(toReadRules({ rules: parseRules('{ "*": "allow" }') }))(['.env'])).toBe(false);
   });
 });
 

@@ -29,6 +29,7 @@ export {
   toCommandAlwaysPattern,
   toPermissionSubjects,
 } from './permission-subjects.ts';
+export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
 export {
   analyzeShellLine,
   SHELL_ANALYSIS_LIMITS,

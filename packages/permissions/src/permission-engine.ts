@@ -28,6 +28,26 @@ export async function createPermissionEngine(): Promise<PermissionEngine> {
         layers: options.layers,
         home: options.home,
       });
+      // grep reads file contents: a path read_file may not read, grep may not search either
+      // (`grep . .env` must not sidestep `"*.env": "deny"`).
+      if (options.tool === 'grep' && evaluation.decision.type !== 'deny' && typeof options.args.path === 'string') {
+        const asRead = evaluatePermission({
+          tool: 'read_file',
+          subjects: toPermissionSubjects({ ...options, tool: 'read_file', args: { path: options.args.path }, parser }),
+          layers: options.layers,
+          home: options.home,
+        });
+        if (asRead.decision.type === 'deny') {
+          return {
+            ...evaluation,
+            decision: asRead.decision,
+            decidedBy: asRead.decidedBy,
+            verdicts: [...evaluation.verdicts, ...asRead.verdicts],
+            alwaysPatterns: null,
+            subjects,
+          };
+        }
+      }
       return { ...evaluation, subjects };
     },
   };

@@ -37,6 +37,14 @@ export const JobSchema = z.object({
   timeoutMs: z.number().int().positive(),
   /** The session the call belongs to, for per-session state on the worker (e.g. which files were read). */
   sessionId: z.string().min(1).max(128).optional(),
+  /**
+   * The read_file rules (in order, `~` expanded) a tool that reads many files must apply to each
+   * one: grep over a directory skips the files these deny.
+   */
+  readRules: z
+    .array(z.object({ pattern: z.string().max(4_096), action: z.enum(['allow', 'deny', 'ask']) }))
+    .max(2_000)
+    .optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

@@ -566,6 +566,38 @@ describe('approval gate', () => {
   });
 });
 
+describe('grep under the read_file rules', () => {
+  it('refuses to search a denied file and leaves denied files out of a directory search, saying so', async () => {
+    await using link = await startTestLink();
+    await writeFile(join(link.workdir, '.env'), 'API_KEY=supersecret\n');
+    await mkdir(join(link.workdir, 'config'));
+    await writeFile(join(link.workdir, 'config', 'secret.json'), '{ "API_KEY": "another" }\n');
+    await writeFile(join(link.workdir, '.env.example'), 'API_KEY=\n');
+    await writeFile(join(link.workdir, 'app.ts'), 'const key = process.env.API_KEY;\n');
+    const sessionId = randomUUID();
+
+    const direct = await run(link, { sessionId, tool: 'grep', args: { pattern: 'API_KEY', path: '.env' } });
+    expect(direct.meta?.errorKind).toBe('permission_denied');
+    expect(direct.error).toContain('"read_file": { "*.env": "deny" }');
+
+    const everywhere = await run(link, { sessionId, tool: 'grep', args: { pattern: 'API_KEY' } });
+    expect(everywhere.error).toBeUndefined();
+    expect(everywhere.output).toContain('app.ts:1:');
+    expect(everywhere.output).toContain('.env.example:1:');
+    expect(everywhere.output).not.toContain('supersecret');
+    expect(everywhere.output).not.toContain('another');
+    expect(everywhere.output).toContain('[2 files with matches not shown: the read_file rules deny reading them.]');
+
+    // Without the gate (a direct dispatch carries no rules) the same search sees everything.
+    const ungated = await link.server.dispatcher.dispatch({
+      workerId: link.worker.workerId,
+      toolName: 'grep',
+      args: { pattern: 'API_KEY' },
+    });
+    expect(ungated.output).toContain('supersecret');
+  });
+});
+
 describe('the server data directory', () => {
   it('is off limits to every file tool, whatever the rules say, also through a symlink', async () => {
     await using project = await createTempDir();

@@ -6,7 +6,9 @@ import {
   type PermissionEngine,
   type PermissionRule,
   permissionPathArguments,
+  type ReadRule,
   type ToolCallEvaluation,
+  toReadRules,
 } from '@molf/permissions';
 import {
   type Approval,
@@ -40,7 +42,13 @@ export type GateRequest = {
 
 type DenyKind = Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'worker_offline'>;
 
-export type GateOutcome = { type: 'allow' } | { type: 'deny'; message: string; errorKind: DenyKind };
+export type GateOutcome =
+  | {
+      type: 'allow';
+      /** For grep: the read_file rules the worker applies to every file it searches. */
+      readRules?: ReadRule[];
+    }
+  | { type: 'deny'; message: string; errorKind: DenyKind };
 
 /** Who answered an approval: the client credential and connection, kept in the audit log. */
 export type Answerer = { credentialId: string; connectionId: string };
@@ -312,10 +320,12 @@ export function createApprovalGate(options: {
     for (const entry of [...pending.values()]) {
       if (entry.approval.sessionId !== sessionId || entry.claimed) continue;
       const evaluation = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
-      if (evaluation.decision.type === 'allow' && !entry.claimed) {
+      if (evaluation.decision.type !== 'allow') continue;
+      const gate = await allowed(entry.request, entry.home);
+      if (!entry.claimed) {
         settle(
           entry,
-          { outcome: 'approved', by: `rule: ${reasonOf(evaluation)}`, gate: { type: 'allow' } },
+          { outcome: 'approved', by: `rule: ${reasonOf(evaluation)}`, gate },
           evaluation.verdicts.map((verdict) => verdict.subject.label),
         );
       }
@@ -367,7 +377,7 @@ export function createApprovalGate(options: {
     const { decision } = evaluation;
     if (decision.type === 'allow') {
       record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
-      return { type: 'allow' };
+      return await allowed(request, home);
     }
     if (decision.type === 'deny') {
       record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
@@ -421,6 +431,16 @@ export function createApprovalGate(options: {
     });
   }
 
+  /** An allow, with the read_file rules grep must apply to the files it searches. */
+  async function allowed(request: Pick<GateRequest, 'tool' | 'workerId' | 'agent'>, home: string | undefined) {
+    if (request.tool !== 'grep') return { type: 'allow' as const };
+    const { rules } = await store.load(request.workerId);
+    return {
+      type: 'allow' as const,
+      readRules: toReadRules({ rules: [...(request.agent?.rules ?? []), ...rules], home }),
+    };
+  }
+
   function find(sessionId: string, approvalId: string): PendingApproval | undefined {
     const entry = pending.get(approvalId);
     // The session must match: an answer for one session's prompt can't be replayed into another.
@@ -450,7 +470,7 @@ export function createApprovalGate(options: {
       );
     }
     entry.claimed = true;
-    const answered: Resolution = {
+    let answered: Resolution = {
       outcome: 'approved',
       by: `client:${by.credentialId}`,
       scope,
@@ -461,6 +481,7 @@ export function createApprovalGate(options: {
     try {
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
+      answered = { ...answered, gate: await allowed(entry.request, entry.home) };
       if (current.decision.type !== 'deny' && scope === 'always') {
         const { problem } = await store.load(approval.workerId);
         if (problem !== undefined) {

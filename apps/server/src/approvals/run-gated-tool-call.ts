@@ -42,6 +42,7 @@ export function createToolCallRunner(options: { gate: ApprovalGate; dispatcher: 
         args: call.args,
         toolCallId: toolCallId as ToolCallId,
         sessionId: call.sessionId,
+        ...(outcome.readRules === undefined ? {} : { readRules: outcome.readRules }),
         ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
       });

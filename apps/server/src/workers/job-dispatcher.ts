@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import {
+  type Job,
   type JobMessage,
   RESOLVE_PATHS_JOB,
   resolveCallTimeout,
@@ -31,6 +32,8 @@ export type DispatchOptions = {
   signal?: AbortSignal;
   /** The session the call belongs to; the worker keeps per-session state (files read) by it. */
   sessionId?: string;
+  /** read_file rules a tool that reads many files applies to each (see `Job.readRules`). */
+  readRules?: Job['readRules'];
 };
 
 type Pending = {
@@ -140,7 +143,16 @@ export function createJobDispatcher(options: {
   }
 
   return {
-    dispatch({ workerId, toolName, args, signal, sessionId, toolCallId = randomUUID() as ToolCallId, ...rest }) {
+    dispatch({
+      workerId,
+      toolName,
+      args,
+      signal,
+      sessionId,
+      readRules,
+      toolCallId = randomUUID() as ToolCallId,
+      ...rest
+    }) {
       const timeoutMs = rest.timeoutMs ?? resolveCallTimeout(toolName, args);
       const registration = registry.registration(workerId);
       if (registration === undefined) {
@@ -199,7 +211,14 @@ export function createJobDispatcher(options: {
         box.pending.set(toolCallId, pending);
         pending.entry = box.queue.append(toolCallId, {
           type: 'call',
-          job: { toolCallId, toolName, args, timeoutMs, ...(sessionId === undefined ? {} : { sessionId }) },
+          job: {
+            toolCallId,
+            toolName,
+            args,
+            timeoutMs,
+            ...(sessionId === undefined ? {} : { sessionId }),
+            ...(readRules === undefined ? {} : { readRules }),
+          },
         });
       });
     },

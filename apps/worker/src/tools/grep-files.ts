@@ -144,7 +144,7 @@ export type GrepEngine = 'auto' | 'ripgrep' | 'javascript';
 export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
   return defineToolHandler({
     definition: toolDefinitions.grep,
-    async run(args, { paths, signal }) {
+    async run(args, { paths, signal, isReadDenied }) {
       const leaves = args.include === undefined ? undefined : patternEscape(args.include);
       if (leaves !== undefined) return toErrorResult('workdir_escape', leaves);
       const resolved = await resolveToolPath(paths, args.path ?? '.');
@@ -167,7 +167,22 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
             })
           : await searchWithRipgrep({ rg, pattern: args.pattern, target, include: args.include, signal });
       if ('error' in search) return search.error;
-      if (search.matches.length === 0) return { output: `No matches for ${args.pattern}.`, meta: { truncated: false } };
+      // Files the read_file rules deny are searched by nobody (grep must not read a denied .env).
+      const hidden = new Set<string>();
+      if (isReadDenied !== undefined) {
+        search.matches = search.matches.filter((match) => {
+          const denied = isReadDenied([relative(paths.workdir, match.file), match.file]);
+          if (denied) hidden.add(match.file);
+          return !denied;
+        });
+      }
+      const hiddenNote =
+        hidden.size === 0
+          ? ''
+          : `\n[${hidden.size} file${hidden.size === 1 ? '' : 's'} with matches not shown: the read_file rules deny reading ${hidden.size === 1 ? 'it' : 'them'}.]`;
+      if (search.matches.length === 0) {
+        return { output: `No matches for ${args.pattern}.${hiddenNote}`, meta: { truncated: false } };
+      }
 
       // Newest files first, then by path and line, over the matches found.
       const files = [...new Set(search.matches.map((match) => match.file))];
@@ -198,7 +213,7 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
         : shown < lines.length
           ? `\n[Showing ${shown} of ${lines.length} matches (output limit); narrow the pattern, the path or include.]`
           : '';
-      return { output: `${lines.slice(0, shown).join('\n')}${note}`, meta: { truncated: capped } };
+      return { output: `${lines.slice(0, shown).join('\n')}${note}${hiddenNote}`, meta: { truncated: capped } };
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '@molf/logging';
+import { createReadDenial } from '@molf/permissions';
 import { type Job, MolfError, RESOLVE_PATHS_JOB, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { ReadTracker } from './read-tracker.ts';
@@ -78,6 +79,7 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
       sessionId: job.sessionId,
       reads: options.reads,
       signal: controller.signal,
+      ...(job.readRules === undefined ? {} : { isReadDenied: createReadDenial(job.readRules) }),
       logger: options.logger,
     });
     // A tool that reported its own timeout (with partial output) keeps its result.

@@ -15,6 +15,11 @@ export type ToolContext = {
   reads: ReadTracker;
   /** Aborted on cancel or when the call's timeout passes. */
   signal: AbortSignal;
+  /**
+   * Whether the server's read_file rules deny a file (by its forms: relative to the workdir, and
+   * absolute); tools that read many files skip those. Absent: nothing is denied.
+   */
+  isReadDenied?: (forms: readonly string[]) => boolean;
   logger: Logger;
 };
 
