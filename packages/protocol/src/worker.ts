@@ -45,6 +45,12 @@ export const JobSchema = z.object({
     .array(z.object({ pattern: z.string().max(4_096), action: z.enum(['allow', 'deny', 'ask']) }))
     .max(2_000)
     .optional(),
+  /**
+   * Where each path argument led (absolute, canonical) when the approval gate judged the call. The
+   * worker refuses the call if a path now leads elsewhere: a link swapped while the call waited for
+   * a person must not redirect an approved write.
+   */
+  approvedPaths: z.record(z.string().max(4_096), z.string().max(4_096)).optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
 

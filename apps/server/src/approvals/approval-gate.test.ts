@@ -566,6 +566,29 @@ describe('approval gate', () => {
   });
 });
 
+describe('paths between approval and execution', () => {
+  it('refuses an approved write whose path was turned into a link to another file while it waited', async () => {
+    await using link = await startTestLink();
+    await writePermissions(link, '{ "*": "ask", "write_file": { "*": "ask", "*.env": "deny" } }');
+    await writeFile(join(link.workdir, '.env'), 'API_KEY=1\n');
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'write_file', args: { path: 'notes.txt', content: 'pwned' } });
+    await waitFor(() => link.server.gate.pending().length === 1);
+    await symlink('.env', join(link.workdir, 'notes.txt'));
+    const approvalId = link.server.gate.pending()[0]?.approvalId ?? '';
+    await link.server.gate.approve({
+      sessionId,
+      approvalId,
+      scope: 'once',
+      by: { credentialId: 'a', connectionId: 'c' },
+    });
+    const result = await call;
+    expect(result.meta?.errorKind).toBe('permission_denied');
+    expect(result.error).toContain('"notes.txt" now leads to');
+    expect(await readFile(join(link.workdir, '.env'), 'utf8')).toBe('API_KEY=1\n');
+  });
+});
+
 describe('grep under the read_file rules', () => {
   it('refuses to search a denied file and leaves denied files out of a directory search, saying so', async () => {
     await using link = await startTestLink();

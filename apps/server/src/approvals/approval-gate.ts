@@ -47,6 +47,8 @@ export type GateOutcome =
       type: 'allow';
       /** For grep: the read_file rules the worker applies to every file it searches. */
       readRules?: ReadRule[];
+      /** Where each path argument led when the call was judged (absolute, canonical). */
+      approvedPaths?: Record<string, string>;
     }
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
@@ -321,7 +323,7 @@ export function createApprovalGate(options: {
       if (entry.approval.sessionId !== sessionId || entry.claimed) continue;
       const evaluation = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
       if (evaluation.decision.type !== 'allow') continue;
-      const gate = await allowed(entry.request, entry.home);
+      const gate = await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths });
       if (!entry.claimed) {
         settle(
           entry,
@@ -377,7 +379,7 @@ export function createApprovalGate(options: {
     const { decision } = evaluation;
     if (decision.type === 'allow') {
       record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
-      return await allowed(request, home);
+      return await allowed(request, context);
     }
     if (decision.type === 'deny') {
       record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
@@ -431,13 +433,27 @@ export function createApprovalGate(options: {
     });
   }
 
-  /** An allow, with the read_file rules grep must apply to the files it searches. */
-  async function allowed(request: Pick<GateRequest, 'tool' | 'workerId' | 'agent'>, home: string | undefined) {
-    if (request.tool !== 'grep') return { type: 'allow' as const };
+  /**
+   * An allow, with what the worker must check when it runs the call: where each path led when it
+   * was judged (a link swapped while the call waited for approval is refused), and for grep the
+   * read_file rules to apply to every file it searches.
+   */
+  async function allowed(
+    request: Pick<GateRequest, 'tool' | 'workerId' | 'agent'>,
+    context: { home: string | undefined; canonicalPaths: ReadonlyMap<string, readonly string[]> },
+  ): Promise<GateOutcome> {
+    const approvedPaths: Record<string, string> = {};
+    for (const [given, forms] of context.canonicalPaths) {
+      const absolute = forms.find((form) => isAbsolute(form));
+      if (absolute !== undefined) approvedPaths[given] = absolute;
+    }
+    const withPaths = Object.keys(approvedPaths).length === 0 ? {} : { approvedPaths };
+    if (request.tool !== 'grep') return { type: 'allow', ...withPaths };
     const { rules } = await store.load(request.workerId);
     return {
-      type: 'allow' as const,
-      readRules: toReadRules({ rules: [...(request.agent?.rules ?? []), ...rules], home }),
+      type: 'allow',
+      ...withPaths,
+      readRules: toReadRules({ rules: [...(request.agent?.rules ?? []), ...rules], home: context.home }),
     };
   }
 
@@ -481,7 +497,10 @@ export function createApprovalGate(options: {
     try {
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
-      answered = { ...answered, gate: await allowed(entry.request, entry.home) };
+      answered = {
+        ...answered,
+        gate: await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths }),
+      };
       if (current.decision.type !== 'deny' && scope === 'always') {
         const { problem } = await store.load(approval.workerId);
         if (problem !== undefined) {

@@ -43,6 +43,7 @@ export function createToolCallRunner(options: { gate: ApprovalGate; dispatcher: 
         toolCallId: toolCallId as ToolCallId,
         sessionId: call.sessionId,
         ...(outcome.readRules === undefined ? {} : { readRules: outcome.readRules }),
+        ...(outcome.approvedPaths === undefined ? {} : { approvedPaths: outcome.approvedPaths }),
         ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
       });

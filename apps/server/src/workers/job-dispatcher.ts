@@ -34,6 +34,8 @@ export type DispatchOptions = {
   sessionId?: string;
   /** read_file rules a tool that reads many files applies to each (see `Job.readRules`). */
   readRules?: Job['readRules'];
+  /** Where each path argument led when the gate judged the call (see `Job.approvedPaths`). */
+  approvedPaths?: Job['approvedPaths'];
 };
 
 type Pending = {
@@ -150,6 +152,7 @@ export function createJobDispatcher(options: {
       signal,
       sessionId,
       readRules,
+      approvedPaths,
       toolCallId = randomUUID() as ToolCallId,
       ...rest
     }) {
@@ -218,6 +221,7 @@ export function createJobDispatcher(options: {
             timeoutMs,
             ...(sessionId === undefined ? {} : { sessionId }),
             ...(readRules === undefined ? {} : { readRules }),
+            ...(approvedPaths === undefined ? {} : { approvedPaths }),
           },
         });
       });

@@ -124,3 +124,23 @@ export async function resolvePathsForGate(policy: PathPolicy, args: Record<strin
   }
   return { output: JSON.stringify(answer) };
 }
+
+/**
+ * Refuses a call whose path arguments no longer lead where they led when the approval gate judged
+ * them; undefined when every path still does.
+ */
+export async function checkApprovedPaths(
+  policy: PathPolicy,
+  approvedPaths: Readonly<Record<string, string>>,
+): Promise<ToolResult | undefined> {
+  for (const [given, approved] of Object.entries(approvedPaths)) {
+    const now = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
+    if (now !== approved) {
+      return toErrorResult(
+        'permission_denied',
+        `"${given}" now leads to ${now ?? 'a path that cannot be resolved'}, not to ${approved} as when the call was checked; nothing was done. Make the call again so that it is checked again.`,
+      );
+    }
+  }
+  return undefined;
+}

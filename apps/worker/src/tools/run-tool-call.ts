@@ -3,7 +3,7 @@ import { createReadDenial } from '@molf/permissions';
 import { type Job, MolfError, RESOLVE_PATHS_JOB, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { ReadTracker } from './read-tracker.ts';
-import { type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
+import { checkApprovedPaths, type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
 import { abortedByTimeout, type ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
 
@@ -56,6 +56,10 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
       'tool_not_found',
       `This worker has no tool "${job.toolName}". Available: ${[...tools.keys()].join(', ')}.`,
     );
+  }
+  if (job.approvedPaths !== undefined) {
+    const moved = await checkApprovedPaths(options.paths, job.approvedPaths);
+    if (moved !== undefined) return moved;
   }
   const parsed = handler.definition.args.safeParse(job.args);
   if (!parsed.success) {
