@@ -31,8 +31,10 @@ function subjectOf(args: Record<string, unknown>): string | undefined {
 export async function runToolCall(options: RunOptions): Promise<ToolResult> {
   const started = performance.now();
   const result = await executeToolCall(options);
-  if (!options.logger.isLevelEnabled('info')) return result;
-  options.logger.info(
+  // The gate's path check precedes every file tool call: it is no tool call of its own.
+  const level = options.job.toolName === RESOLVE_PATHS_JOB ? 'debug' : 'info';
+  if (!options.logger.isLevelEnabled(level)) return result;
+  options.logger[level](
     {
       toolCallId: options.job.toolCallId,
       tool: options.job.toolName,
