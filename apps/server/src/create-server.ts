@@ -153,7 +153,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     logger,
     protectedRoots: [await realpath(config.dataDir)],
   });
-  const toolCalls = createToolCallRunner({ gate, dispatcher });
+  const toolCalls = createToolCallRunner({ gate, dispatcher, logger });
   const startedAt = Date.now();
   const router = createAppRouter({
     gate,

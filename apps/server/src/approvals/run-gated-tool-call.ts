@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '@molf/logging';
 import { type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
-import type { ApprovalGate, GateRequest } from './approval-gate.ts';
+import type { ApprovalGate, GateOutcome, GateRequest } from './approval-gate.ts';
 
 export type GatedToolCall = {
   sessionId: string;
@@ -22,19 +23,33 @@ export type ToolCallRunner = {
   run(call: GatedToolCall): Promise<ToolResult>;
 };
 
-export function createToolCallRunner(options: { gate: ApprovalGate; dispatcher: JobDispatcher }): ToolCallRunner {
+export function createToolCallRunner(options: {
+  gate: ApprovalGate;
+  dispatcher: JobDispatcher;
+  logger: Logger;
+}): ToolCallRunner {
   return {
     async run(call) {
       const toolCallId = call.toolCallId ?? randomUUID();
-      const outcome = await options.gate.check({
-        sessionId: call.sessionId,
-        workerId: call.workerId,
-        toolCallId,
-        tool: call.tool,
-        args: call.args,
-        ...(call.agent === undefined ? {} : { agent: call.agent }),
-        ...(call.signal === undefined ? {} : { signal: call.signal }),
-      });
+      const outcome = await options.gate
+        .check({
+          sessionId: call.sessionId,
+          workerId: call.workerId,
+          toolCallId,
+          tool: call.tool,
+          args: call.args,
+          ...(call.agent === undefined ? {} : { agent: call.agent }),
+          ...(call.signal === undefined ? {} : { signal: call.signal }),
+        })
+        .catch((error: unknown): GateOutcome => {
+          // A failure inside the gate must never let the call through, nor kill the turn.
+          options.logger.error({ err: error, tool: call.tool, toolCallId }, 'the approval gate failed');
+          return {
+            type: 'deny',
+            message: `The call was not run: the approval gate failed (${(error as Error).message}).`,
+            errorKind: 'permission_denied',
+          };
+        });
       if (outcome.type === 'deny') return toErrorResult(outcome.errorKind, outcome.message);
       return options.dispatcher.dispatch({
         workerId: call.workerId,
