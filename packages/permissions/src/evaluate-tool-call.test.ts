@@ -732,6 +732,33 @@ describe('MCP tools and tool-name globs', () => {
   });
 });
 
+describe('brace expansion in arguments', () => {
+  const layers = () => ({
+    file: [
+      ...rules,
+      ...parseRules('{ "shell_exec": { "git push *": "allow", "git push *--force*": "deny", "mkdir *": "allow" } }'),
+    ],
+  });
+  it.each([
+    ['git push --{force,x} origin', 'deny', "git push '--force --x' origin"],
+    ['git push origin {main,--force}', 'deny', "git push origin 'main --force'"],
+    ['mkdir -p src/{a,b}/c', 'allow', "mkdir -p 'src/a/c src/b/c'"],
+    ['mkdir -p src/{a,{b,c}}', 'allow', "mkdir -p 'src/a src/b src/c'"],
+    ['mkdir x{a,b}{c,d}', 'allow', "mkdir 'xac xad xbc xbd'"],
+    ['mkdir "{a,b}"', 'allow', "mkdir '{a,b}'"],
+    ['mkdir {a}', 'allow', "mkdir '{a}'"],
+  ] as const)('judges `%s` by what bash runs', (command, decision, label) => {
+    const evaluation = shell(command, { layers: layers() });
+    expect(evaluation.decision.type, explain(evaluation)).toBe(decision);
+    expect(evaluation.verdicts.map((verdict) => verdict.subject.label)).toContain(label);
+  });
+
+  it('asks about a brace expansion too large to follow, and still finds a deny in its first words', () => {
+    expect(shell(`mkdir ${'{a,b}'.repeat(20)}`, { layers: layers() }).decision.type).toBe('ask');
+    expect(shell(`git push --{force,x}${'{a,b}'.repeat(20)}`, { layers: layers() }).decision.type).toBe('deny');
+  });
+});
+
 describe('output redirections are writes of their own', () => {
   it.each(
     cases([

@@ -542,6 +542,9 @@ export function pushCommand(
     command.opaque = `the command name ${name.value} is a pattern the shell expands`;
   } else if (name.value === '') {
     command.opaque = 'the command name is empty';
+  } else {
+    const unbounded = words.find((word) => word.unbounded !== undefined)?.unbounded;
+    if (unbounded !== undefined) command.opaque = unbounded;
   }
   state.analysis.commands.push(command);
   return command;

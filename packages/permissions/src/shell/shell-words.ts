@@ -10,6 +10,8 @@ export type ShellWord = {
    * is the two words `rm x`.
    */
   hasGlob: boolean;
+  /** Set when the word expands to more words than Molf follows (a huge brace expansion). */
+  unbounded?: string;
 };
 
 export type WordContext = {
@@ -126,6 +128,59 @@ export function toSimpleShellWord(
 /** `{a,b}` or `{a..b}` outside quotes (not `${x}`, not `\\{a,b}`). */
 const BRACE_EXPANSION = /(^|[^\\$])\{[^{}]*(,|\.\.)[^{}]*\}/;
 
+const OPEN = '\u{E000}';
+const CLOSE = '\u{E001}';
+const COMMA = '\u{E002}';
+
+function markBraces(text: string): string {
+  return text.replaceAll('{', OPEN).replaceAll('}', CLOSE).replaceAll(',', COMMA);
+}
+
+function unmark(text: string): string {
+  return text.replaceAll(OPEN, '{').replaceAll(CLOSE, '}').replaceAll(COMMA, ',');
+}
+
+/** At most this many words from one brace expansion; beyond, the rest stays unexpanded text. */
+const MAX_BRACE_WORDS = 256;
+
+/**
+ * Bash's comma brace expansion over marked text, outermost group first as bash does:
+ * `a{b,c}d` → `abd acd`, `{a,{b,c}}` → `a b c`. At most MAX_BRACE_WORDS words.
+ */
+function expandBraces(marked: string): string[] {
+  for (let open = marked.indexOf(OPEN); open !== -1; open = marked.indexOf(OPEN, open + 1)) {
+    let depth = 0;
+    let close = -1;
+    const commas: number[] = [];
+    for (let index = open; index < marked.length; index += 1) {
+      const char = marked[index];
+      if (char === OPEN) depth += 1;
+      else if (char === CLOSE) {
+        depth -= 1;
+        if (depth === 0) {
+          close = index;
+          break;
+        }
+      } else if (char === COMMA && depth === 1) commas.push(index);
+    }
+    if (close === -1) break;
+    if (commas.length === 0) continue;
+    const prefix = marked.slice(0, open);
+    const suffix = marked.slice(close + 1);
+    const bounds = [open, ...commas, close];
+    const words: string[] = [];
+    for (let part = 0; part + 1 < bounds.length; part += 1) {
+      const alternative = marked.slice((bounds[part] as number) + 1, bounds[part + 1]);
+      for (const word of expandBraces(`${prefix}${alternative}${suffix}`)) {
+        words.push(word);
+        if (words.length >= MAX_BRACE_WORDS) return words;
+      }
+    }
+    return words;
+  }
+  return [unmark(marked)];
+}
+
 /** The value of a word-like syntax node, as far as it is known before the line runs. */
 export function toShellWord(node: Node, context: WordContext): ShellWord {
   switch (node.type) {
@@ -153,6 +208,8 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
       let hasGlob = false;
       // The unquoted text, quoted parts blanked: braces only expand outside quotes.
       let unquoted = '';
+      // The value with unquoted braces and commas marked, for the expansion below.
+      let marked = '';
       for (const child of node.children) {
         if (child === null) continue;
         const part = toShellWord(child, context);
@@ -160,8 +217,20 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
         value += part.value;
         hasGlob ||= part.hasGlob;
         unquoted += child.type === 'word' ? child.text : '_';
+        marked += child.type === 'word' ? markBraces(part.value) : part.value;
       }
-      return { value, isStatic: true, hasGlob: hasGlob || BRACE_EXPANSION.test(unquoted) };
+      if (!BRACE_EXPANSION.test(unquoted)) return { value, isStatic: true, hasGlob };
+      // `--{force,x}` runs as `--force --x`: rules must see what runs (a deny on `*--force*` must
+      // catch it), so the word stands for its expansions, joined by spaces.
+      const words = expandBraces(marked);
+      return {
+        value: words.join(' '),
+        isStatic: true,
+        hasGlob: true,
+        ...(words.length >= MAX_BRACE_WORDS
+          ? { unbounded: `a brace expansion makes more than ${MAX_BRACE_WORDS} words` }
+          : {}),
+      };
     }
     default:
       return dynamic(node);
