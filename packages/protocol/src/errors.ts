@@ -22,6 +22,11 @@ export const ErrorCodeSchema = z.enum([
   'permissions_invalid',
   'approval_not_found',
   'conflict',
+  'session_not_found',
+  'model_not_configured',
+  'model_not_found',
+  'provider_error',
+  'busy',
   'address_in_use',
   'internal',
 ]);

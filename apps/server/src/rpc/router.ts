@@ -10,6 +10,14 @@ import {
   PermissionsExplainInputSchema,
   PermissionsFileInfoSchema,
   PermissionsWriteInputSchema,
+  SessionCreateInputSchema,
+  SessionEventsInputSchema,
+  SessionIdInputSchema,
+  SessionInfoSchema,
+  SessionListInputSchema,
+  SessionMessageSchema,
+  SessionPromptInputSchema,
+  SessionRenameInputSchema,
   WhoAmISchema,
   type WorkerId,
   WorkerIdSchema,
@@ -21,6 +29,9 @@ import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
+import type { AgentRunner } from '../sessions/agent-runner.ts';
+import type { SessionEvents } from '../sessions/session-events.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import { anyRoleProcedure, clientProcedure, router, workerProcedure } from './trpc.ts';
@@ -35,12 +46,23 @@ export type RouterServices = {
   serverVersion: string;
   gate: ApprovalGate;
   permissions: PermissionsStore;
+  sessions: SessionStore;
+  sessionEvents: SessionEvents;
+  agent: AgentRunner;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
 };
 
 /** Routers are adapters: validate with the protocol schema, call one service, return. */
 export function createAppRouter(services: RouterServices) {
-  const { registry, dispatcher, gate, permissions } = services;
+  const { registry, dispatcher, gate, permissions, sessions, sessionEvents, agent } = services;
+
+  function knownSession(sessionId: string) {
+    const session = sessions.get(sessionId);
+    if (session === undefined) {
+      throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
+    }
+    return session;
+  }
 
   function knownWorker(workerId: WorkerId): WorkerId {
     if (registry.get(workerId) === undefined) {
@@ -61,6 +83,52 @@ export function createAppRouter(services: RouterServices) {
 
     workers: router({
       list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list()),
+    }),
+
+    sessions: router({
+      create: clientProcedure
+        .input(SessionCreateInputSchema)
+        .output(SessionInfoSchema)
+        .mutation(({ input }) => {
+          knownWorker(input.workerId);
+          return sessions.create(input);
+        }),
+      list: clientProcedure
+        .input(SessionListInputSchema)
+        .output(z.object({ sessions: z.array(SessionInfoSchema), total: z.number().int() }))
+        .query(({ input }) => sessions.list(input)),
+      get: clientProcedure
+        .input(SessionIdInputSchema)
+        .output(z.object({ session: SessionInfoSchema, messages: z.array(SessionMessageSchema) }))
+        .query(async ({ input }) => {
+          const session = knownSession(input.sessionId);
+          return { session, messages: await sessions.messages(input.sessionId) };
+        }),
+      rename: clientProcedure
+        .input(SessionRenameInputSchema)
+        .output(SessionInfoSchema)
+        .mutation(({ input }) => {
+          knownSession(input.sessionId);
+          return sessions.update(input.sessionId, { name: input.name });
+        }),
+      delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+        knownSession(input.sessionId);
+        agent.abort(input.sessionId);
+        await sessions.delete(input.sessionId);
+        gate.clearSession(input.sessionId);
+        sessionEvents.forget(input.sessionId);
+        return { deleted: true };
+      }),
+      prompt: clientProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
+      abort: clientProcedure.input(SessionIdInputSchema).mutation(({ input }) => {
+        knownSession(input.sessionId);
+        return { aborted: agent.abort(input.sessionId) };
+      }),
+      /** Every event after `lastEventId`, then live ones (tRPC tracked ids): no gap, no duplicate. */
+      events: clientProcedure.input(SessionEventsInputSchema).subscription(({ input, signal }) => {
+        knownSession(input.sessionId);
+        return sessionEvents.stream({ sessionId: input.sessionId, lastEventId: input.lastEventId, signal });
+      }),
     }),
 
     approvals: router({

@@ -29,6 +29,11 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   permissions_invalid: 'BAD_REQUEST',
   approval_not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
+  session_not_found: 'NOT_FOUND',
+  model_not_configured: 'PRECONDITION_FAILED',
+  model_not_found: 'BAD_REQUEST',
+  provider_error: 'BAD_GATEWAY',
+  busy: 'TOO_MANY_REQUESTS',
   address_in_use: 'INTERNAL_SERVER_ERROR',
   internal: 'INTERNAL_SERVER_ERROR',
 };

@@ -1,0 +1,118 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createGoogle } from '@ai-sdk/google';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import { MolfError } from '@molf/protocol';
+import type { LanguageModel } from 'ai';
+import { z } from 'zod';
+
+/** An OpenAI-compatible endpoint declared in the server config (llama.cpp, vLLM, LM Studio, OpenRouter…). */
+export const CustomProviderSchema = z.object({
+  baseURL: z.url(),
+  apiKey: z.string().optional(),
+  headers: z.record(z.string(), z.string()).optional(),
+  /** Model names offered (informational; any name is passed through). */
+  models: z.array(z.string()).optional(),
+});
+export type CustomProvider = z.infer<typeof CustomProviderSchema>;
+
+export type ProviderSettings = {
+  /** `provider/model` used when neither the prompt nor the session names one. */
+  defaultModel?: string | undefined;
+  /** Keys for the built-in providers; default: the usual environment variables. */
+  keys?: { openai?: string; anthropic?: string; google?: string };
+  /** Custom OpenAI-compatible providers by name. */
+  custom?: Record<string, CustomProvider>;
+  /** Where `ollama/…` models are served. Default `$OLLAMA_HOST` or `http://127.0.0.1:11434`. */
+  ollamaHost?: string;
+  /** The environment keys are read from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+};
+
+export type ModelResolver = {
+  /** The model for a prompt: prompt's, else session's, else the server default. */
+  resolve(options: { prompt?: string | undefined; session?: string | undefined }): { id: string; model: LanguageModel };
+};
+
+const BUILT_IN = ['openai', 'anthropic', 'google', 'ollama'] as const;
+
+function requireKey(provider: string, key: string | undefined, variable: string): string {
+  if (key === undefined || key === '') {
+    throw new MolfError(
+      'model_not_configured',
+      `no API key for ${provider}: set ${variable} in the server's environment (or its config)`,
+    );
+  }
+  return key;
+}
+
+/** Turns `provider/model` ids into AI SDK models: built-in providers, Ollama and custom endpoints. */
+export function createModelResolver(settings: ProviderSettings = {}): ModelResolver {
+  const env = settings.env ?? process.env;
+  const cache = new Map<string, LanguageModel>();
+
+  function build(id: string): LanguageModel {
+    const slash = id.indexOf('/');
+    const provider = id.slice(0, slash);
+    const name = id.slice(slash + 1);
+    if (slash <= 0 || name === '') {
+      throw new MolfError('model_not_found', `"${id}" is not a model id: use provider/model, e.g. openai/gpt-4.1`);
+    }
+    const custom = settings.custom?.[provider];
+    if (custom !== undefined) {
+      return createOpenAICompatible({
+        name: provider,
+        baseURL: custom.baseURL,
+        ...(custom.apiKey === undefined ? {} : { apiKey: custom.apiKey }),
+        ...(custom.headers === undefined ? {} : { headers: custom.headers }),
+        includeUsage: true,
+      })(name);
+    }
+    switch (provider) {
+      case 'openai':
+        return createOpenAI({
+          apiKey: requireKey('openai', settings.keys?.openai ?? env.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+        })(name);
+      case 'anthropic':
+        return createAnthropic({
+          apiKey: requireKey('anthropic', settings.keys?.anthropic ?? env.ANTHROPIC_API_KEY, 'ANTHROPIC_API_KEY'),
+        })(name);
+      case 'google':
+        return createGoogle({
+          apiKey: requireKey(
+            'google',
+            settings.keys?.google ?? env.GOOGLE_GENERATIVE_AI_API_KEY ?? env.GEMINI_API_KEY,
+            'GOOGLE_GENERATIVE_AI_API_KEY',
+          ),
+        })(name);
+      case 'ollama': {
+        const host = (settings.ollamaHost ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434').replace(/\/+$/, '');
+        const base = /^https?:\/\//.test(host) ? host : `http://${host}`;
+        return createOpenAICompatible({ name: 'ollama', baseURL: `${base}/v1`, includeUsage: true })(name);
+      }
+      default:
+        throw new MolfError(
+          'model_not_found',
+          `unknown provider "${provider}" in "${id}": use one of ${[...BUILT_IN, ...Object.keys(settings.custom ?? {})].join(', ')}`,
+        );
+    }
+  }
+
+  return {
+    resolve({ prompt, session }) {
+      const id = prompt ?? session ?? settings.defaultModel;
+      if (id === undefined) {
+        throw new MolfError(
+          'model_not_configured',
+          'no model: pass one with the prompt, set one on the session, or start the server with --model provider/model (or MOLF_MODEL)',
+        );
+      }
+      let model = cache.get(id);
+      if (model === undefined) {
+        model = build(id);
+        cache.set(id, model);
+      }
+      return { id, model };
+    },
+  };
+}

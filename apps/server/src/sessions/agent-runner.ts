@@ -1,0 +1,441 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@molf/logging';
+import {
+  isMolfError,
+  MolfError,
+  type SessionMessage,
+  type ToolCallId,
+  type ToolDescriptor,
+  type ToolResult,
+} from '@molf/protocol';
+import { jsonSchema, type ModelMessage, streamText, type ToolSet, tool } from 'ai';
+import type { ToolCallRunner } from '../approvals/run-gated-tool-call.ts';
+import type { ModelResolver } from '../providers/resolve-model.ts';
+import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import type { SessionEvents } from './session-events.ts';
+import type { SessionStore } from './session-store.ts';
+
+export type AgentSettings = {
+  /** Model steps per turn (each may call tools). Default 10. */
+  maxSteps?: number;
+  /** Prompts waiting while a turn runs. Default 20. */
+  maxQueue?: number;
+  /** A turn is aborted after this. Default 30 min. */
+  turnTimeoutMs?: number;
+};
+
+export type AgentRunner = {
+  /** Starts a turn, or queues the prompt while one runs. */
+  prompt(options: {
+    sessionId: string;
+    text: string;
+    model?: string | undefined;
+  }): Promise<{ messageId: string; queued: boolean }>;
+  /** Aborts the running turn (stream, tool calls, approvals) and drops queued prompts; false when idle. */
+  abort(sessionId: string): boolean;
+  busy(sessionId: string): boolean;
+  /** Aborts every turn and waits for them to end. */
+  close(): Promise<void>;
+};
+
+type Queued = { messageId: string; text: string; model: string | undefined };
+type Turn = { controller: AbortController; queue: Queued[]; done: Promise<void> };
+
+const DEFAULT_MAX_STEPS = 10;
+const DEFAULT_MAX_QUEUE = 20;
+const DEFAULT_TURN_TIMEOUT_MS = 30 * 60_000;
+/** Tools workers offer for diagnostics only. */
+const HIDDEN_TOOLS = new Set(['echo']);
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+function toModelMessage(message: SessionMessage): ModelMessage {
+  if (message.role === 'user') return { role: 'user', content: message.text };
+  if (message.role === 'assistant') {
+    return {
+      role: 'assistant',
+      content: [
+        ...(message.text === '' ? [] : [{ type: 'text' as const, text: message.text }]),
+        ...message.toolCalls.map((call) => ({
+          type: 'tool-call' as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.args,
+        })),
+      ],
+    };
+  }
+  return {
+    role: 'tool',
+    content: [
+      {
+        type: 'tool-result',
+        toolCallId: message.toolCallId,
+        toolName: message.toolName,
+        // The model reads a failure's real text (what failed, what to try).
+        output:
+          message.error === undefined
+            ? { type: 'text', value: message.output }
+            : {
+                type: 'error-text',
+                value: message.output === '' ? message.error : `${message.output}\n${message.error}`,
+              },
+      },
+    ],
+  };
+}
+
+/** The stored history as the model sees it. */
+export function toModelMessages(messages: readonly SessionMessage[]): ModelMessage[] {
+  return messages.map(toModelMessage);
+}
+
+function toTools(descriptors: readonly ToolDescriptor[]): ToolSet {
+  const tools: ToolSet = {};
+  for (const descriptor of descriptors) {
+    if (HIDDEN_TOOLS.has(descriptor.name)) continue;
+    tools[descriptor.name] = tool({
+      description: descriptor.description,
+      inputSchema: jsonSchema(descriptor.inputSchema as Parameters<typeof jsonSchema>[0]),
+    });
+  }
+  return tools;
+}
+
+function systemPrompt(options: { workdir: string; workerName: string }): string {
+  return [
+    'You are Molf, a coding agent. You work in a project on a worker machine through tools; use them to look before you change anything, and keep changes minimal and correct.',
+    'Every tool call passes an approval gate: a call may be denied by a rule or by the user. Respect a denial and its feedback; do not try to reach the same result another way.',
+    `The project directory (workdir) is ${options.workdir} on worker "${options.workerName}". Relative paths are relative to it.`,
+    `Current time: ${now()} (${Intl.DateTimeFormat().resolvedOptions().timeZone}).`,
+  ].join('\n\n');
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const status = (error as { statusCode?: number }).statusCode;
+    return status === undefined ? error.message : `HTTP ${status}: ${error.message}`;
+  }
+  return String(error);
+}
+
+/**
+ * Runs the turns of every session: the model streams, tool calls go through the approval gate to
+ * the session's worker (those of one step in parallel), and each message is stored as soon as it
+ * is complete — the prompt before the model is called, every tool result as it arrives.
+ */
+export function createAgentRunner(options: {
+  store: SessionStore;
+  events: SessionEvents;
+  models: ModelResolver;
+  toolCalls: ToolCallRunner;
+  registry: WorkerRegistry;
+  logger: Logger;
+  settings?: AgentSettings;
+}): AgentRunner {
+  const { store, events, models, toolCalls, registry, logger } = options;
+  const maxSteps = options.settings?.maxSteps ?? DEFAULT_MAX_STEPS;
+  const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
+  const turnTimeoutMs = options.settings?.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+  const turns = new Map<string, Turn>();
+
+  async function runStep(context: {
+    sessionId: string;
+    turnId: string;
+    history: SessionMessage[];
+    modelId: string;
+    signal: AbortSignal;
+  }): Promise<'done' | 'continue' | 'aborted' | 'error'> {
+    const { sessionId, turnId, history, signal } = context;
+    const session = store.get(sessionId);
+    if (session === undefined) throw new MolfError('session_not_found', `no session ${sessionId}`);
+    const registration = registry.registration(session.workerId);
+    if (registration === undefined) {
+      events.publish(sessionId, {
+        type: 'error',
+        code: 'worker_offline',
+        message: `the session's worker ${session.workerId} is offline: start it again (molf worker) and repeat the prompt`,
+      });
+      return 'error';
+    }
+    const { model } = models.resolve({ prompt: context.modelId });
+    const result = streamText({
+      model,
+      system: systemPrompt({ workdir: registration.workdir, workerName: registration.name }),
+      messages: toModelMessages(history),
+      tools: toTools(registration.tools),
+      abortSignal: signal,
+      maxRetries: 1,
+      // Errors arrive as stream parts below; the SDK's default handler would print them.
+      onError: () => {},
+    });
+
+    let text = '';
+    const calls: Array<{ toolCallId: string; toolName: string; input: unknown }> = [];
+    let failure: unknown;
+    let aborted = false;
+    let finishReason: string | undefined;
+    let usage: { inputTokens?: number; outputTokens?: number } | undefined;
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case 'text-delta':
+          text += part.text;
+          events.publish(sessionId, { type: 'message.delta', turnId, text: part.text });
+          break;
+        case 'tool-call':
+          calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          break;
+        case 'finish-step':
+          finishReason = part.finishReason;
+          usage = {
+            ...(part.usage.inputTokens === undefined ? {} : { inputTokens: part.usage.inputTokens }),
+            ...(part.usage.outputTokens === undefined ? {} : { outputTokens: part.usage.outputTokens }),
+          };
+          break;
+        case 'error':
+          failure = part.error;
+          break;
+        case 'abort':
+          aborted = true;
+          break;
+        default:
+          break;
+      }
+    }
+    aborted ||= signal.aborted;
+
+    if (text !== '' || calls.length > 0) {
+      const message: SessionMessage = {
+        id: randomUUID(),
+        at: now(),
+        role: 'assistant',
+        text,
+        toolCalls: calls.map((call) => ({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          args:
+            typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
+              ? (call.input as Record<string, unknown>)
+              : {},
+        })),
+        model: context.modelId,
+        ...(finishReason === undefined ? {} : { finishReason }),
+        ...(usage === undefined ? {} : { usage }),
+        ...(aborted || failure !== undefined ? { interrupted: true } : {}),
+      };
+      await store.append(sessionId, message);
+      history.push(message);
+      events.publish(sessionId, { type: 'message.completed', turnId, message });
+    }
+    if (failure !== undefined && !aborted) {
+      await closeOrphans({ sessionId, history, calls, reason: 'The model call failed before this tool call ran.' });
+      events.publish(sessionId, { type: 'error', code: 'provider_error', message: describeError(failure) });
+      return 'error';
+    }
+    if (aborted) {
+      await closeOrphans({ sessionId, history, calls, reason: 'Tool execution was cancelled.' });
+      return 'aborted';
+    }
+    if (calls.length === 0) return 'done';
+
+    await Promise.all(
+      calls.map(async (call) => {
+        const args =
+          typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
+            ? (call.input as Record<string, unknown>)
+            : undefined;
+        events.publish(sessionId, {
+          type: 'tool-call.started',
+          turnId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          args: args ?? {},
+        });
+        const toolResult: ToolResult =
+          args === undefined
+            ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
+            : await toolCalls.run({
+                sessionId,
+                workerId: session.workerId,
+                tool: call.toolName,
+                args,
+                // Our own id: providers may reuse theirs across turns.
+                toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                signal,
+              });
+        const message: SessionMessage = {
+          id: randomUUID(),
+          at: now(),
+          role: 'tool',
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output: toolResult.output,
+          ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
+          ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
+          ...(toolResult.meta?.truncated === true ? { truncated: true } : {}),
+        };
+        await store.append(sessionId, message);
+        history.push(message);
+        events.publish(sessionId, {
+          type: 'tool-call.ended',
+          turnId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          output: toolResult.output,
+          ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
+          ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
+          truncated: toolResult.meta?.truncated === true,
+        });
+      }),
+    );
+    return signal.aborted ? 'aborted' : 'continue';
+  }
+
+  /** Every tool call of the history gets a result, so the next request to the model is valid. */
+  async function closeOrphans(context: {
+    sessionId: string;
+    history: SessionMessage[];
+    calls: ReadonlyArray<{ toolCallId: string; toolName: string }>;
+    reason: string;
+  }): Promise<void> {
+    const answered = new Set(
+      context.history.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])),
+    );
+    for (const call of context.calls) {
+      if (answered.has(call.toolCallId)) continue;
+      const message: SessionMessage = {
+        id: randomUUID(),
+        at: now(),
+        role: 'tool',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: '',
+        error: context.reason,
+        errorKind: 'cancelled',
+      };
+      await store.append(context.sessionId, message);
+      context.history.push(message);
+    }
+  }
+
+  async function runTurn(sessionId: string, prompt: Queued, turn: Turn): Promise<void> {
+    const turnId = randomUUID();
+    const { signal } = turn.controller;
+    const timer = setTimeout(
+      () => turn.controller.abort(new MolfError('timeout', 'the turn timed out')),
+      turnTimeoutMs,
+    );
+    timer.unref();
+    let reason: 'completed' | 'aborted' | 'error' | 'step_limit' = 'completed';
+    try {
+      const session = store.get(sessionId);
+      if (session === undefined) return;
+      let modelId: string;
+      try {
+        modelId = models.resolve({ prompt: prompt.model, session: session.model }).id;
+      } catch (error) {
+        events.publish(sessionId, {
+          type: 'error',
+          code: isMolfError(error) ? error.code : 'internal',
+          message: (error as Error).message,
+        });
+        reason = 'error';
+        return;
+      }
+      const history = await store.messages(sessionId);
+      const userMessage: SessionMessage = { id: prompt.messageId, at: now(), role: 'user', text: prompt.text };
+      // Stored before the model is called: a crash now still keeps the prompt.
+      await store.append(sessionId, userMessage);
+      history.push(userMessage);
+      events.publish(sessionId, { type: 'turn.started', turnId, messageId: prompt.messageId, model: modelId });
+      reason = 'step_limit';
+      for (let step = 0; step < maxSteps; step += 1) {
+        const outcome = await runStep({ sessionId, turnId, history, modelId, signal });
+        if (outcome === 'continue') continue;
+        reason = outcome === 'done' ? 'completed' : outcome === 'aborted' ? 'aborted' : 'error';
+        break;
+      }
+      if (reason === 'step_limit') {
+        events.publish(sessionId, {
+          type: 'error',
+          code: 'step_limit',
+          message: `the turn stopped after ${maxSteps} model steps; send another prompt to continue`,
+        });
+      }
+    } catch (error) {
+      reason = signal.aborted ? 'aborted' : 'error';
+      if (!signal.aborted) {
+        logger.error({ err: error, sessionId }, 'turn failed');
+        events.publish(sessionId, {
+          type: 'error',
+          code: isMolfError(error) ? error.code : 'internal',
+          message: (error as Error).message,
+        });
+      }
+    } finally {
+      clearTimeout(timer);
+      events.publish(sessionId, { type: 'turn.ended', turnId, reason });
+    }
+  }
+
+  function start(sessionId: string, first: Queued): Turn {
+    const turn: Turn = { controller: new AbortController(), queue: [], done: Promise.resolve() };
+    turns.set(sessionId, turn);
+    store.setStatus(sessionId, 'busy');
+    events.publish(sessionId, { type: 'status', status: 'busy' });
+    turn.done = (async () => {
+      let next: Queued | undefined = first;
+      while (next !== undefined) {
+        await runTurn(sessionId, next, turn);
+        next = turn.controller.signal.aborted ? undefined : turn.queue.shift();
+      }
+      turns.delete(sessionId);
+      store.setStatus(sessionId, 'idle');
+      await store.release(sessionId).catch(() => undefined);
+      events.publish(sessionId, { type: 'status', status: 'idle' });
+    })();
+    return turn;
+  }
+
+  return {
+    async prompt({ sessionId, text, model }) {
+      if (store.get(sessionId) === undefined) {
+        throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
+      }
+      const queued: Queued = { messageId: randomUUID(), text, model };
+      const running = turns.get(sessionId);
+      if (running === undefined) {
+        start(sessionId, queued);
+        return { messageId: queued.messageId, queued: false };
+      }
+      if (running.queue.length >= maxQueue) {
+        throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
+      }
+      running.queue.push(queued);
+      events.publish(sessionId, {
+        type: 'message.queued',
+        messageId: queued.messageId,
+        position: running.queue.length,
+      });
+      return { messageId: queued.messageId, queued: true };
+    },
+
+    abort(sessionId) {
+      const turn = turns.get(sessionId);
+      if (turn === undefined) return false;
+      turn.queue.length = 0;
+      turn.controller.abort(new MolfError('cancelled', 'aborted by the user'));
+      return true;
+    },
+
+    busy: (sessionId) => turns.has(sessionId),
+
+    async close() {
+      for (const turn of turns.values())
+        turn.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
+      await Promise.all([...turns.values()].map((turn) => turn.done));
+    },
+  };
+}

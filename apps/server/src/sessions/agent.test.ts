@@ -1,0 +1,337 @@
+import { readFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createMolfClient, type MolfClient } from '@molf/client';
+import type { SessionEvent } from '@molf/protocol';
+import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { describe, expect, it } from 'vitest';
+import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+
+type Stack = AsyncDisposable & {
+  llm: FakeLlm;
+  link: Awaited<ReturnType<typeof startTestLink>>;
+  client: MolfClient;
+};
+
+async function startStack(
+  options: { turns?: FakeTurn[]; permissions?: string; defaultModel?: string | null } = {},
+): Promise<Stack> {
+  const llm = await startFakeLlm({ turns: options.turns ?? [] });
+  const link = await startTestLink({
+    server: {
+      models: {
+        ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
+        custom: { fake: { baseURL: llm.baseURL } },
+      },
+    },
+  });
+  if (options.permissions !== undefined) {
+    await link.server.permissions.writeText(link.worker.workerId, options.permissions);
+  }
+  const client = createMolfClient({ url: link.server.url, token: TEST_CLIENT_TOKEN });
+  await client.ready();
+  return {
+    llm,
+    link,
+    client,
+    async [Symbol.asyncDispose]() {
+      try {
+        await client.close();
+        await link[Symbol.asyncDispose]();
+      } finally {
+        await llm.close();
+      }
+    },
+  };
+}
+
+function follow(client: MolfClient, sessionId: string) {
+  const events: SessionEvent[] = [];
+  const subscription = client.rpc.sessions.events.subscribe(
+    { sessionId },
+    { onData: (envelope) => events.push(envelope.data) },
+  );
+  const turnsEnded = () => events.filter((event) => event.type === 'turn.ended').length;
+  return {
+    events,
+    types: () => events.map((event) => event.type),
+    turnEnded: (count = 1) => waitFor(() => turnsEnded() >= count, { what: `${count} turn.ended` }),
+    [Symbol.dispose]: () => subscription.unsubscribe(),
+  };
+}
+
+async function newSession(stack: Stack) {
+  return stack.client.rpc.sessions.create.mutate({ workerId: stack.link.worker.workerId });
+}
+
+describe('agent loop through the fake LLM and a real worker', () => {
+  it('streams a text answer, stores the prompt and the answer, and sends system, history and tools to the model', async () => {
+    await using stack = await startStack({ turns: [{ text: ['Hello', ', ', 'world.'] }] });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    const { queued } = await stack.client.rpc.sessions.prompt.mutate({
+      sessionId: session.sessionId,
+      text: 'Say hello',
+    });
+    expect(queued).toBe(false);
+    await watch.turnEnded();
+
+    expect(watch.types()).toEqual([
+      'status',
+      'turn.started',
+      'message.delta',
+      'message.delta',
+      'message.delta',
+      'message.completed',
+      'turn.ended',
+      'status',
+    ]);
+    expect(watch.events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+    const { messages, session: stored } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages).toMatchObject([
+      { role: 'user', text: 'Say hello' },
+      {
+        role: 'assistant',
+        text: 'Hello, world.',
+        toolCalls: [],
+        model: 'fake/test-model',
+        usage: { inputTokens: 10, outputTokens: 5 },
+      },
+    ]);
+    expect(stored.messageCount).toBe(2);
+
+    const [request] = stack.llm.requests;
+    expect(request?.model).toBe('test-model');
+    expect(request?.messages[0]).toMatchObject({ role: 'system' });
+    expect(String(request?.messages[0]?.content)).toContain(stack.link.workdir);
+    expect(request?.messages.at(-1)).toEqual({ role: 'user', content: 'Say hello' });
+    expect(request?.tools.map((entry) => entry.function.name).sort()).toEqual(
+      ['edit_file', 'glob', 'grep', 'read_file', 'shell_exec', 'write_file'].sort(),
+    );
+  });
+
+  it('runs an allowed tool call on the worker and feeds its real result back to the model', async () => {
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [{ id: 'call_read', name: 'read_file', arguments: { path: 'notes.txt' } }] },
+        { text: 'The file says hi.' },
+      ],
+    });
+    await writeFile(join(stack.link.workdir, 'notes.txt'), 'hi from the worker\n');
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'Read notes.txt' });
+    await watch.turnEnded();
+
+    const ended = watch.events.find((event) => event.type === 'tool-call.ended');
+    expect(ended).toMatchObject({ toolName: 'read_file', toolCallId: 'call_read', truncated: false });
+    expect(ended?.type === 'tool-call.ended' && ended.output).toContain('hi from the worker');
+    const toolMessage = stack.llm.requests[1]?.messages.find((message) => message.role === 'tool');
+    expect(toolMessage).toMatchObject({ tool_call_id: 'call_read' });
+    expect(String(toolMessage?.content)).toContain('hi from the worker');
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('sends a tool error to the model with its real text', async () => {
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [{ name: 'edit_file', arguments: { path: 'missing.txt', oldString: 'a', newString: 'b' } }] },
+        { text: 'ok' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'edit' });
+    await watch.turnEnded();
+    const toolMessage = stack.llm.requests[1]?.messages.find((message) => message.role === 'tool');
+    expect(String(toolMessage?.content)).toMatch(/missing\.txt/);
+    expect(String(toolMessage?.content)).not.toContain('cancelled');
+    expect(watch.types()).not.toContain('error');
+  });
+
+  it('asks before a shell command; approve runs it, deny sends the feedback to the model', async () => {
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [{ id: 'call_ok', name: 'shell_exec', arguments: { command: 'echo approved-run' } }] },
+        { toolCalls: [{ id: 'call_no', name: 'shell_exec', arguments: { command: 'touch nope.txt' } }] },
+        { text: 'Understood.' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
+
+    const requested = () => watch.events.filter((event) => event.type === 'approval.requested');
+    await waitFor(() => requested().length === 1, { what: 'the first approval' });
+    const first = requested()[0];
+    if (first?.type !== 'approval.requested') throw new Error('no approval');
+    await stack.client.rpc.approvals.approve.mutate({
+      sessionId: session.sessionId,
+      approvalId: first.approval.approvalId,
+    });
+    await waitFor(() => requested().length === 2, { what: 'the second approval' });
+    const second = requested()[1];
+    if (second?.type !== 'approval.requested') throw new Error('no approval');
+    await stack.client.rpc.approvals.deny.mutate({
+      sessionId: session.sessionId,
+      approvalId: second.approval.approvalId,
+      feedback: 'do not create files',
+    });
+    await watch.turnEnded();
+
+    const toolMessages = stack.llm.requests[2]?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(String(toolMessages[0]?.content)).toContain('approved-run');
+    expect(String(toolMessages[1]?.content)).toContain('do not create files');
+    await expect(readFile(join(stack.link.workdir, 'nope.txt'))).rejects.toThrow();
+    expect(watch.types().filter((type) => type === 'approval.resolved')).toHaveLength(2);
+  });
+
+  it('runs the tool calls of one step in parallel', async () => {
+    await using stack = await startStack({
+      permissions: '{ "*": "ask", "shell_exec": "allow" }',
+      turns: [
+        {
+          toolCalls: [
+            {
+              name: 'shell_exec',
+              arguments: { command: 'while [ ! -f b.flag ]; do sleep 0.05; done; touch a.flag; echo a' },
+            },
+            {
+              name: 'shell_exec',
+              arguments: { command: 'touch b.flag; while [ ! -f a.flag ]; do sleep 0.05; done; echo b' },
+            },
+          ],
+        },
+        { text: 'both done' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'both' });
+    // Each command waits for the other's flag: run one after the other, they would never finish.
+    await watch.turnEnded();
+    const outputs = watch.events.flatMap((event) =>
+      event.type === 'tool-call.ended' ? [event.output.split('\n')[0]] : [],
+    );
+    expect(outputs.sort()).toEqual(['a', 'b']);
+  });
+
+  it('aborts a long shell_exec: the process is gone, the history stays valid and the next prompt works', async () => {
+    await using stack = await startStack({
+      permissions: '{ "*": "ask", "shell_exec": "allow" }',
+      turns: [
+        { toolCalls: [{ id: 'call_long', name: 'shell_exec', arguments: { command: 'echo $$ > pid.txt; sleep 30' } }] },
+        { text: 'after the abort' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'long' });
+    const pidFile = join(stack.link.workdir, 'pid.txt');
+    await waitFor(() => watch.types().includes('tool-call.started'));
+    let pid = Number.NaN;
+    await waitFor(
+      () => {
+        pid = Number.parseInt(String(requireText(pidFile)), 10);
+        return Number.isInteger(pid);
+      },
+      { what: 'the shell to start' },
+    );
+    expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({ aborted: true });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'aborted' });
+    await waitFor(() => !isAlive(pid), { what: 'the shell process to be gone' });
+
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(messages[2]).toMatchObject({ role: 'tool', toolCallId: 'call_long', errorKind: 'cancelled' });
+
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'again' });
+    await watch.turnEnded(2);
+    const last = stack.llm.requests.at(-1);
+    expect(last?.messages.filter((message) => message.role === 'tool')).toHaveLength(1);
+    expect(last?.messages.at(-1)).toEqual({ role: 'user', content: 'again' });
+  });
+
+  it('queues prompts sent while busy and runs them in order', async () => {
+    await using stack = await startStack({
+      turns: [{ text: ['slow ', 'one'], chunkDelayMs: 100 }, { text: 'two' }, { text: 'three' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    const answers = [];
+    for (const text of ['first', 'second', 'third']) {
+      answers.push(await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text }));
+    }
+    expect(answers.map((answer) => answer.queued)).toEqual([false, true, true]);
+    await watch.turnEnded(3);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => (message.role === 'tool' ? '' : message.text))).toEqual([
+      'first',
+      'slow one',
+      'second',
+      'two',
+      'third',
+      'three',
+    ]);
+    expect(watch.types().filter((type) => type === 'message.queued')).toHaveLength(2);
+  });
+
+  it('reports a provider error as an event, keeps the session usable, and answers the next prompt', async () => {
+    // A 400 is not retried (a 5xx is, once).
+    await using stack = await startStack({
+      turns: [{ error: { status: 400, message: 'bad request: context too long' } }, { text: 'recovered' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'one' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'error')).toMatchObject({
+      code: 'provider_error',
+      message: expect.stringContaining('context too long'),
+    });
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'error' });
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'two' });
+    await watch.turnEnded(2);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => (message.role === 'tool' ? '' : message.text))).toEqual([
+      'one',
+      'two',
+      'recovered',
+    ]);
+  });
+
+  it('says what to set when no model is configured, without calling any provider', async () => {
+    await using stack = await startStack({ defaultModel: null });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'hi' });
+    await watch.turnEnded();
+    const error = watch.events.find((event) => event.type === 'error');
+    expect(error).toMatchObject({ code: 'model_not_configured' });
+    expect(error?.type === 'error' && error.message).toContain('--model');
+    expect(stack.llm.requests).toHaveLength(0);
+    await expect(
+      stack.client.rpc.sessions.prompt.mutate({ sessionId: 'no-such-session', text: 'hi' }),
+    ).rejects.toMatchObject({ data: { code: 'session_not_found' } });
+  });
+});
+
+function requireText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import type { SessionEvent, SessionEventBody } from '@molf/protocol';
+import { type TrackedEnvelope, tracked } from '@trpc/server';
+
+export type SessionEvents = {
+  /** Publishes an event with the session's next sequence number. */
+  publish(sessionId: string, body: SessionEventBody): SessionEvent;
+  /**
+   * Every kept event after `lastEventId`, then live ones, as tracked envelopes (ids `epoch:seq`), with
+   * no gap and no duplicate. An id from before a restart, or older than what is kept, starts with
+   * `session.resync` and every kept event.
+   */
+  stream(options: {
+    sessionId: string;
+    lastEventId: string | null | undefined;
+    signal: AbortSignal | undefined;
+  }): AsyncGenerator<TrackedEnvelope<SessionEvent>>;
+  /** Forgets a session's events (session deleted). */
+  forget(sessionId: string): void;
+};
+
+/** Events kept per session for subscribers that reconnect. */
+export const MAX_KEPT_EVENTS = 5_000;
+
+type Log = { nextSeq: number; events: SessionEvent[]; listeners: Set<() => void> };
+
+export function createSessionEvents(): SessionEvents {
+  /** Ids carry the server's epoch: after a restart, old ids must not skip new events. */
+  const epoch = randomBytes(4).toString('hex');
+  const logs = new Map<string, Log>();
+
+  function logOf(sessionId: string): Log {
+    let log = logs.get(sessionId);
+    if (log === undefined) {
+      log = { nextSeq: 1, events: [], listeners: new Set() };
+      logs.set(sessionId, log);
+    }
+    return log;
+  }
+
+  const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
+
+  return {
+    publish(sessionId, body) {
+      const log = logOf(sessionId);
+      const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
+      log.nextSeq += 1;
+      log.events.push(event);
+      if (log.events.length > MAX_KEPT_EVENTS) log.events.splice(0, log.events.length - MAX_KEPT_EVENTS);
+      for (const listener of log.listeners) listener();
+      return event;
+    },
+
+    async *stream({ sessionId, lastEventId, signal }) {
+      const log = logOf(sessionId);
+      let wake: (() => void) | undefined;
+      const listener = () => wake?.();
+      log.listeners.add(listener);
+      const onAbort = () => wake?.();
+      signal?.addEventListener('abort', onAbort);
+      try {
+        let after = 0;
+        const [idEpoch, idSeq] = (lastEventId ?? '').split(':');
+        const seq = Number(idSeq);
+        const firstKept = log.events[0]?.seq ?? log.nextSeq;
+        if (lastEventId !== null && lastEventId !== undefined) {
+          if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
+            after = seq;
+          } else {
+            const resync = { type: 'session.resync', seq: 0, sessionId, at: new Date().toISOString() } as SessionEvent;
+            yield tracked(`${epoch}:0`, resync);
+          }
+        }
+        while (signal?.aborted !== true) {
+          // Sequence numbers are contiguous, so the next event's place is known.
+          const first = log.events[0]?.seq ?? log.nextSeq;
+          const next = log.events[Math.max(0, after + 1 - first)];
+          if (next === undefined) {
+            await new Promise<void>((resolvePromise) => {
+              wake = resolvePromise;
+            });
+            wake = undefined;
+            continue;
+          }
+          after = next.seq;
+          yield tracked(idOf(next), next);
+        }
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+        log.listeners.delete(listener);
+      }
+    },
+
+    forget(sessionId) {
+      logs.delete(sessionId);
+    },
+  };
+}

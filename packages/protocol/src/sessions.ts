@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { ApprovalOutcomeSchema, ApprovalSchema, ApprovalScopeSchema, SessionIdSchema } from './approvals.ts';
+import { ErrorCodeSchema } from './errors.ts';
+import { WorkerIdSchema } from './ids.ts';
+
+/** `provider/model`, e.g. `openai/gpt-4.1` or `ollama/qwen3:8b`. */
+export const ModelIdSchema = z
+  .string()
+  .max(256)
+  .regex(/^[A-Za-z0-9_.-]+\/\S+$/, 'a model id is provider/model, e.g. openai/gpt-4.1');
+
+export const SessionStatusSchema = z.enum(['idle', 'busy']);
+
+export const SessionInfoSchema = z.object({
+  sessionId: SessionIdSchema,
+  workerId: WorkerIdSchema,
+  name: z.string(),
+  /** The session's model; prompts without one use it, then the server default. */
+  model: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  messageCount: z.number().int(),
+  status: SessionStatusSchema,
+});
+export type SessionInfo = z.infer<typeof SessionInfoSchema>;
+
+export const ToolCallInfoSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  args: z.record(z.string(), z.unknown()),
+});
+
+const MessageBase = { id: z.string(), at: z.string() };
+
+/** One stored message of a session; stored one per line, appended as soon as it is complete. */
+export const SessionMessageSchema = z.discriminatedUnion('role', [
+  z.object({ ...MessageBase, role: z.literal('user'), text: z.string() }),
+  z.object({
+    ...MessageBase,
+    role: z.literal('assistant'),
+    text: z.string(),
+    toolCalls: z.array(ToolCallInfoSchema),
+    model: z.string(),
+    finishReason: z.string().optional(),
+    usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }).optional(),
+    /** Set when the answer was cut short (abort, provider error). */
+    interrupted: z.boolean().optional(),
+  }),
+  z.object({
+    ...MessageBase,
+    role: z.literal('tool'),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    output: z.string(),
+    error: z.string().optional(),
+    errorKind: z.string().optional(),
+    truncated: z.boolean().optional(),
+  }),
+]);
+export type SessionMessage = z.infer<typeof SessionMessageSchema>;
+
+export const TurnEndReasonSchema = z.enum(['completed', 'aborted', 'error', 'step_limit']);
+
+/** What happens in a session, in order; each carries the session's next sequence number. */
+export const SessionEventBodySchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('turn.started'), turnId: z.string(), messageId: z.string(), model: z.string() }),
+  z.object({ type: z.literal('message.queued'), messageId: z.string(), position: z.number().int() }),
+  z.object({ type: z.literal('message.delta'), turnId: z.string(), text: z.string() }),
+  z.object({ type: z.literal('message.completed'), turnId: z.string(), message: SessionMessageSchema }),
+  z.object({
+    type: z.literal('tool-call.started'),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    args: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    type: z.literal('tool-call.ended'),
+    turnId: z.string(),
+    toolCallId: z.string(),
+    toolName: z.string(),
+    output: z.string(),
+    error: z.string().optional(),
+    errorKind: z.string().optional(),
+    truncated: z.boolean(),
+  }),
+  z.object({ type: z.literal('status'), status: SessionStatusSchema }),
+  z.object({ type: z.literal('error'), code: z.union([ErrorCodeSchema, z.string()]), message: z.string() }),
+  z.object({ type: z.literal('turn.ended'), turnId: z.string(), reason: TurnEndReasonSchema }),
+  /** A tool call of this session waits for a person (also on `approvals.events`). */
+  z.object({ type: z.literal('approval.requested'), approval: ApprovalSchema }),
+  z.object({
+    type: z.literal('approval.resolved'),
+    approvalId: z.string(),
+    outcome: ApprovalOutcomeSchema,
+    scope: ApprovalScopeSchema.optional(),
+    by: z.string(),
+    reason: z.string().optional(),
+  }),
+  /** The subscriber's last event is older than the server keeps: reload the messages, then follow on. */
+  z.object({ type: z.literal('session.resync') }),
+]);
+export type SessionEventBody = z.infer<typeof SessionEventBodySchema>;
+export type SessionEvent = SessionEventBody & { seq: number; sessionId: string; at: string };
+
+export const SessionCreateInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  name: z.string().trim().min(1).max(200).optional(),
+  model: ModelIdSchema.optional(),
+});
+
+export const SessionListInputSchema = z.object({
+  workerId: WorkerIdSchema.optional(),
+  /** Case-insensitive part of the name. */
+  name: z.string().max(200).optional(),
+  limit: z.number().int().min(1).max(200).default(50),
+  offset: z.number().int().min(0).default(0),
+});
+
+export const SessionIdInputSchema = z.object({ sessionId: SessionIdSchema });
+
+export const SessionRenameInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  name: z.string().trim().min(1).max(200),
+});
+
+/** Largest prompt accepted, in characters. */
+export const MAX_PROMPT_CHARS = 200_000;
+
+export const SessionPromptInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  text: z.string().min(1).max(MAX_PROMPT_CHARS),
+  model: ModelIdSchema.optional(),
+});
+
+export const SessionEventsInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  /** Set by the tRPC client on reconnect: the id of the last event received. */
+  lastEventId: z.string().max(128).nullish(),
+});
