@@ -59,7 +59,7 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
 ]);
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 
-export const TurnEndReasonSchema = z.enum(['completed', 'aborted', 'error', 'step_limit']);
+export const TurnEndReasonSchema = z.enum(['completed', 'aborted', 'error', 'step_limit', 'doom_loop']);
 
 /** What happens in a session, in order; each carries the session's next sequence number. */
 export const SessionEventBodySchema = z.discriminatedUnion('type', [

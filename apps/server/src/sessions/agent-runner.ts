@@ -51,6 +51,31 @@ function now(): string {
   return new Date().toISOString();
 }
 
+/** How many identical tool calls in a row count as a loop. */
+const LOOP_LENGTH = 3;
+
+type LoopWatch = { observe(toolName: string, input: unknown): 'ok' | 'warn' | 'stop' };
+
+/** Watches one turn's tool calls for the same call (name and arguments) repeated. */
+function createLoopWatch(): LoopWatch {
+  let last = '';
+  let run = 0;
+  let warned = false;
+  return {
+    observe(toolName, input) {
+      const signature = `${toolName}\u0000${JSON.stringify(input)}`;
+      run = signature === last ? run + 1 : 1;
+      last = signature;
+      if (run < LOOP_LENGTH) return 'ok';
+      if (!warned) {
+        warned = true;
+        return 'warn';
+      }
+      return 'stop';
+    },
+  };
+}
+
 function toModelMessage(message: SessionMessage): ModelMessage {
   if (message.role === 'user') return { role: 'user', content: message.text };
   if (message.role === 'assistant') {
@@ -147,7 +172,8 @@ export function createAgentRunner(options: {
     history: SessionMessage[];
     modelId: string;
     signal: AbortSignal;
-  }): Promise<'done' | 'continue' | 'aborted' | 'error'> {
+    loop: LoopWatch;
+  }): Promise<'done' | 'continue' | 'aborted' | 'error' | 'doom_loop'> {
     const { sessionId, turnId, history, signal } = context;
     const session = store.get(sessionId);
     if (session === undefined) throw new MolfError('session_not_found', `no session ${sessionId}`);
@@ -240,8 +266,13 @@ export function createAgentRunner(options: {
     }
     if (calls.length === 0) return 'done';
 
+    // Doom-loop watch, in call order: the 3rd identical call in a row gets a warning with its
+    // result; a second such repetition is not run, and the turn ends.
+    const verdicts = calls.map((call) => context.loop.observe(call.toolName, call.input));
+    const stopped = verdicts.includes('stop');
     await Promise.all(
-      calls.map(async (call) => {
+      calls.map(async (call, index) => {
+        const verdict = verdicts[index];
         const args =
           typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
             ? (call.input as Record<string, unknown>)
@@ -253,18 +284,30 @@ export function createAgentRunner(options: {
           toolName: call.toolName,
           args: args ?? {},
         });
-        const toolResult: ToolResult =
-          args === undefined
-            ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
-            : await toolCalls.run({
-                sessionId,
-                workerId: session.workerId,
-                tool: call.toolName,
-                args,
-                // Our own id: providers may reuse theirs across turns.
-                toolCallId: `tc_${randomUUID()}` as ToolCallId,
-                signal,
-              });
+        let toolResult: ToolResult =
+          verdict === 'stop'
+            ? {
+                output: '',
+                error: 'Not run: the same call was repeated again after a warning; the turn ends here.',
+                meta: { errorKind: 'cancelled' },
+              }
+            : args === undefined
+              ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
+              : await toolCalls.run({
+                  sessionId,
+                  workerId: session.workerId,
+                  tool: call.toolName,
+                  args,
+                  // Our own id: providers may reuse theirs across turns.
+                  toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                  signal,
+                });
+        if (verdict === 'warn') {
+          toolResult = {
+            ...toolResult,
+            output: `${toolResult.output}\n\n[Molf: this is the third identical ${call.toolName} call in a row. You appear to be repeating the same action; try a different approach.]`,
+          };
+        }
         const message: SessionMessage = {
           id: randomUUID(),
           at: now(),
@@ -290,7 +333,16 @@ export function createAgentRunner(options: {
         });
       }),
     );
-    return signal.aborted ? 'aborted' : 'continue';
+    if (signal.aborted) return 'aborted';
+    if (stopped) {
+      events.publish(sessionId, {
+        type: 'error',
+        code: 'doom_loop',
+        message: 'the model kept repeating the same tool call after a warning; the turn was ended',
+      });
+      return 'doom_loop';
+    }
+    return 'continue';
   }
 
   /** Every tool call of the history gets a result, so the next request to the model is valid. */
@@ -328,7 +380,7 @@ export function createAgentRunner(options: {
       turnTimeoutMs,
     );
     timer.unref();
-    let reason: 'completed' | 'aborted' | 'error' | 'step_limit' = 'completed';
+    let reason: 'completed' | 'aborted' | 'error' | 'step_limit' | 'doom_loop' = 'completed';
     try {
       const session = store.get(sessionId);
       if (session === undefined) return;
@@ -351,10 +403,11 @@ export function createAgentRunner(options: {
       history.push(userMessage);
       events.publish(sessionId, { type: 'turn.started', turnId, messageId: prompt.messageId, model: modelId });
       reason = 'step_limit';
+      const loop = createLoopWatch();
       for (let step = 0; step < maxSteps; step += 1) {
-        const outcome = await runStep({ sessionId, turnId, history, modelId, signal });
+        const outcome = await runStep({ sessionId, turnId, history, modelId, signal, loop });
         if (outcome === 'continue') continue;
-        reason = outcome === 'done' ? 'completed' : outcome === 'aborted' ? 'aborted' : 'error';
+        reason = outcome === 'done' ? 'completed' : outcome;
         break;
       }
       if (reason === 'step_limit') {

@@ -5,6 +5,7 @@ import { createMolfClient, type MolfClient } from '@molf/client';
 import type { SessionEvent } from '@molf/protocol';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
 
 type Stack = AsyncDisposable & {
@@ -253,6 +254,60 @@ describe('agent loop through the fake LLM and a real worker', () => {
     const last = stack.llm.requests.at(-1);
     expect(last?.messages.filter((message) => message.role === 'tool')).toHaveLength(1);
     expect(last?.messages.at(-1)).toEqual({ role: 'user', content: 'again' });
+  });
+
+  it('warns the model at the third identical tool call and ends the turn when it repeats it again', async () => {
+    const same = { toolCalls: [{ name: 'glob', arguments: { pattern: '*.none' } }] };
+    await using stack = await startStack({ turns: [same, same, same, same, { text: 'never reached' }] });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'loop' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'doom_loop' });
+    expect(watch.events.find((event) => event.type === 'error')).toMatchObject({ code: 'doom_loop' });
+    expect(stack.llm.requests).toHaveLength(4);
+    const toolResults = stack.llm.requests[3]?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(String(toolResults[2]?.content)).toContain('You appear to be repeating the same action');
+    expect(String(toolResults[1]?.content)).not.toContain('repeating');
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.at(-1)).toMatchObject({ role: 'tool', errorKind: 'cancelled' });
+    expect(stack.llm.remaining()).toBe(1);
+  });
+
+  it('gives a client that reconnects mid-turn every event exactly once', async () => {
+    const chunks = Array.from({ length: 30 }, (_, index) => `w${index} `);
+    await using stack = await startStack({ turns: [{ text: chunks, chunkDelayMs: 20 }] });
+    const session = await newSession(stack);
+    await using proxy = await startTcpProxy({ host: stack.link.server.host, port: stack.link.server.port });
+    await using flaky = createMolfClient({ url: proxy.url, token: TEST_CLIENT_TOKEN, retryDelayMs: () => 50 });
+    await flaky.ready();
+    const received: SessionEvent[] = [];
+    const subscription = flaky.rpc.sessions.events.subscribe(
+      { sessionId: session.sessionId },
+      { onData: (envelope) => received.push(envelope.data) },
+    );
+    try {
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'stream slowly' });
+      await waitFor(() => received.filter((event) => event.type === 'message.delta').length >= 5);
+      proxy.cut();
+      // Events keep coming on the server while the link is down; the client must get them later.
+      const deltasBefore = received.length;
+      await waitFor(() => stack.link.server.sessions.get(session.sessionId)?.messageCount === 2, {
+        what: 'the answer to finish while the client is cut off',
+      });
+      expect(received.length).toBe(deltasBefore);
+      proxy.restore();
+      await waitFor(() => received.some((event) => event.type === 'turn.ended'), {
+        what: 'the end after the reconnect',
+      });
+      await waitFor(() => received.at(-1)?.type === 'status');
+    } finally {
+      subscription.unsubscribe();
+    }
+    const seqs = received.map((event) => event.seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+    const text = received.flatMap((event) => (event.type === 'message.delta' ? [event.text] : [])).join('');
+    expect(text).toBe(chunks.join(''));
   });
 
   it('queues prompts sent while busy and runs them in order', async () => {
