@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { createLogger, type LogLevel } from '@molf/logging';
-import { createServer, defaultDataDir } from '@molf/server';
+import { createServer, defaultDataDir, loadServerConfigFile, toModelSettings } from '@molf/server';
 import { type Command, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
@@ -12,6 +12,8 @@ type ServerOptions = {
   clientToken?: string;
   workerToken?: string;
   logLevel: LogLevel;
+  model?: string;
+  config?: string;
 };
 
 export function registerServerCommand(program: Command): void {
@@ -33,6 +35,13 @@ export function registerServerCommand(program: Command): void {
         'fixed worker token (kept in memory only; default: stored, generated at first start)',
       ).env('MOLF_WORKER_TOKEN'),
     )
+    .addOption(new Option('--model <provider/model>', 'default model, e.g. openai/gpt-4.1').env('MOLF_MODEL'))
+    .addOption(
+      new Option(
+        '--config <file>',
+        'JSONC config: model, provider keys, custom OpenAI-compatible providers, agent limits',
+      ).env('MOLF_CONFIG'),
+    )
     .addOption(logLevelOption())
     .action(runServer);
 }
@@ -44,7 +53,13 @@ async function runServer(options: ServerOptions): Promise<void> {
     level: options.logLevel,
     ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', 'server.log') }),
   });
+  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
+    optional: options.config === undefined,
+  });
+  const { models, agent } = toModelSettings(file, { model: options.model });
   const server = await createServer({
+    models,
+    agent,
     host: options.host,
     port: options.port,
     dataDir,
@@ -61,6 +76,9 @@ async function runServer(options: ServerOptions): Promise<void> {
   const lines = [
     `molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`,
     `data directory: ${dataDir}`,
+    models.defaultModel === undefined
+      ? 'default model: none (set --model provider/model, MOLF_MODEL or "model" in the config file)'
+      : `default model: ${models.defaultModel}`,
   ];
   if (server.generatedTokens.client !== undefined || server.generatedTokens.worker !== undefined) {
     lines.push(

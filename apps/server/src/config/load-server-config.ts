@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import { MolfError } from '@molf/protocol';
+import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import { z } from 'zod';
+import { CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
+import type { AgentSettings } from '../sessions/agent-runner.ts';
+
+/** The server's JSONC config file (`--config`, default `{dataDir}/config.jsonc` when it exists). */
+export const ServerConfigFileSchema = z.strictObject({
+  /** Default model, `provider/model`. */
+  model: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+\/\S+$/, 'use provider/model, e.g. openai/gpt-4.1')
+    .optional(),
+  /** API keys of the built-in providers (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY). */
+  keys: z.strictObject({ openai: z.string(), anthropic: z.string(), google: z.string() }).partial().optional(),
+  /** Custom OpenAI-compatible providers: `"name": { "baseURL": …, "apiKey"?, "headers"?, "models"? }`. */
+  providers: z
+    .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a provider name is letters, digits, _ . -'), CustomProviderSchema)
+    .optional(),
+  /** Where Ollama listens (default $OLLAMA_HOST or http://127.0.0.1:11434). */
+  ollamaHost: z.string().optional(),
+  agent: z
+    .strictObject({
+      maxSteps: z.number().int().min(1).max(200),
+      maxQueue: z.number().int().min(0).max(1_000),
+      turnTimeoutMs: z.number().int().min(1_000),
+    })
+    .partial()
+    .optional(),
+});
+export type ServerConfigFile = z.infer<typeof ServerConfigFileSchema>;
+
+function position(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/** Reads and validates a server config file; every problem names the file and where. */
+export async function loadServerConfigFile(
+  path: string,
+  options: { optional?: boolean } = {},
+): Promise<ServerConfigFile> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if (options.optional === true && (error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new MolfError('config_invalid', `cannot read the config file ${path}: ${(error as Error).message}`);
+  }
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: true });
+  const first = errors[0];
+  if (first !== undefined) {
+    throw new MolfError(
+      'config_invalid',
+      `${path}: ${position(text, first.offset)}: invalid JSONC (${printParseErrorCode(first.error)})`,
+    );
+  }
+  const parsed = ServerConfigFileSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new MolfError(
+      'config_invalid',
+      `${path}: ${issue?.path.length ? `"${issue.path.join('.')}"` : 'the file'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Provider and agent settings from the file, the flags and the environment (flag > env > file). */
+export function toModelSettings(
+  file: ServerConfigFile,
+  overrides: { model?: string | undefined },
+): { models: ProviderSettings; agent: AgentSettings } {
+  return {
+    models: {
+      defaultModel: overrides.model ?? file.model,
+      ...(file.keys === undefined ? {} : { keys: file.keys }),
+      ...(file.providers === undefined ? {} : { custom: file.providers }),
+      ...(file.ollamaHost === undefined ? {} : { ollamaHost: file.ollamaHost }),
+    },
+    agent: file.agent ?? {},
+  };
+}
