@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerPermissionsCommand } from './commands/permissions.ts';
+import { registerRunCommand } from './commands/run.ts';
 import { registerServerCommand } from './commands/server.ts';
 import { registerTokenCommand } from './commands/token.ts';
 import { registerToolCommand } from './commands/tool.ts';
@@ -25,5 +26,6 @@ export function createProgram(): Command {
   registerTokenCommand(program);
   registerToolCommand(program);
   registerPermissionsCommand(program);
+  registerRunCommand(program);
   return program;
 }

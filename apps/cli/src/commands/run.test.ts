@@ -1,0 +1,114 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { execaNode } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-run-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+async function setup(turns: FakeTurn[], options: { model?: boolean } = {}) {
+  const llm: FakeLlm = await startFakeLlm({ turns });
+  cleanups.push(() => llm.close());
+  const home = await tempDir();
+  const project = await tempDir();
+  await writeFile(
+    join(home, 'config.jsonc'),
+    JSON.stringify({
+      ...(options.model === false ? {} : { model: 'fake/m' }),
+      providers: { fake: { baseURL: llm.baseURL } },
+    }),
+  );
+  const run = (args: string[]) =>
+    execaNode(CLI, ['run', ...args], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: home },
+      reject: false,
+      stdin: 'ignore',
+      timeout: 60_000,
+    });
+  return { llm, home, project, run };
+}
+
+describe('molf run', () => {
+  it('starts an embedded server and worker, streams the answer to stdout and exits 0', async () => {
+    const { run, llm } = await setup([{ text: ['Hello ', 'from the fake.'] }]);
+    const result = await run(['Say hello']);
+    expect(result.stderr).toMatch(/session: \S+/);
+    expect(result.stdout).toBe('Hello from the fake.');
+    expect(result.exitCode).toBe(0);
+    expect(llm.requests[0]?.messages.at(-1)).toEqual({ role: 'user', content: 'Say hello' });
+  });
+
+  it('denies asks by default and tells the model why, never hanging', async () => {
+    const { run, llm, project } = await setup([
+      { toolCalls: [{ name: 'shell_exec', arguments: { command: 'touch made-by-run.txt' } }] },
+      { text: 'I could not run it.' },
+    ]);
+    const result = await run(['make a file']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stderr).toContain('[denied by --on-ask deny] shell_exec: touch made-by-run.txt');
+    expect(String(llm.requests[1]?.messages.find((message) => message.role === 'tool')?.content)).toContain(
+      'no person is watching',
+    );
+    await expect(readFile(join(project, 'made-by-run.txt'))).rejects.toThrow();
+  });
+
+  it('runs asked calls with --on-ask allow', async () => {
+    const { run, project } = await setup([
+      { toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo ran > made-by-run.txt' } }] },
+      { text: 'done' },
+    ]);
+    const result = await run(['make a file', '--on-ask', 'allow']);
+    expect(result.exitCode).toBe(0);
+    expect(await readFile(join(project, 'made-by-run.txt'), 'utf8')).toBe('ran\n');
+  });
+
+  it('exits 2 with --on-ask fail when the gate asks', async () => {
+    const { run } = await setup([
+      { toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo hi' } }] },
+      { text: 'never' },
+    ]);
+    const result = await run(['x', '--on-ask', 'fail']);
+    expect(result.exitCode).toBe(2);
+  });
+
+  it('prints one JSON event per line with --json', async () => {
+    const { run } = await setup([{ text: ['a', 'b'] }]);
+    const result = await run(['x', '--json']);
+    const events = result.stdout.split('\n').map((line) => JSON.parse(line) as { type: string; seq: number });
+    expect(events.map((event) => event.type)).toEqual([
+      'status',
+      'turn.started',
+      'message.delta',
+      'message.delta',
+      'message.completed',
+      'turn.ended',
+    ]);
+    expect(result.exitCode).toBe(0);
+  });
+
+  it('exits 1 with the reason on a provider error or without a model', async () => {
+    const failing = await setup([{ error: { status: 401, message: 'invalid api key' } }]);
+    const result = await failing.run(['x']);
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('invalid api key');
+
+    const unset = await setup([], { model: false });
+    const none = await unset.run(['x']);
+    expect(none.exitCode).toBe(1);
+    expect(none.stderr).toContain('--model provider/model');
+  });
+});

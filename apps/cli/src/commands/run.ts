@@ -1,0 +1,206 @@
+import { join } from 'node:path';
+import { createMolfClient, type MolfClient } from '@molf/client';
+import { createLogger, isLogLevel } from '@molf/logging';
+import { MolfError, type SessionEvent } from '@molf/protocol';
+import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
+import { createWorker, validateWorkdir } from '@molf/worker';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { dataDirOption, serverUrlOption } from '../cli-options.ts';
+import { resolveClientConnection } from '../resolve-client-connection.ts';
+
+type OnAsk = 'deny' | 'allow' | 'fail';
+type RunOptions = {
+  model?: string;
+  onAsk: OnAsk;
+  json?: boolean;
+  session?: string;
+  server?: string;
+  token?: string;
+  worker?: string;
+  dataDir?: string;
+  config?: string;
+};
+
+/** Exit codes: 0 the turn completed; 1 it failed (error, step limit, loop); 2 an ask under --on-ask fail; 130 interrupted. */
+const EXIT = { failed: 1, asked: 2, interrupted: 130 } as const;
+
+function parseOnAsk(value: string): OnAsk {
+  if (value !== 'deny' && value !== 'allow' && value !== 'fail') {
+    throw new InvalidArgumentError('use deny, allow or fail');
+  }
+  return value;
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description(
+      'run one prompt headless and stream the answer (for scripts and CI); without --server it starts a ' +
+        'server and a worker on the current directory for the run',
+    )
+    .argument('<prompt>', 'what to ask')
+    .addOption(new Option('--model <provider/model>', 'model for this prompt').env('MOLF_MODEL'))
+    .addOption(
+      new Option('--on-ask <policy>', 'what to answer when the approval gate asks: deny, allow or fail (exit 2)')
+        .argParser(parseOnAsk)
+        .default('deny'),
+    )
+    .option('--json', 'print one JSON event per line instead of the answer text')
+    .option('--session <id>', 'continue this session (default: a new one)')
+    .addOption(serverUrlOption())
+    .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
+    .option('--worker <id>', 'with --server: the worker a new session runs on (default: the only one online)')
+    .addOption(dataDirOption())
+    .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'))
+    .action(run);
+}
+
+type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
+
+/** A server on loopback port 0 and a worker on the current directory, in this process. */
+async function startEmbedded(options: RunOptions): Promise<Stack> {
+  const dataDir = options.dataDir ?? defaultDataDir();
+  const workdir = await validateWorkdir(process.cwd());
+  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
+    optional: options.config === undefined,
+  });
+  const { models, agent } = toModelSettings(file, { model: options.model });
+  const level = process.env.MOLF_LOG_LEVEL;
+  const logger = await createLogger({
+    name: 'run',
+    level: level !== undefined && isLogLevel(level) ? level : 'warn',
+    // stdout carries the answer; logs go to the file only.
+    console: 'none',
+    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', 'run.log') }),
+  });
+  const tokens = { client: generateToken('client'), worker: generateToken('worker') };
+  const server = await createServer({ port: 0, dataDir, tokens, models, agent, logger });
+  try {
+    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir, logger });
+    await worker.registered;
+    const client = createMolfClient({ url: server.url, token: tokens.client });
+    await client.ready();
+    return {
+      client,
+      workerId: worker.workerId,
+      async [Symbol.asyncDispose]() {
+        try {
+          await client.close();
+          await worker.close();
+        } finally {
+          await server.close();
+        }
+      },
+    };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+async function connectRemote(options: RunOptions): Promise<Stack> {
+  const connection = await resolveClientConnection(options);
+  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
+  await client.ready();
+  return { client, workerId: options.worker, [Symbol.asyncDispose]: () => client.close() };
+}
+
+async function run(prompt: string, options: RunOptions): Promise<void> {
+  await using stack = options.server === undefined ? await startEmbedded(options) : await connectRemote(options);
+  const { client } = stack;
+  let sessionId = options.session;
+  if (sessionId === undefined) {
+    let workerId = stack.workerId;
+    if (workerId === undefined) {
+      const online = (await client.rpc.workers.list.query()).filter((worker) => worker.state === 'online');
+      if (online.length !== 1) {
+        throw new MolfError('worker_not_found', `${online.length} workers are online: pick one with --worker <id>`);
+      }
+      workerId = online[0]?.workerId;
+    }
+    sessionId = (await client.rpc.sessions.create.mutate({ workerId: workerId as never, name: prompt.slice(0, 60) }))
+      .sessionId;
+  }
+  const id = sessionId;
+  const print = (line: string) => process.stdout.write(line);
+  let exitCode = 0;
+  let wroteText = false;
+
+  const ended = new Promise<void>((resolvePromise, reject) => {
+    let turnStarted = false;
+    const subscription = client.rpc.sessions.events.subscribe(
+      { sessionId: id },
+      {
+        onData: ({ data: event }: { data: SessionEvent }) => {
+          if (options.json === true) print(`${JSON.stringify(event)}\n`);
+          switch (event.type) {
+            case 'turn.started':
+              turnStarted = true;
+              break;
+            case 'message.delta':
+              if (options.json !== true) {
+                print(event.text);
+                wroteText = true;
+              }
+              break;
+            case 'tool-call.started':
+              if (options.json !== true)
+                process.stderr.write(`\n[${event.toolName}] ${JSON.stringify(event.args).slice(0, 200)}\n`);
+              break;
+            case 'approval.requested': {
+              const { approvalId } = event.approval;
+              const what = `${event.approval.tool}: ${event.approval.subjects.map((subject) => subject.label).join('; ')}`;
+              if (options.onAsk === 'allow') {
+                process.stderr.write(`[approved by --on-ask allow] ${what}\n`);
+                void client.rpc.approvals.approve.mutate({ sessionId: id, approvalId, scope: 'once' });
+              } else {
+                if (options.onAsk === 'fail') exitCode = EXIT.asked;
+                process.stderr.write(`[denied by --on-ask ${options.onAsk}] ${what}\n`);
+                void client.rpc.approvals.deny.mutate({
+                  sessionId: id,
+                  approvalId,
+                  feedback: `denied: molf run answers every approval with "${options.onAsk}" (no person is watching)`,
+                });
+                if (options.onAsk === 'fail') void client.rpc.sessions.abort.mutate({ sessionId: id });
+              }
+              break;
+            }
+            case 'error':
+              process.stderr.write(`\nmolf run: ${event.message} (${event.code})\n`);
+              break;
+            case 'turn.ended':
+              if (!turnStarted && event.reason === 'completed') break;
+              if (event.reason !== 'completed' && exitCode === 0) {
+                exitCode = event.reason === 'aborted' ? EXIT.interrupted : EXIT.failed;
+              }
+              subscription.unsubscribe();
+              resolvePromise();
+              break;
+            default:
+              break;
+          }
+        },
+        onError: (error: unknown) => reject(error),
+      },
+    );
+  });
+
+  const interrupt = () => {
+    process.stderr.write('\ninterrupted: aborting the turn\n');
+    void client.rpc.sessions.abort.mutate({ sessionId: id });
+  };
+  process.once('SIGINT', interrupt);
+  try {
+    await client.rpc.sessions.prompt.mutate({
+      sessionId: id,
+      text: prompt,
+      ...(options.model === undefined ? {} : { model: options.model }),
+    });
+    await ended;
+  } finally {
+    process.off('SIGINT', interrupt);
+  }
+  if (wroteText) print('\n');
+  if (options.json !== true) process.stderr.write(`session: ${id}\n`);
+  process.exitCode = exitCode;
+}
