@@ -178,6 +178,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     events: sessionEvents,
     models: createModelResolver(config.models),
     toolCalls,
+    dispatcher,
     registry,
     logger,
     ...(config.agent === undefined ? {} : { settings: config.agent }),

@@ -135,3 +135,15 @@ export const ResolvedPathsSchema = z.object({
   paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),
 });
 export type ResolvedPaths = z.infer<typeof ResolvedPathsSchema>;
+
+/**
+ * An internal job the agent loop sends a worker: the project instructions (AGENTS.md, else
+ * CLAUDE.md) at the workdir root, or, with `forPath`, those in the directories below the root down to
+ * that file's directory (nested instructions, shown after `read_file`). Never offered to the model.
+ */
+export const INSTRUCTIONS_JOB = 'molf.instructions';
+export const InstructionsArgsSchema = z.object({ forPath: z.string().max(4_096).optional() });
+export const InstructionsSchema = z.object({
+  files: z.array(z.object({ path: z.string(), text: z.string(), truncated: z.boolean() })),
+});
+export type Instructions = z.infer<typeof InstructionsSchema>;

@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import {
+  INSTRUCTIONS_JOB,
+  type Instructions,
+  InstructionsSchema,
   isMolfError,
   MolfError,
   type SessionMessage,
   type ToolCallId,
   type ToolDescriptor,
   type ToolResult,
+  type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ModelMessage, streamText, type ToolSet, tool } from 'ai';
 import type { ToolCallRunner } from '../approvals/run-gated-tool-call.ts';
 import type { ModelResolver } from '../providers/resolve-model.ts';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { SessionEvents } from './session-events.ts';
 import type { SessionStore } from './session-store.ts';
@@ -129,12 +134,20 @@ function toTools(descriptors: readonly ToolDescriptor[]): ToolSet {
   return tools;
 }
 
-function systemPrompt(options: { workdir: string; workerName: string }): string {
+/** How nested instructions appear in a read_file result (and how later turns recognise them). */
+const INSTRUCTIONS_MARKER = /^\[Instructions from (.+)\]$/gm;
+
+function systemPrompt(options: { workdir: string; workerName: string; instructions: Instructions['files'] }): string {
+  const project = options.instructions.map(
+    (file) =>
+      `Project instructions from ${file.path}${file.truncated ? ' (cut at 64 KB)' : ''}; follow them:\n\n${file.text}`,
+  );
   return [
     'You are Molf, a coding agent. You work in a project on a worker machine through tools; use them to look before you change anything, and keep changes minimal and correct.',
     'Every tool call passes an approval gate: a call may be denied by a rule or by the user. Respect a denial and its feedback; do not try to reach the same result another way.',
     `The project directory (workdir) is ${options.workdir} on worker "${options.workerName}". Relative paths are relative to it.`,
     `Current time: ${now()} (${Intl.DateTimeFormat().resolvedOptions().timeZone}).`,
+    ...project,
   ].join('\n\n');
 }
 
@@ -156,11 +169,29 @@ export function createAgentRunner(options: {
   events: SessionEvents;
   models: ModelResolver;
   toolCalls: ToolCallRunner;
+  /** For the loop's own jobs on the worker (instructions); tool calls go through `toolCalls`. */
+  dispatcher: JobDispatcher;
   registry: WorkerRegistry;
   logger: Logger;
   settings?: AgentSettings;
 }): AgentRunner {
-  const { store, events, models, toolCalls, registry, logger } = options;
+  const { store, events, models, toolCalls, registry, logger, dispatcher } = options;
+
+  /** AGENTS.md (or CLAUDE.md) files from the worker; none when it cannot answer. */
+  async function fetchInstructions(workerId: WorkerId, forPath?: string): Promise<Instructions['files']> {
+    const result = await dispatcher.dispatch({
+      workerId,
+      toolName: INSTRUCTIONS_JOB,
+      args: forPath === undefined ? {} : { forPath },
+      timeoutMs: 10_000,
+    });
+    if (result.error !== undefined) return [];
+    try {
+      return InstructionsSchema.parse(JSON.parse(result.output)).files;
+    } catch {
+      return [];
+    }
+  }
   const maxSteps = options.settings?.maxSteps ?? DEFAULT_MAX_STEPS;
   const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
   const turnTimeoutMs = options.settings?.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
@@ -173,6 +204,9 @@ export function createAgentRunner(options: {
     modelId: string;
     signal: AbortSignal;
     loop: LoopWatch;
+    instructions: Instructions['files'];
+    /** Instruction files already shown in this session. */
+    shown: Set<string>;
   }): Promise<'done' | 'continue' | 'aborted' | 'error' | 'doom_loop'> {
     const { sessionId, turnId, history, signal } = context;
     const session = store.get(sessionId);
@@ -189,7 +223,11 @@ export function createAgentRunner(options: {
     const { model } = models.resolve({ prompt: context.modelId });
     const result = streamText({
       model,
-      system: systemPrompt({ workdir: registration.workdir, workerName: registration.name }),
+      system: systemPrompt({
+        workdir: registration.workdir,
+        workerName: registration.name,
+        instructions: context.instructions,
+      }),
       messages: toModelMessages(history),
       tools: toTools(registration.tools),
       abortSignal: signal,
@@ -302,6 +340,17 @@ export function createAgentRunner(options: {
                   toolCallId: `tc_${randomUUID()}` as ToolCallId,
                   signal,
                 });
+        // Instructions of the directories a read file lives in, each shown once per session.
+        if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {
+          const nested = (await fetchInstructions(session.workerId, args.path)).filter(
+            (file) => !context.shown.has(file.path),
+          );
+          for (const file of nested) context.shown.add(file.path);
+          if (nested.length > 0) {
+            const notes = nested.map((file) => `[Instructions from ${file.path}]\n${file.text}`).join('\n\n');
+            toolResult = { ...toolResult, output: `${toolResult.output}\n\n${notes}` };
+          }
+        }
         if (verdict === 'warn') {
           toolResult = {
             ...toolResult,
@@ -404,8 +453,16 @@ export function createAgentRunner(options: {
       events.publish(sessionId, { type: 'turn.started', turnId, messageId: prompt.messageId, model: modelId });
       reason = 'step_limit';
       const loop = createLoopWatch();
+      const instructions = await fetchInstructions(session.workerId);
+      const shown = new Set(
+        history.flatMap((message) =>
+          message.role === 'tool' && message.toolName === 'read_file'
+            ? [...message.output.matchAll(INSTRUCTIONS_MARKER)].map((match) => match[1] as string)
+            : [],
+        ),
+      );
       for (let step = 0; step < maxSteps; step += 1) {
-        const outcome = await runStep({ sessionId, turnId, history, modelId, signal, loop });
+        const outcome = await runStep({ sessionId, turnId, history, modelId, signal, loop, instructions, shown });
         if (outcome === 'continue') continue;
         reason = outcome === 'done' ? 'completed' : outcome;
         break;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
 import type { SessionEvent } from '@molf/protocol';
@@ -133,6 +133,36 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(String(toolMessage?.content)).toContain('hi from the worker');
     const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('puts AGENTS.md in the system prompt, and nested AGENTS.md after the first read_file below it', async () => {
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [{ id: 'r1', name: 'read_file', arguments: { path: 'pkg/a.txt' } }] },
+        { toolCalls: [{ id: 'r2', name: 'read_file', arguments: { path: 'pkg/b.txt' } }] },
+        { text: 'read both' },
+      ],
+    });
+    const { workdir } = stack.link;
+    await writeFile(join(workdir, 'AGENTS.md'), 'Root rule: run the tests before you finish.\n');
+    await mkdir(join(workdir, 'pkg'));
+    await writeFile(join(workdir, 'pkg', 'AGENTS.md'), 'Package rule: keep pkg free of dependencies.\n');
+    await writeFile(join(workdir, 'pkg', 'a.txt'), 'A\n');
+    await writeFile(join(workdir, 'pkg', 'b.txt'), 'B\n');
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'read' });
+    await watch.turnEnded();
+
+    const system = String(stack.llm.requests[0]?.messages[0]?.content);
+    expect(system).toContain('Project instructions from AGENTS.md');
+    expect(system).toContain('Root rule: run the tests before you finish.');
+    expect(system).not.toContain('Package rule');
+    const toolContents = (stack.llm.requests[2]?.messages ?? [])
+      .filter((message) => message.role === 'tool')
+      .map((message) => String(message.content));
+    expect(toolContents[0]).toContain('[Instructions from pkg/AGENTS.md]\nPackage rule: keep pkg free of dependencies.');
+    expect(toolContents[1]).not.toContain('Package rule');
   });
 
   it('sends a tool error to the model with its real text', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import {
+  INSTRUCTIONS_JOB,
   type Job,
   type JobMessage,
   RESOLVE_PATHS_JOB,
@@ -13,6 +14,9 @@ import {
 import { type TrackedEnvelope, tracked } from '@trpc/server';
 import { createWorkerOutbox, type OutboxEntry, type WorkerOutbox } from './worker-outbox.ts';
 import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
+
+/** Jobs the server itself sends a worker (never offered to the model). */
+const INTERNAL_JOBS = new Set([RESOLVE_PATHS_JOB, INSTRUCTIONS_JOB]);
 
 /** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
 export const DEFAULT_DISPATCH_MARGIN_MS = 5_000;
@@ -166,7 +170,7 @@ export function createJobDispatcher(options: {
             : toErrorResult('worker_not_found', `No worker with id ${workerId} is registered.`),
         );
       }
-      if (toolName !== RESOLVE_PATHS_JOB && !registration.tools.some((tool) => tool.name === toolName)) {
+      if (!INTERNAL_JOBS.has(toolName) && !registration.tools.some((tool) => tool.name === toolName)) {
         return Promise.resolve(
           toErrorResult(
             'tool_not_found',

@@ -1,7 +1,15 @@
 import type { Logger } from '@molf/logging';
 import { createReadDenial } from '@molf/permissions';
-import { type Job, MolfError, RESOLVE_PATHS_JOB, type ToolResult, toErrorResult } from '@molf/protocol';
+import {
+  INSTRUCTIONS_JOB,
+  type Job,
+  MolfError,
+  RESOLVE_PATHS_JOB,
+  type ToolResult,
+  toErrorResult,
+} from '@molf/protocol';
 import { z } from 'zod';
+import { answerInstructions } from './read-instructions.ts';
 import type { ReadTracker } from './read-tracker.ts';
 import { checkApprovedPaths, type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
 import { abortedByTimeout, type ToolHandler } from './tool-handler.ts';
@@ -32,7 +40,8 @@ export async function runToolCall(options: RunOptions): Promise<ToolResult> {
   const started = performance.now();
   const result = await executeToolCall(options);
   // The gate's path check precedes every file tool call: it is no tool call of its own.
-  const level = options.job.toolName === RESOLVE_PATHS_JOB ? 'debug' : 'info';
+  const level =
+    options.job.toolName === RESOLVE_PATHS_JOB || options.job.toolName === INSTRUCTIONS_JOB ? 'debug' : 'info';
   if (!options.logger.isLevelEnabled(level)) return result;
   options.logger[level](
     {
@@ -52,6 +61,7 @@ export async function runToolCall(options: RunOptions): Promise<ToolResult> {
 async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   const { job, tools } = options;
   if (job.toolName === RESOLVE_PATHS_JOB) return resolvePathsForGate(options.paths, job.args);
+  if (job.toolName === INSTRUCTIONS_JOB) return answerInstructions(options.paths, job.args);
   const handler = tools.get(job.toolName);
   if (handler === undefined) {
     return toErrorResult(
