@@ -161,7 +161,9 @@ describe('agent loop through the fake LLM and a real worker', () => {
     const toolContents = (stack.llm.requests[2]?.messages ?? [])
       .filter((message) => message.role === 'tool')
       .map((message) => String(message.content));
-    expect(toolContents[0]).toContain('[Instructions from pkg/AGENTS.md]\nPackage rule: keep pkg free of dependencies.');
+    expect(toolContents[0]).toContain(
+      '[Instructions from pkg/AGENTS.md]\nPackage rule: keep pkg free of dependencies.',
+    );
     expect(toolContents[1]).not.toContain('Package rule');
   });
 
