@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { registerChatCommand } from './commands/chat.ts';
 import { registerPermissionsCommand } from './commands/permissions.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServerCommand } from './commands/server.ts';
@@ -27,5 +28,6 @@ export function createProgram(): Command {
   registerToolCommand(program);
   registerPermissionsCommand(program);
   registerRunCommand(program);
+  registerChatCommand(program);
   return program;
 }

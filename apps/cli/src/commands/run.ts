@@ -1,12 +1,7 @@
-import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client';
-import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type SessionEvent } from '@molf/protocol';
-import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
-import { createWorker, validateWorkdir } from '@molf/worker';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from '../cli-options.ts';
-import { resolveClientConnection } from '../resolve-client-connection.ts';
+import { connectToServer, startEmbeddedStack } from '../embedded-stack.ts';
 
 type OnAsk = 'deny' | 'allow' | 'fail';
 type RunOptions = {
@@ -55,58 +50,10 @@ export function registerRunCommand(program: Command): void {
     .action(run);
 }
 
-type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
-
-/** A server on loopback port 0 and a worker on the current directory, in this process. */
-async function startEmbedded(options: RunOptions): Promise<Stack> {
-  const dataDir = options.dataDir ?? defaultDataDir();
-  const workdir = await validateWorkdir(process.cwd());
-  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
-    optional: options.config === undefined,
-  });
-  const { models, agent } = toModelSettings(file, { model: options.model });
-  const level = process.env.MOLF_LOG_LEVEL;
-  const logger = await createLogger({
-    name: 'run',
-    level: level !== undefined && isLogLevel(level) ? level : 'warn',
-    // stdout carries the answer; logs go to the file only.
-    console: 'none',
-    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', 'run.log') }),
-  });
-  const tokens = { client: generateToken('client'), worker: generateToken('worker') };
-  const server = await createServer({ port: 0, dataDir, tokens, models, agent, logger });
-  try {
-    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir, logger });
-    await worker.registered;
-    const client = createMolfClient({ url: server.url, token: tokens.client });
-    await client.ready();
-    return {
-      client,
-      workerId: worker.workerId,
-      async [Symbol.asyncDispose]() {
-        try {
-          await client.close();
-          await worker.close();
-        } finally {
-          await server.close();
-        }
-      },
-    };
-  } catch (error) {
-    await server.close();
-    throw error;
-  }
-}
-
-async function connectRemote(options: RunOptions): Promise<Stack> {
-  const connection = await resolveClientConnection(options);
-  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-  await client.ready();
-  return { client, workerId: options.worker, [Symbol.asyncDispose]: () => client.close() };
-}
-
 async function run(prompt: string, options: RunOptions): Promise<void> {
-  await using stack = options.server === undefined ? await startEmbedded(options) : await connectRemote(options);
+  const stackOptions = { ...options, logName: 'run' };
+  await using stack =
+    options.server === undefined ? await startEmbeddedStack(stackOptions) : await connectToServer(stackOptions);
   const { client } = stack;
   let sessionId = options.session;
   if (sessionId === undefined) {

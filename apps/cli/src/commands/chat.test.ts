@@ -1,0 +1,92 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeLlm } from '@molf/testkit';
+import { execaNode } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-chat-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+describe('molf chat', () => {
+  it('streams answers, shows tool calls, takes approval answers and commands through stdin', async () => {
+    const llm = await startFakeLlm({
+      turns: [
+        { text: ['Hi ', 'there.'] },
+        { toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo chat-ran' } }] },
+        { text: 'It ran.' },
+        { toolCalls: [{ name: 'shell_exec', arguments: { command: 'touch x' } }] },
+        { text: 'Understood, not now.' },
+      ],
+    });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFile(
+      join(home, 'config.jsonc'),
+      JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }),
+    );
+    const child = execaNode(CLI, ['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+      reject: false,
+      stdin: 'pipe',
+      timeout: 60_000,
+    });
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child;
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const seen = async (text: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const type = (line: string) => child.stdin?.write(`${line}\n`);
+
+    await seen('molf chat — session');
+    type('/help');
+    await seen('/sessions');
+    type('hello');
+    await seen('Hi there.');
+    type('run something');
+    await seen('session/always allow: "echo *"');
+    expect(output).toContain('? shell_exec asks for approval: echo chat-ran');
+    type('s');
+    await seen('✓ shell_exec: chat-ran');
+    await seen('It ran.');
+    type('make a file');
+    await seen('? shell_exec asks for approval: touch x');
+    type('d');
+    await seen('reason (optional): ');
+    type('not now');
+    await seen('Understood, not now.');
+    const toolMessage = llm.requests[4]?.messages.filter((message) => message.role === 'tool').at(-1);
+    expect(String(toolMessage?.content)).toContain('not now');
+    type('/new');
+    await seen('new session');
+    type('/sessions');
+    await seen('0 msgs');
+    await seen('10 msgs');
+    type('/exit');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+  });
+});

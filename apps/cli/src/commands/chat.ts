@@ -1,0 +1,322 @@
+import { createInterface, emitKeypressEvents, type Interface } from 'node:readline';
+import type { MolfClient } from '@molf/client';
+import { type Approval, MolfError, type SessionEvent } from '@molf/protocol';
+import { type Command, Option } from 'commander';
+import { dataDirOption, serverUrlOption } from '../cli-options.ts';
+import { connectToServer, type Stack, startEmbeddedStack } from '../embedded-stack.ts';
+
+type ChatOptions = {
+  model?: string;
+  session?: string;
+  server?: string;
+  token?: string;
+  worker?: string;
+  dataDir?: string;
+  config?: string;
+};
+
+const HELP = `Commands:
+  /new              start a new session
+  /sessions         list this worker's sessions (newest first)
+  /session <id>     switch to a session
+  /model <p/m>      use this model for the next prompts (/model alone shows it)
+  /abort            abort the running turn (also Esc or Ctrl-C)
+  /help             this help
+  /exit             leave (also Ctrl-D, or Ctrl-C twice)
+While a tool call waits for approval, answer: o = once, s = this session, a = always (saved for the
+worker), d = deny (then a reason for the model, optional).
+`;
+
+export function registerChatCommand(program: Command): void {
+  program
+    .command('chat')
+    .description(
+      'interactive session in the terminal: streaming answers, tool calls, approval prompts; without --server it ' +
+        'starts a server and a worker on the current directory',
+    )
+    .addOption(new Option('--model <provider/model>', 'model for prompts').env('MOLF_MODEL'))
+    .option('--session <id>', 'resume this session')
+    .addOption(serverUrlOption())
+    .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
+    .option('--worker <id>', 'with --server: the worker new sessions run on (default: the only one online)')
+    .addOption(dataDirOption())
+    .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'))
+    .action(chat);
+}
+
+async function pickWorker(stack: Stack, client: MolfClient): Promise<string> {
+  if (stack.workerId !== undefined) return stack.workerId;
+  const online = (await client.rpc.workers.list.query()).filter((worker) => worker.state === 'online');
+  if (online.length !== 1) {
+    throw new MolfError('worker_not_found', `${online.length} workers are online: pick one with --worker <id>`);
+  }
+  return online[0]?.workerId as string;
+}
+
+function describeApproval(approval: Approval): string {
+  const subjects = approval.subjects.filter((subject) => subject.decision !== 'allow').map((subject) => subject.label);
+  const lines = [
+    `? ${approval.tool} asks for approval: ${subjects.join('; ') || approval.tool}`,
+    `  (${approval.reason})`,
+  ];
+  const patterns = approval.alwaysPatterns;
+  lines.push(
+    patterns === null
+      ? '  [o]nce  [d]eny          (no "session"/"always": no pattern describes this call safely)'
+      : `  [o]nce  [s]ession  [a]lways  [d]eny     session/always allow: ${patterns.map((pattern) => JSON.stringify(pattern)).join(', ')}`,
+  );
+  return `${lines.join('\n')}\n`;
+}
+
+async function chat(options: ChatOptions): Promise<void> {
+  const stackOptions = { ...options, logName: 'chat' };
+  await using stack =
+    options.server === undefined ? await startEmbeddedStack(stackOptions) : await connectToServer(stackOptions);
+  const { client } = stack;
+  const out = (text: string) => process.stdout.write(text);
+  const workerId = await pickWorker(stack, client);
+  let model = options.model;
+  let sessionId =
+    options.session ?? (await client.rpc.sessions.create.mutate({ workerId: workerId as never })).sessionId;
+  let busy = false;
+  let midLine = false;
+  const approvals: Approval[] = [];
+  let denying: Approval | undefined;
+  let subscription: { unsubscribe(): void } | undefined;
+  let lastInterrupt = 0;
+
+  const rl: Interface = createInterface({
+    input: process.stdin,
+    output: process.stdout,
+    terminal: process.stdin.isTTY,
+  });
+  const newline = () => {
+    if (midLine) out('\n');
+    midLine = false;
+  };
+  const showPrompt = () => {
+    if (denying !== undefined) rl.setPrompt('reason (optional): ');
+    else if (approvals.length > 0) rl.setPrompt('approve [o/s/a/d]: ');
+    else rl.setPrompt(busy ? '' : '> ');
+    if (!busy || approvals.length > 0 || denying !== undefined) rl.prompt();
+  };
+
+  function onEvent(event: SessionEvent): void {
+    switch (event.type) {
+      case 'status':
+        busy = event.status === 'busy';
+        if (!busy) {
+          newline();
+          showPrompt();
+        }
+        break;
+      case 'message.delta':
+        out(event.text);
+        midLine = !event.text.endsWith('\n');
+        break;
+      case 'tool-call.started':
+        newline();
+        out(`⚙ ${event.toolName} ${JSON.stringify(event.args).slice(0, 300)}\n`);
+        break;
+      case 'tool-call.ended': {
+        const first = (event.error ?? event.output).split('\n')[0]?.slice(0, 200) ?? '';
+        out(
+          `${event.error === undefined ? '✓' : '✗'} ${event.toolName}: ${first}${event.truncated ? ' (truncated)' : ''}\n`,
+        );
+        break;
+      }
+      case 'approval.requested':
+        if (approvals.some((approval) => approval.approvalId === event.approval.approvalId)) break;
+        approvals.push(event.approval);
+        if (approvals.length === 1) {
+          newline();
+          out(describeApproval(event.approval));
+          showPrompt();
+        }
+        break;
+      case 'approval.resolved': {
+        const index = approvals.findIndex((approval) => approval.approvalId === event.approvalId);
+        if (index === -1) break;
+        approvals.splice(index, 1);
+        if (denying?.approvalId === event.approvalId) denying = undefined;
+        out(`  → ${event.outcome}${event.by.startsWith('rule') ? ' (by a rule)' : ''}\n`);
+        const next = approvals[0];
+        if (next !== undefined) out(describeApproval(next));
+        showPrompt();
+        break;
+      }
+      case 'message.queued':
+        out(`(queued, position ${event.position})\n`);
+        break;
+      case 'error':
+        newline();
+        out(`! ${event.message}\n`);
+        break;
+      case 'turn.ended':
+        if (event.reason !== 'completed') {
+          newline();
+          out(`(turn ended: ${event.reason})\n`);
+        }
+        break;
+      case 'session.resync':
+        out('(reconnected: some events were missed; /session to reload)\n');
+        break;
+      default:
+        break;
+    }
+  }
+
+  function follow(id: string): void {
+    subscription?.unsubscribe();
+    approvals.length = 0;
+    subscription = client.rpc.sessions.events.subscribe(
+      { sessionId: id },
+      {
+        onData: (envelope: { data: SessionEvent }) => onEvent(envelope.data),
+        onError: (error: unknown) => out(`! event stream: ${(error as Error).message}\n`),
+      },
+    );
+  }
+
+  async function abortTurn(): Promise<void> {
+    if (!busy) return;
+    await client.rpc.sessions.abort.mutate({ sessionId });
+    out('\n(aborting)\n');
+  }
+
+  async function answerApproval(line: string): Promise<void> {
+    const approval = approvals[0];
+    if (approval === undefined) return;
+    if (denying !== undefined) {
+      const feedback = line.trim();
+      denying = undefined;
+      await client.rpc.approvals.deny.mutate({
+        sessionId,
+        approvalId: approval.approvalId,
+        ...(feedback === '' ? {} : { feedback }),
+      });
+      return;
+    }
+    const choice = line.trim().toLowerCase();
+    const scope =
+      choice === 'o' || choice === 'once'
+        ? 'once'
+        : choice === 's' || choice === 'session'
+          ? 'session'
+          : choice === 'a' || choice === 'always'
+            ? 'always'
+            : undefined;
+    if (scope !== undefined) {
+      if (scope !== 'once' && approval.alwaysPatterns === null) {
+        out('  "session" and "always" are not offered for this call: o or d\n');
+        showPrompt();
+        return;
+      }
+      await client.rpc.approvals.approve.mutate({ sessionId, approvalId: approval.approvalId, scope });
+    } else if (choice === 'd' || choice === 'deny') {
+      denying = approval;
+      showPrompt();
+    } else {
+      out('  answer o (once), s (session), a (always) or d (deny)\n');
+      showPrompt();
+    }
+  }
+
+  async function command(line: string): Promise<boolean> {
+    const [name, ...rest] = line.trim().split(/\s+/);
+    const argument = rest.join(' ');
+    switch (name) {
+      case '/help':
+        out(HELP);
+        return true;
+      case '/exit':
+      case '/quit':
+        return false;
+      case '/new': {
+        sessionId = (await client.rpc.sessions.create.mutate({ workerId: workerId as never })).sessionId;
+        follow(sessionId);
+        out(`new session ${sessionId}\n`);
+        return true;
+      }
+      case '/sessions': {
+        const { sessions, total } = await client.rpc.sessions.list.query({ workerId: workerId as never, limit: 20 });
+        for (const session of sessions) {
+          out(
+            `${session.sessionId === sessionId ? '*' : ' '} ${session.sessionId}  ${session.updatedAt.slice(0, 16)}  ${session.messageCount} msgs  ${session.name}\n`,
+          );
+        }
+        if (total > sessions.length) out(`  (${total - sessions.length} more)\n`);
+        return true;
+      }
+      case '/session': {
+        const { session, messages } = await client.rpc.sessions.get.query({ sessionId: argument });
+        sessionId = session.sessionId;
+        out(`session ${session.name} (${messages.length} messages)\n`);
+        for (const message of messages.slice(-6)) {
+          if (message.role === 'tool') continue;
+          out(`${message.role === 'user' ? '>' : ' '} ${message.text.slice(0, 300)}\n`);
+        }
+        follow(sessionId);
+        return true;
+      }
+      case '/model':
+        if (argument !== '') model = argument;
+        out(`model: ${model ?? 'the session default or the server default'}\n`);
+        return true;
+      case '/abort':
+        await abortTurn();
+        return true;
+      default:
+        out(`unknown command ${name}; /help lists them\n`);
+        return true;
+    }
+  }
+
+  follow(sessionId);
+  out(`molf chat — session ${sessionId}. /help for commands.\n`);
+  if (process.stdin.isTTY) {
+    emitKeypressEvents(process.stdin, rl);
+    process.stdin.on('keypress', (_text: string, key: { name?: string } | undefined) => {
+      if (key?.name === 'escape') void abortTurn();
+    });
+  }
+  showPrompt();
+
+  const closed = new Promise<void>((resolvePromise) => rl.once('close', resolvePromise));
+  rl.on('SIGINT', () => {
+    if (busy) {
+      void abortTurn();
+      return;
+    }
+    if (Date.now() - lastInterrupt < 2_000) {
+      rl.close();
+      return;
+    }
+    lastInterrupt = Date.now();
+    out('\n(Ctrl-C again to exit)\n');
+    showPrompt();
+  });
+  rl.on('line', (line) => {
+    void (async () => {
+      try {
+        if (approvals.length > 0) {
+          await answerApproval(line);
+        } else if (line.trim().startsWith('/')) {
+          if (!(await command(line))) rl.close();
+          else if (!busy) showPrompt();
+        } else if (line.trim() !== '') {
+          busy = true;
+          await client.rpc.sessions.prompt.mutate({ sessionId, text: line, ...(model === undefined ? {} : { model }) });
+        } else if (!busy) {
+          showPrompt();
+        }
+      } catch (error) {
+        out(`! ${(error as Error).message}\n`);
+        showPrompt();
+      }
+    })();
+  });
+  await closed;
+  subscription?.unsubscribe();
+  // Leaving aborts nothing: a running turn finishes on the server and is there on the next /session.
+}

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { createMolfClient, type MolfClient } from '@molf/client';
+import { createLogger, isLogLevel } from '@molf/logging';
+import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
+import { createWorker, validateWorkdir } from '@molf/worker';
+import { resolveClientConnection } from './resolve-client-connection.ts';
+
+/** A client, and the worker new sessions run on when it is known. */
+export type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
+
+export type StackOptions = {
+  model?: string | undefined;
+  dataDir?: string | undefined;
+  config?: string | undefined;
+  server?: string | undefined;
+  token?: string | undefined;
+  worker?: string | undefined;
+  /** Log file name under `{dataDir}/logs`. */
+  logName: string;
+};
+
+/** A server on loopback port 0 and a worker on the current directory, in this process. */
+export async function startEmbeddedStack(options: StackOptions): Promise<Stack> {
+  const dataDir = options.dataDir ?? defaultDataDir();
+  const workdir = await validateWorkdir(process.cwd());
+  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
+    optional: options.config === undefined,
+  });
+  const { models, agent } = toModelSettings(file, { model: options.model });
+  const level = process.env.MOLF_LOG_LEVEL;
+  const logger = await createLogger({
+    name: options.logName,
+    level: level !== undefined && isLogLevel(level) ? level : 'warn',
+    // stdout carries the answer; logs go to the file only.
+    console: 'none',
+    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', `${options.logName}.log`) }),
+  });
+  const tokens = { client: generateToken('client'), worker: generateToken('worker') };
+  const server = await createServer({ port: 0, dataDir, tokens, models, agent, logger });
+  try {
+    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir, logger });
+    await worker.registered;
+    const client = createMolfClient({ url: server.url, token: tokens.client });
+    await client.ready();
+    return {
+      client,
+      workerId: worker.workerId,
+      async [Symbol.asyncDispose]() {
+        try {
+          await client.close();
+          await worker.close();
+        } finally {
+          await server.close();
+        }
+      },
+    };
+  } catch (error) {
+    await server.close();
+    throw error;
+  }
+}
+
+export async function connectToServer(options: StackOptions): Promise<Stack> {
+  const connection = await resolveClientConnection(options);
+  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
+  await client.ready();
+  return { client, workerId: options.worker, [Symbol.asyncDispose]: () => client.close() };
+}
