@@ -63,20 +63,33 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
   const entries = new Map<string, Entry>();
   const { logger } = options;
 
-  for (const name of await readdir(root)) {
-    try {
-      const meta = StoredMetaSchema.parse(JSON.parse(await readFile(join(root, name, 'meta.json'), 'utf8')));
-      entries.set(meta.sessionId, {
-        meta,
-        status: 'idle',
-        handle: undefined,
-        queue: Promise.resolve(),
-        metaDirty: false,
-      });
-    } catch (error) {
-      logger.warn({ err: error, session: name }, 'skipping a session whose metadata cannot be read');
-    }
-  }
+  // Only the small metadata files are read at start, 64 at a time.
+  const names = await readdir(root);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(64, names.length) }, async () => {
+      while (next < names.length) {
+        const name = names[next++] as string;
+        try {
+          const meta = StoredMetaSchema.parse(JSON.parse(await readFile(join(root, name, 'meta.json'), 'utf8')));
+          entries.set(meta.sessionId, {
+            meta,
+            status: 'idle',
+            handle: undefined,
+            queue: Promise.resolve(),
+            metaDirty: false,
+          });
+        } catch (error) {
+          logger.warn({ err: error, session: name }, 'skipping a session whose metadata cannot be read');
+        }
+      }
+    }),
+  );
+  /** Sessions newest first, rebuilt only after a change. */
+  let ordered: Entry[] | undefined;
+  const touched = () => {
+    ordered = undefined;
+  };
 
   let flushTimer: NodeJS.Timeout | undefined;
   function scheduleMetaFlush(): void {
@@ -140,6 +153,7 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
       const entry: Entry = { meta, status: 'idle', handle: undefined, queue: Promise.resolve(), metaDirty: false };
       await writeMeta(entry);
       entries.set(sessionId, entry);
+      touched();
       return toInfo(entry);
     },
 
@@ -150,13 +164,18 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
 
     list({ workerId, name, limit, offset }) {
       const needle = name?.toLowerCase();
-      const matching = [...entries.values()]
-        .filter(
-          (entry) =>
-            (workerId === undefined || entry.meta.workerId === workerId) &&
-            (needle === undefined || entry.meta.name.toLowerCase().includes(needle)),
-        )
-        .sort((a, b) => b.meta.updatedAt.localeCompare(a.meta.updatedAt));
+      // ISO times order as strings; the sorted list is kept until a session changes.
+      ordered ??= [...entries.values()].sort((a, b) =>
+        a.meta.updatedAt < b.meta.updatedAt ? 1 : a.meta.updatedAt > b.meta.updatedAt ? -1 : 0,
+      );
+      const matching =
+        workerId === undefined && needle === undefined
+          ? ordered
+          : ordered.filter(
+              (entry) =>
+                (workerId === undefined || entry.meta.workerId === workerId) &&
+                (needle === undefined || entry.meta.name.toLowerCase().includes(needle)),
+            );
       return { sessions: matching.slice(offset, offset + limit).map(toInfo), total: matching.length };
     },
 
@@ -198,6 +217,7 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
         await entry.handle.datasync();
         entry.meta.messageCount += 1;
         entry.meta.updatedAt = message.at;
+        touched();
         entry.metaDirty = true;
         scheduleMetaFlush();
       });
@@ -208,6 +228,7 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
       if (change.name !== undefined) entry.meta.name = change.name;
       if (change.model !== undefined) entry.meta.model = change.model;
       entry.meta.updatedAt = new Date().toISOString();
+      touched();
       await enqueue(entry, () => writeMeta(entry));
       return toInfo(entry);
     },
@@ -229,6 +250,7 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
     async delete(sessionId) {
       const entry = entryOf(sessionId);
       entries.delete(sessionId);
+      touched();
       await enqueue(entry, async () => {
         await entry.handle?.close();
         entry.handle = undefined;
