@@ -25,6 +25,7 @@ export const ServerConfigFileSchema = z.strictObject({
       maxSteps: z.number().int().min(1).max(200),
       maxQueue: z.number().int().min(0).max(1_000),
       turnTimeoutMs: z.number().int().min(1_000),
+      contextTokens: z.number().int().min(1_000),
     })
     .partial()
     .optional(),

@@ -17,6 +17,7 @@ import type { ToolCallRunner } from '../approvals/run-gated-tool-call.ts';
 import type { ModelResolver } from '../providers/resolve-model.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import { pruneHistory } from './prune-history.ts';
 import type { SessionEvents } from './session-events.ts';
 import type { SessionStore } from './session-store.ts';
 
@@ -27,6 +28,8 @@ export type AgentSettings = {
   maxQueue?: number;
   /** A turn is aborted after this. Default 30 min. */
   turnTimeoutMs?: number;
+  /** The models' context window in tokens, for pruning old tool results. Default 128,000. */
+  contextTokens?: number;
 };
 
 export type AgentRunner = {
@@ -49,6 +52,7 @@ type Turn = { controller: AbortController; queue: Queued[]; done: Promise<void> 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_MAX_QUEUE = 20;
 const DEFAULT_TURN_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_CONTEXT_TOKENS = 128_000;
 /** Tools workers offer for diagnostics only. */
 const HIDDEN_TOOLS = new Set(['echo']);
 
@@ -195,6 +199,7 @@ export function createAgentRunner(options: {
   const maxSteps = options.settings?.maxSteps ?? DEFAULT_MAX_STEPS;
   const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
   const turnTimeoutMs = options.settings?.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
+  const contextTokens = options.settings?.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
   const turns = new Map<string, Turn>();
 
   async function runStep(context: {
@@ -228,7 +233,7 @@ export function createAgentRunner(options: {
         workerName: registration.name,
         instructions: context.instructions,
       }),
-      messages: toModelMessages(history),
+      messages: toModelMessages(pruneHistory(history, { contextTokens })),
       tools: toTools(registration.tools),
       abortSignal: signal,
       maxRetries: 1,

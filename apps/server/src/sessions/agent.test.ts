@@ -7,6 +7,7 @@ import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+import type { AgentSettings } from './agent-runner.ts';
 
 type Stack = AsyncDisposable & {
   llm: FakeLlm;
@@ -15,7 +16,7 @@ type Stack = AsyncDisposable & {
 };
 
 async function startStack(
-  options: { turns?: FakeTurn[]; permissions?: string; defaultModel?: string | null } = {},
+  options: { turns?: FakeTurn[]; permissions?: string; defaultModel?: string | null; agent?: AgentSettings } = {},
 ): Promise<Stack> {
   const llm = await startFakeLlm({ turns: options.turns ?? [] });
   const link = await startTestLink({
@@ -24,6 +25,7 @@ async function startStack(
         ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
         custom: { fake: { baseURL: llm.baseURL } },
       },
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
     },
   });
   if (options.permissions !== undefined) {
@@ -165,6 +167,28 @@ describe('agent loop through the fake LLM and a real worker', () => {
       '[Instructions from pkg/AGENTS.md]\nPackage rule: keep pkg free of dependencies.',
     );
     expect(toolContents[1]).not.toContain('Package rule');
+  });
+
+  it('shows the model old large tool results trimmed while the session keeps them whole', async () => {
+    const read = (id: string) => ({ toolCalls: [{ id, name: 'read_file', arguments: { path: `${id}.txt` } }] });
+    await using stack = await startStack({
+      agent: { contextTokens: 20_000 },
+      turns: [read('r1'), read('r2'), read('r3'), read('r4'), { text: 'done' }],
+    });
+    for (const id of ['r1', 'r2', 'r3', 'r4']) {
+      await writeFile(join(stack.link.workdir, `${id}.txt`), 'a line of words in a big file\n'.repeat(600));
+    }
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'read a lot' });
+    await watch.turnEnded();
+    const last = stack.llm.requests.at(-1)?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(String(last[0]?.content)).toContain('of this old tool result cut to save context');
+    expect(String(last[3]?.content)).not.toContain('cut to save context');
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    const stored = messages.flatMap((message) => (message.role === 'tool' ? [message.output] : []));
+    expect(stored[0]).not.toContain('cut to save context');
+    expect(stored[0]?.length).toBeGreaterThan(15_000);
   });
 
   it('sends a tool error to the model with its real text', async () => {
