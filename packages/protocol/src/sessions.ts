@@ -56,6 +56,11 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     errorKind: z.string().optional(),
     truncated: z.boolean().optional(),
   }),
+  /**
+   * A summary of the conversation up to and including message `coversUntil`: from then on the model
+   * sees this summary instead of those messages, followed by everything after them.
+   */
+  z.object({ ...MessageBase, role: z.literal('summary'), text: z.string(), coversUntil: z.string(), model: z.string() }),
 ]);
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 
@@ -97,6 +102,8 @@ export const SessionEventBodySchema = z.discriminatedUnion('type', [
     by: z.string(),
     reason: z.string().optional(),
   }),
+  /** Older messages were summarised: the model now sees the summary instead of them. */
+  z.object({ type: z.literal('context.compacted'), summaryMessageId: z.string(), coversUntil: z.string() }),
   /** The subscriber's last event is older than the server keeps: reload the messages, then follow on. */
   z.object({ type: z.literal('session.resync') }),
 ]);

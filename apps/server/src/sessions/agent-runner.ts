@@ -20,6 +20,7 @@ import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import { pruneHistory } from './prune-history.ts';
 import type { SessionEvents } from './session-events.ts';
 import type { SessionStore } from './session-store.ts';
+import { SUMMARIZING, summarizeHistory } from './summarize-history.ts';
 
 export type AgentSettings = {
   /** Model steps per turn (each may call tools). Default 10. */
@@ -87,6 +88,7 @@ function createLoopWatch(): LoopWatch {
 
 function toModelMessage(message: SessionMessage): ModelMessage {
   if (message.role === 'user') return { role: 'user', content: message.text };
+  if (message.role === 'summary') return { role: 'user', content: `${SUMMARY_HEADER}\n\n${message.text}` };
   if (message.role === 'assistant') {
     return {
       role: 'assistant',
@@ -119,6 +121,35 @@ function toModelMessage(message: SessionMessage): ModelMessage {
       },
     ],
   };
+}
+
+const SUMMARY_HEADER = '[Summary of the earlier conversation, which is no longer shown]';
+
+/**
+ * The part of the stored history the model sees: after the latest summary, that summary (and an
+ * acknowledgement, so roles alternate) followed by every message after the ones it covers — the
+ * recent turns it kept out stay in full.
+ */
+export function toModelView(history: readonly SessionMessage[]): SessionMessage[] {
+  let summaryIndex = -1;
+  for (let index = history.length - 1; index >= 0; index -= 1) {
+    if (history[index]?.role === 'summary') {
+      summaryIndex = index;
+      break;
+    }
+  }
+  if (summaryIndex === -1) return [...history];
+  const summary = history[summaryIndex] as Extract<SessionMessage, { role: 'summary' }>;
+  const covered = history.findIndex((message) => message.id === summary.coversUntil);
+  const acknowledgement: SessionMessage = {
+    id: `${summary.id}-ack`,
+    at: summary.at,
+    role: 'assistant',
+    text: 'Understood; I continue from this summary.',
+    toolCalls: [],
+    model: summary.model,
+  };
+  return [summary, acknowledgement, ...history.slice(covered + 1).filter((message) => message.role !== 'summary')];
 }
 
 /** The stored history as the model sees it. */
@@ -233,7 +264,7 @@ export function createAgentRunner(options: {
         workerName: registration.name,
         instructions: context.instructions,
       }),
-      messages: toModelMessages(pruneHistory(history, { contextTokens })),
+      messages: toModelMessages(pruneHistory(toModelView(history), { contextTokens })),
       tools: toTools(registration.tools),
       abortSignal: signal,
       maxRetries: 1,
@@ -399,6 +430,42 @@ export function createAgentRunner(options: {
     return 'continue';
   }
 
+  /**
+   * After a turn whose last request filled most of the context window, older messages are
+   * summarised (the recent turns stay in full). A failure is logged; the turn already succeeded.
+   */
+  async function compactIfNeeded(context: {
+    sessionId: string;
+    history: SessionMessage[];
+    modelId: string;
+    signal: AbortSignal;
+  }): Promise<void> {
+    const lastAnswer = [...context.history].reverse().find((message) => message.role === 'assistant');
+    const used = lastAnswer?.role === 'assistant' ? (lastAnswer.usage?.inputTokens ?? 0) : 0;
+    if (used < contextTokens * SUMMARIZING.triggerShare) return;
+    try {
+      const summary = await summarizeHistory({
+        view: toModelView(context.history),
+        model: models.resolve({ prompt: context.modelId }).model,
+        modelId: context.modelId,
+        signal: context.signal,
+      });
+      if (summary === undefined) return;
+      await store.append(context.sessionId, summary);
+      context.history.push(summary);
+      events.publish(context.sessionId, {
+        type: 'context.compacted',
+        summaryMessageId: summary.id,
+        coversUntil: summary.coversUntil,
+      });
+    } catch (error) {
+      logger.warn(
+        { err: error, sessionId: context.sessionId },
+        'summarising the session failed; it goes on unsummarised',
+      );
+    }
+  }
+
   /** Every tool call of the history gets a result, so the next request to the model is valid. */
   async function closeOrphans(context: {
     sessionId: string;
@@ -472,6 +539,7 @@ export function createAgentRunner(options: {
         reason = outcome === 'done' ? 'completed' : outcome;
         break;
       }
+      if (reason === 'completed') await compactIfNeeded({ sessionId, history, modelId, signal });
       if (reason === 'step_limit') {
         events.publish(sessionId, {
           type: 'error',

@@ -191,6 +191,51 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(stored[0]?.length).toBeGreaterThan(15_000);
   });
 
+  it('summarises older turns near the context limit and keeps the last four turns in full', async () => {
+    const summaryText = `Goal: answer five questions. Progress: questions one to five were answered. ${'Details. '.repeat(20)}`;
+    await using stack = await startStack({
+      agent: { contextTokens: 1_000 },
+      turns: [
+        { text: 'answer 1' },
+        { text: 'answer 2' },
+        { text: 'answer 3' },
+        { text: 'answer 4' },
+        { text: 'answer 5', usage: { promptTokens: 900, completionTokens: 5 } },
+        { text: summaryText },
+        { text: 'answer 6' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    for (let index = 1; index <= 5; index += 1) {
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: `question ${index}` });
+      await watch.turnEnded(index);
+    }
+    await waitFor(() => watch.types().includes('context.compacted'), { what: 'the summary' });
+    expect(stack.llm.requests[5]?.stream).toBe(false);
+    expect(JSON.stringify(stack.llm.requests[5]?.messages)).toContain('USER: question 1');
+    expect(JSON.stringify(stack.llm.requests[5]?.messages)).not.toContain('question 2');
+
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'question 6' });
+    await watch.turnEnded(6);
+    const seen = stack.llm.requests[6]?.messages.slice(1).map((message) => String(message.content)) ?? [];
+    expect(seen[0]).toContain('[Summary of the earlier conversation');
+    expect(seen[0]).toContain('Goal: answer five questions.');
+    expect(seen.slice(2)).toEqual([
+      'question 2',
+      'answer 2',
+      'question 3',
+      'answer 3',
+      'question 4',
+      'answer 4',
+      'question 5',
+      'answer 5',
+      'question 6',
+    ]);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.some((message) => message.role === 'user' && message.text === 'question 1')).toBe(true);
+  });
+
   it('sends a tool error to the model with its real text', async () => {
     await using stack = await startStack({
       turns: [

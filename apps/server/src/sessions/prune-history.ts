@@ -22,6 +22,7 @@ export const CLEARED_NOTE = '[Old tool result content cleared to save context; r
 function sizeOf(message: SessionMessage): number {
   switch (message.role) {
     case 'user':
+    case 'summary':
       return message.text.length;
     case 'assistant':
       return message.text.length + JSON.stringify(message.toolCalls).length;
