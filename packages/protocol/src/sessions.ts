@@ -60,7 +60,13 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
    * A summary of the conversation up to and including message `coversUntil`: from then on the model
    * sees this summary instead of those messages, followed by everything after them.
    */
-  z.object({ ...MessageBase, role: z.literal('summary'), text: z.string(), coversUntil: z.string(), model: z.string() }),
+  z.object({
+    ...MessageBase,
+    role: z.literal('summary'),
+    text: z.string(),
+    coversUntil: z.string(),
+    model: z.string(),
+  }),
 ]);
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 
