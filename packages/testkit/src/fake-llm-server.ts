@@ -162,6 +162,8 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
     for (const delta of deltas) {
       if (turn.stallAfterChunks !== undefined && sent >= turn.stallAfterChunks) return; // keep the socket open
       if (turn.breakAfterChunks !== undefined && sent >= turn.breakAfterChunks) {
+        // Let the chunks already written reach the client first: the break is mid-stream.
+        await sleep(50);
         request.socket.destroy();
         return;
       }

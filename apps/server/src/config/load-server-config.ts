@@ -26,6 +26,7 @@ export const ServerConfigFileSchema = z.strictObject({
       maxQueue: z.number().int().min(0).max(1_000),
       turnTimeoutMs: z.number().int().min(1_000),
       contextTokens: z.number().int().min(1_000),
+      streamIdleTimeoutMs: z.number().int().min(1_000),
     })
     .partial()
     .optional(),

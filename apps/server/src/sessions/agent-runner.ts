@@ -31,6 +31,11 @@ export type AgentSettings = {
   turnTimeoutMs?: number;
   /** The models' context window in tokens, for pruning old tool results. Default 128,000. */
   contextTokens?: number;
+  /**
+   * A model stream that sends nothing for this long fails (a stalled provider). Default 120 s; the
+   * first chunk may take up to five times as long (a local model loading).
+   */
+  streamIdleTimeoutMs?: number;
 };
 
 export type AgentRunner = {
@@ -54,6 +59,7 @@ const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_MAX_QUEUE = 20;
 const DEFAULT_TURN_TIMEOUT_MS = 30 * 60_000;
 const DEFAULT_CONTEXT_TOKENS = 128_000;
+const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
 /** Tools workers offer for diagnostics only. */
 const HIDDEN_TOOLS = new Set(['echo']);
 
@@ -231,6 +237,7 @@ export function createAgentRunner(options: {
   const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
   const turnTimeoutMs = options.settings?.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS;
   const contextTokens = options.settings?.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
+  const streamIdleTimeoutMs = options.settings?.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
   const turns = new Map<string, Turn>();
 
   async function runStep(context: {
@@ -267,6 +274,7 @@ export function createAgentRunner(options: {
       messages: toModelMessages(pruneHistory(toModelView(history), { contextTokens })),
       tools: toTools(registration.tools),
       abortSignal: signal,
+      timeout: { firstChunkMs: streamIdleTimeoutMs * 5, chunkMs: streamIdleTimeoutMs },
       maxRetries: 1,
       // Errors arrive as stream parts below; the SDK's default handler would print them.
       onError: () => {},
@@ -275,36 +283,45 @@ export function createAgentRunner(options: {
     let text = '';
     const calls: Array<{ toolCallId: string; toolName: string; input: unknown }> = [];
     let failure: unknown;
-    let aborted = false;
     let finishReason: string | undefined;
     let usage: { inputTokens?: number; outputTokens?: number } | undefined;
-    for await (const part of result.fullStream) {
-      switch (part.type) {
-        case 'text-delta':
-          text += part.text;
-          events.publish(sessionId, { type: 'message.delta', turnId, text: part.text });
-          break;
-        case 'tool-call':
-          calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-          break;
-        case 'finish-step':
-          finishReason = part.finishReason;
-          usage = {
-            ...(part.usage.inputTokens === undefined ? {} : { inputTokens: part.usage.inputTokens }),
-            ...(part.usage.outputTokens === undefined ? {} : { outputTokens: part.usage.outputTokens }),
-          };
-          break;
-        case 'error':
-          failure = part.error;
-          break;
-        case 'abort':
-          aborted = true;
-          break;
-        default:
-          break;
+    try {
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'text-delta':
+            text += part.text;
+            events.publish(sessionId, { type: 'message.delta', turnId, text: part.text });
+            break;
+          case 'tool-call':
+            calls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+            break;
+          case 'finish-step':
+            finishReason = part.finishReason;
+            usage = {
+              ...(part.usage.inputTokens === undefined ? {} : { inputTokens: part.usage.inputTokens }),
+              ...(part.usage.outputTokens === undefined ? {} : { outputTokens: part.usage.outputTokens }),
+            };
+            break;
+          case 'error':
+            failure = part.error;
+            break;
+          case 'abort':
+            // Not our abort: the SDK's stream timeout fired on a stalled provider.
+            if (!signal.aborted) {
+              failure ??= new Error(
+                `the model stream stalled: nothing arrived for ${Math.round(streamIdleTimeoutMs / 1000)} s`,
+              );
+            }
+            break;
+          default:
+            break;
+        }
       }
+    } catch (error) {
+      // A connection broken mid-stream surfaces as a thrown error rather than an error part.
+      if (!signal.aborted) failure ??= error;
     }
-    aborted ||= signal.aborted;
+    const aborted = signal.aborted;
 
     if (text !== '' || calls.length > 0) {
       const message: SessionMessage = {

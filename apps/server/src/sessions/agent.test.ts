@@ -459,6 +459,53 @@ describe('agent loop through the fake LLM and a real worker', () => {
     ]);
   });
 
+  it('fails a stalled or broken model stream with an error event, keeping what arrived, and stays usable', async () => {
+    await using stack = await startStack({
+      agent: { streamIdleTimeoutMs: 300 },
+      turns: [
+        { text: ['partial ', 'never'], stallAfterChunks: 2 },
+        { text: ['cut ', 'off'], breakAfterChunks: 2 },
+        { text: 'fine again' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    for (const [index, text] of ['one', 'two', 'three'].entries()) {
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text });
+      await watch.turnEnded(index + 1);
+    }
+    const ends = watch.events.flatMap((event) => (event.type === 'turn.ended' ? [event.reason] : []));
+    expect(ends).toEqual(['error', 'error', 'completed']);
+    expect(
+      watch.events.filter((event) => event.type === 'error').map((event) => event.type === 'error' && event.code),
+    ).toEqual(['provider_error', 'provider_error']);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => (message.role === 'tool' ? '' : message.text))).toEqual([
+      'one',
+      'partial ',
+      'two',
+      'cut ',
+      'three',
+      'fine again',
+    ]);
+    expect(messages[1]).toMatchObject({ role: 'assistant', interrupted: true });
+  });
+
+  it('refuses a prompt for a worker that is offline with an error event, and a prompt that is too large', async () => {
+    await using stack = await startStack({ turns: [{ text: 'unused' }] });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.link.worker.close();
+    await waitFor(() => stack.link.server.registry.get(stack.link.worker.workerId)?.state === 'offline');
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'hello?' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'error')).toMatchObject({ code: 'worker_offline' });
+    expect(stack.llm.requests).toHaveLength(0);
+    await expect(
+      stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'x'.repeat(200_001) }),
+    ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'text' } });
+  });
+
   it('says what to set when no model is configured, without calling any provider', async () => {
     await using stack = await startStack({ defaultModel: null });
     const session = await newSession(stack);
