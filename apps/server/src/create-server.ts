@@ -338,6 +338,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
         httpServer.closeAllConnections();
         await new Promise<void>((resolvePromise) => httpServer.close(() => resolvePromise()));
         await registry.flush();
+        sessionEvents.close();
         await sessions.close();
         await audit.close();
         logger.info('server stopped');

@@ -150,4 +150,6 @@ export const SessionEventsInputSchema = z.object({
   sessionId: SessionIdSchema,
   /** Set by the tRPC client on reconnect: the id of the last event received. */
   lastEventId: z.string().max(128).nullish(),
+  /** Without a last event id: start with the next event instead of every kept one. */
+  fromNow: z.boolean().optional(),
 });

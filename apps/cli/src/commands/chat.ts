@@ -169,12 +169,21 @@ async function chat(options: ChatOptions): Promise<void> {
   function follow(id: string): void {
     subscription?.unsubscribe();
     approvals.length = 0;
+    // From now on only: old turns are not replayed (`/session` prints the last messages itself).
     subscription = client.rpc.sessions.events.subscribe(
-      { sessionId: id },
+      { sessionId: id, fromNow: true },
       {
         onData: (envelope: { data: SessionEvent }) => onEvent(envelope.data),
         onError: (error: unknown) => out(`! event stream: ${(error as Error).message}\n`),
       },
+    );
+    // Approvals already waiting in this session (asked before we followed it) are shown too.
+    void client.rpc.approvals.list.query({ sessionId: id }).then(
+      (pending) => {
+        for (const approval of pending)
+          onEvent({ type: 'approval.requested', approval, seq: 0, sessionId: id, at: approval.requestedAt });
+      },
+      () => undefined,
     );
   }
 
@@ -306,7 +315,17 @@ async function chat(options: ChatOptions): Promise<void> {
           else if (!busy) showPrompt();
         } else if (line.trim() !== '') {
           busy = true;
-          await client.rpc.sessions.prompt.mutate({ sessionId, text: line, ...(model === undefined ? {} : { model }) });
+          try {
+            await client.rpc.sessions.prompt.mutate({
+              sessionId,
+              text: line,
+              ...(model === undefined ? {} : { model }),
+            });
+          } catch (error) {
+            // Refused (a bad model id, a full queue): nothing runs, so the prompt is ours again.
+            busy = false;
+            throw error;
+          }
         } else if (!busy) {
           showPrompt();
         }

@@ -2,7 +2,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from '@molf/server';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { createWorker } from '@molf/worker';
 import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -90,7 +92,6 @@ describe('molf run', () => {
     const result = await run(['x', '--json']);
     const events = result.stdout.split('\n').map((line) => JSON.parse(line) as { type: string; seq: number });
     expect(events.map((event) => event.type)).toEqual([
-      'status',
       'turn.started',
       'message.delta',
       'message.delta',
@@ -110,5 +111,57 @@ describe('molf run', () => {
     const none = await unset.run(['x']);
     expect(none.exitCode).toBe(1);
     expect(none.stderr).toContain('--model provider/model');
+  });
+
+  it("with --server and --session prints only its own turn, not the session's earlier answers", async () => {
+    const llm = await startFakeLlm({ turns: [{ text: 'ANSWER-ONE' }, { text: 'ANSWER-TWO' }] });
+    cleanups.push(() => llm.close());
+    const dataDir = await tempDir();
+    const project = await tempDir();
+    const tokens = { client: 'molf_c_run-server-test-token-1', worker: 'molf_w_run-server-test-token-1' };
+    const server = await createServer({
+      port: 0,
+      dataDir,
+      tokens,
+      models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+    });
+    cleanups.push(() => server.close());
+    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir: project });
+    cleanups.push(() => worker.close());
+    await worker.registered;
+    const session = await server.sessions.create({ workerId: worker.workerId });
+    await server.agent.prompt({ sessionId: session.sessionId, text: 'first' });
+    const deadline = Date.now() + 10_000;
+    while (server.agent.busy(session.sessionId) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const result = await execaNode(
+      CLI,
+      ['run', 'second', '--server', server.url, '--token', tokens.client, '--session', session.sessionId],
+      {
+        cwd: project,
+        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
+        reject: false,
+        stdin: 'ignore',
+        timeout: 30_000,
+      },
+    );
+    expect(result.stdout).toBe('ANSWER-TWO');
+    expect(result.exitCode).toBe(0);
+
+    const unknown = await execaNode(
+      CLI,
+      ['run', 'x', '--server', server.url, '--token', tokens.client, '--session', 'no-such-session'],
+      {
+        cwd: project,
+        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
+        reject: false,
+        stdin: 'ignore',
+        timeout: 30_000,
+      },
+    );
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toContain('no session no-such-session');
+    expect(unknown.stderr).not.toContain('    at ');
   });
 });

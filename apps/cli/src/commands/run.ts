@@ -72,64 +72,102 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
   const print = (line: string) => process.stdout.write(line);
   let exitCode = 0;
   let wroteText = false;
+  /** Set once the prompt is accepted: only that prompt's turn is followed. */
+  let ourMessageId: string | undefined;
+  let ourTurnId: string | undefined;
+  const early: SessionEvent[] = [];
+  let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
+  const ended = new Promise<void>((resolve, reject) => {
+    settle = { resolve, reject };
+  });
+  // Handled where it is awaited; this keeps an early failure from counting as unhandled meanwhile.
+  ended.catch(() => undefined);
 
-  const ended = new Promise<void>((resolvePromise, reject) => {
-    let turnStarted = false;
+  const answer = (approval: Extract<SessionEvent, { type: 'approval.requested' }>['approval']) => {
+    const { approvalId } = approval;
+    const what = `${approval.tool}: ${approval.subjects.map((subject) => subject.label).join('; ')}`;
+    if (options.onAsk === 'allow') {
+      process.stderr.write(`[approved by --on-ask allow] ${what}\n`);
+      void client.rpc.approvals.approve.mutate({ sessionId: id, approvalId, scope: 'once' });
+      return;
+    }
+    if (options.onAsk === 'fail') exitCode = EXIT.asked;
+    process.stderr.write(`[denied by --on-ask ${options.onAsk}] ${what}\n`);
+    void client.rpc.approvals.deny.mutate({
+      sessionId: id,
+      approvalId,
+      feedback: `denied: molf run answers every approval with "${options.onAsk}" (no person is watching)`,
+    });
+    if (options.onAsk === 'fail') void client.rpc.sessions.abort.mutate({ sessionId: id });
+  };
+
+  let finished = false;
+  function handle(event: SessionEvent): void {
+    // Nothing after our turn's end is ours (the next status, another client's turn).
+    if (finished) return;
+    if (event.type === 'turn.started' && event.messageId === ourMessageId) ourTurnId = event.turnId;
+    if (event.type === 'session.resync') {
+      // The server restarted (or we fell far behind): if the session is idle, our turn is over.
+      void client.rpc.sessions.get.query({ sessionId: id }).then(({ session }) => {
+        if (session.status === 'idle') {
+          process.stderr.write('\nmolf run: the server lost track of this turn (restarted?); see the session\n');
+          exitCode = EXIT.failed;
+          settle?.resolve();
+        }
+      }, settle?.reject);
+      return;
+    }
+    // Another client's turn before ours (queued behind it) is not ours to print or answer.
+    if (ourTurnId === undefined) return;
+    if (options.json === true) print(`${JSON.stringify(event)}\n`);
+    switch (event.type) {
+      case 'message.delta':
+        if (event.turnId === ourTurnId && options.json !== true) {
+          print(event.text);
+          wroteText = true;
+        }
+        break;
+      case 'tool-call.started':
+        if (options.json !== true)
+          process.stderr.write(`\n[${event.toolName}] ${JSON.stringify(event.args).slice(0, 200)}\n`);
+        break;
+      case 'approval.requested':
+        // One turn runs at a time: an approval asked during our turn belongs to it.
+        answer(event.approval);
+        break;
+      case 'error':
+        process.stderr.write(`\nmolf run: ${event.message} (${event.code})\n`);
+        break;
+      case 'turn.ended':
+        if (event.turnId !== ourTurnId) break;
+        if (event.reason !== 'completed' && exitCode === 0) {
+          exitCode = event.reason === 'aborted' ? EXIT.interrupted : EXIT.failed;
+        }
+        finished = true;
+        settle?.resolve();
+        break;
+      default:
+        break;
+    }
+  }
+
+  await new Promise<void>((started, failed) => {
     const subscription = client.rpc.sessions.events.subscribe(
-      { sessionId: id },
+      { sessionId: id, fromNow: true },
       {
+        onStarted: () => started(),
         onData: ({ data: event }: { data: SessionEvent }) => {
-          if (options.json === true) print(`${JSON.stringify(event)}\n`);
-          switch (event.type) {
-            case 'turn.started':
-              turnStarted = true;
-              break;
-            case 'message.delta':
-              if (options.json !== true) {
-                print(event.text);
-                wroteText = true;
-              }
-              break;
-            case 'tool-call.started':
-              if (options.json !== true)
-                process.stderr.write(`\n[${event.toolName}] ${JSON.stringify(event.args).slice(0, 200)}\n`);
-              break;
-            case 'approval.requested': {
-              const { approvalId } = event.approval;
-              const what = `${event.approval.tool}: ${event.approval.subjects.map((subject) => subject.label).join('; ')}`;
-              if (options.onAsk === 'allow') {
-                process.stderr.write(`[approved by --on-ask allow] ${what}\n`);
-                void client.rpc.approvals.approve.mutate({ sessionId: id, approvalId, scope: 'once' });
-              } else {
-                if (options.onAsk === 'fail') exitCode = EXIT.asked;
-                process.stderr.write(`[denied by --on-ask ${options.onAsk}] ${what}\n`);
-                void client.rpc.approvals.deny.mutate({
-                  sessionId: id,
-                  approvalId,
-                  feedback: `denied: molf run answers every approval with "${options.onAsk}" (no person is watching)`,
-                });
-                if (options.onAsk === 'fail') void client.rpc.sessions.abort.mutate({ sessionId: id });
-              }
-              break;
-            }
-            case 'error':
-              process.stderr.write(`\nmolf run: ${event.message} (${event.code})\n`);
-              break;
-            case 'turn.ended':
-              if (!turnStarted && event.reason === 'completed') break;
-              if (event.reason !== 'completed' && exitCode === 0) {
-                exitCode = event.reason === 'aborted' ? EXIT.interrupted : EXIT.failed;
-              }
-              subscription.unsubscribe();
-              resolvePromise();
-              break;
-            default:
-              break;
-          }
+          if (ourMessageId === undefined) early.push(event);
+          else handle(event);
         },
-        onError: (error: unknown) => reject(error),
+        onError: (error: unknown) => {
+          failed(error);
+          settle?.reject(error);
+        },
       },
     );
+    const stop = () => subscription.unsubscribe();
+    ended.then(stop, stop);
   });
 
   const interrupt = () => {
@@ -138,11 +176,13 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
   };
   process.once('SIGINT', interrupt);
   try {
-    await client.rpc.sessions.prompt.mutate({
+    const accepted = await client.rpc.sessions.prompt.mutate({
       sessionId: id,
       text: prompt,
       ...(options.model === undefined ? {} : { model: options.model }),
     });
+    ourMessageId = accepted.messageId;
+    for (const event of early.splice(0)) handle(event);
     await ended;
   } finally {
     process.off('SIGINT', interrupt);

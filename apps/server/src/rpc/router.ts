@@ -127,7 +127,12 @@ export function createAppRouter(services: RouterServices) {
       /** Every event after `lastEventId`, then live ones (tRPC tracked ids): no gap, no duplicate. */
       events: clientProcedure.input(SessionEventsInputSchema).subscription(({ input, signal }) => {
         knownSession(input.sessionId);
-        return sessionEvents.stream({ sessionId: input.sessionId, lastEventId: input.lastEventId, signal });
+        return sessionEvents.stream({
+          sessionId: input.sessionId,
+          lastEventId: input.lastEventId,
+          fromNow: input.fromNow,
+          signal,
+        });
       }),
     }),
 

@@ -52,8 +52,16 @@ export type AgentRunner = {
   close(): Promise<void>;
 };
 
-type Queued = { messageId: string; text: string; model: string | undefined };
-type Turn = { controller: AbortController; queue: Queued[]; done: Promise<void> };
+type Queued = {
+  messageId: string;
+  text: string;
+  model: string | undefined;
+  at: string;
+  /** Where the prompt is kept until its turn stores it as a message. */
+  stored: 'history' | 'queue';
+};
+/** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
+type Turn = { controller: AbortController; queue: Queued[]; done: Promise<void>; ready: Promise<void> };
 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_MAX_QUEUE = 20;
@@ -137,6 +145,46 @@ const SUMMARY_HEADER = '[Summary of the earlier conversation, which is no longer
  * recent turns it kept out stay in full.
  */
 export function toModelView(history: readonly SessionMessage[]): SessionMessage[] {
+  return pairToolResults(withLatestSummary(history));
+}
+
+/**
+ * Every tool call answered right after its assistant message, and no result without its call: a
+ * crash between a call and its result (or a provider reusing ids) must not make the history
+ * unusable, since providers refuse a call without a result. Missing results read "not run".
+ */
+function pairToolResults(view: readonly SessionMessage[]): SessionMessage[] {
+  const paired: SessionMessage[] = [];
+  let open = new Map<string, string>();
+  const closeOpen = (at: string) => {
+    for (const [toolCallId, toolName] of open) {
+      paired.push({
+        id: `${toolCallId}-missing`,
+        at,
+        role: 'tool',
+        toolCallId,
+        toolName,
+        output: '',
+        error: 'This tool call has no result: the server stopped before it finished. It may or may not have run.',
+        errorKind: 'cancelled',
+      });
+    }
+    open = new Map();
+  };
+  for (const message of view) {
+    if (message.role === 'tool') {
+      if (open.delete(message.toolCallId)) paired.push(message);
+      continue;
+    }
+    closeOpen(message.at);
+    paired.push(message);
+    if (message.role === 'assistant') open = new Map(message.toolCalls.map((call) => [call.toolCallId, call.toolName]));
+  }
+  closeOpen(new Date().toISOString());
+  return paired;
+}
+
+function withLatestSummary(history: readonly SessionMessage[]): SessionMessage[] {
   let summaryIndex = -1;
   for (let index = history.length - 1; index >= 0; index -= 1) {
     if (history[index]?.role === 'summary') {
@@ -239,6 +287,7 @@ export function createAgentRunner(options: {
   const contextTokens = options.settings?.contextTokens ?? DEFAULT_CONTEXT_TOKENS;
   const streamIdleTimeoutMs = options.settings?.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS;
   const turns = new Map<string, Turn>();
+  let closing = false;
 
   async function runStep(context: {
     sessionId: string;
@@ -512,6 +561,7 @@ export function createAgentRunner(options: {
 
   async function runTurn(sessionId: string, prompt: Queued, turn: Turn): Promise<void> {
     const turnId = randomUUID();
+    turn.controller = new AbortController();
     const { signal } = turn.controller;
     const timer = setTimeout(
       () => turn.controller.abort(new MolfError('timeout', 'the turn timed out')),
@@ -522,10 +572,17 @@ export function createAgentRunner(options: {
     try {
       const session = store.get(sessionId);
       if (session === undefined) return;
+      if (prompt.stored === 'queue') {
+        // Stored before the model is called: from here a crash still keeps the prompt in the history.
+        await store.append(sessionId, { id: prompt.messageId, at: now(), role: 'user', text: prompt.text });
+        await store.dequeue(sessionId, prompt.messageId);
+      }
       let modelId: string;
       try {
         modelId = models.resolve({ prompt: prompt.model, session: session.model }).id;
       } catch (error) {
+        // Every stored prompt gets its turn.started and turn.ended, also when it cannot run.
+        events.publish(sessionId, { type: 'turn.started', turnId, messageId: prompt.messageId, model: '' });
         events.publish(sessionId, {
           type: 'error',
           code: isMolfError(error) ? error.code : 'internal',
@@ -534,12 +591,8 @@ export function createAgentRunner(options: {
         reason = 'error';
         return;
       }
-      const history = await store.messages(sessionId);
-      const userMessage: SessionMessage = { id: prompt.messageId, at: now(), role: 'user', text: prompt.text };
-      // Stored before the model is called: a crash now still keeps the prompt.
-      await store.append(sessionId, userMessage);
-      history.push(userMessage);
       events.publish(sessionId, { type: 'turn.started', turnId, messageId: prompt.messageId, model: modelId });
+      const history = await store.messages(sessionId);
       reason = 'step_limit';
       const loop = createLoopWatch();
       const instructions = await fetchInstructions(session.workerId);
@@ -576,44 +629,72 @@ export function createAgentRunner(options: {
       }
     } finally {
       clearTimeout(timer);
+      const cause: unknown = signal.reason;
+      if (reason === 'aborted' && isMolfError(cause) && cause.code === 'timeout') {
+        reason = 'error';
+        events.publish(sessionId, {
+          type: 'error',
+          code: 'timeout',
+          message: `the turn was stopped after ${Math.round(turnTimeoutMs / 60_000)} minutes (agent.turnTimeoutMs)`,
+        });
+      }
       events.publish(sessionId, { type: 'turn.ended', turnId, reason });
     }
   }
 
-  function start(sessionId: string, first: Queued): Turn {
-    const turn: Turn = { controller: new AbortController(), queue: [], done: Promise.resolve() };
+  /** Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first. */
+  function start(sessionId: string, first: Queued, stored: Promise<void>): Turn {
+    const turn: Turn = { controller: new AbortController(), queue: [], done: Promise.resolve(), ready: stored };
     turns.set(sessionId, turn);
     store.setStatus(sessionId, 'busy');
     events.publish(sessionId, { type: 'status', status: 'busy' });
     turn.done = (async () => {
+      try {
+        await stored;
+      } catch (error) {
+        // The prompt could not be stored: the caller is told so; nothing runs.
+        turns.delete(sessionId);
+        store.setStatus(sessionId, 'idle');
+        events.publish(sessionId, { type: 'status', status: 'idle' });
+        logger.error({ err: error, sessionId }, 'cannot store the prompt');
+        return;
+      }
       let next: Queued | undefined = first;
       while (next !== undefined) {
         await runTurn(sessionId, next, turn);
-        next = turn.controller.signal.aborted ? undefined : turn.queue.shift();
+        // Prompts that came after an abort are run too: the abort emptied the queue it found.
+        next = turn.queue.shift();
       }
       turns.delete(sessionId);
       store.setStatus(sessionId, 'idle');
-      await store.release(sessionId).catch(() => undefined);
       events.publish(sessionId, { type: 'status', status: 'idle' });
+      await store.release(sessionId).catch(() => undefined);
     })();
     return turn;
   }
 
   return {
     async prompt({ sessionId, text, model }) {
+      if (closing) throw new MolfError('cancelled', 'the server is shutting down');
       if (store.get(sessionId) === undefined) {
         throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
       }
-      const queued: Queued = { messageId: randomUUID(), text, model };
+      const messageId = randomUUID();
+      const at = now();
       const running = turns.get(sessionId);
       if (running === undefined) {
-        start(sessionId, queued);
-        return { messageId: queued.messageId, queued: false };
+        // Stored before the prompt is acknowledged: an accepted prompt survives any crash.
+        const first: Queued = { messageId, text, model, at, stored: 'history' };
+        start(sessionId, first, store.append(sessionId, { id: messageId, at, role: 'user', text }));
+        await turns.get(sessionId)?.ready;
+        return { messageId, queued: false };
       }
       if (running.queue.length >= maxQueue) {
         throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
       }
+      const queued: Queued = { messageId, text, model, at, stored: 'queue' };
       running.queue.push(queued);
+      await store.enqueue(sessionId, { messageId, text, model, at });
       events.publish(sessionId, {
         type: 'message.queued',
         messageId: queued.messageId,
@@ -625,7 +706,13 @@ export function createAgentRunner(options: {
     abort(sessionId) {
       const turn = turns.get(sessionId);
       if (turn === undefined) return false;
-      turn.queue.length = 0;
+      // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
+      // after this run normally.
+      for (const dropped of turn.queue.splice(0)) {
+        void store.dequeue(sessionId, dropped.messageId).catch((error: unknown) => {
+          logger.warn({ err: error, sessionId }, 'cannot remove an aborted prompt from the queue file');
+        });
+      }
       turn.controller.abort(new MolfError('cancelled', 'aborted by the user'));
       return true;
     },
@@ -633,8 +720,12 @@ export function createAgentRunner(options: {
     busy: (sessionId) => turns.has(sessionId),
 
     async close() {
-      for (const turn of turns.values())
+      closing = true;
+      // Queued prompts stay in their queue files: the next start stores them unanswered.
+      for (const turn of turns.values()) {
+        turn.queue.length = 0;
         turn.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
+      }
       await Promise.all([...turns.values()].map((turn) => turn.done));
     },
   };

@@ -506,6 +506,66 @@ describe('agent loop through the fake LLM and a real worker', () => {
     ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'text' } });
   });
 
+  it('answers the next prompt after a crash left a tool call without its result', async () => {
+    await using stack = await startStack({ turns: [{ text: 'carrying on' }] });
+    const session = await newSession(stack);
+    const at = new Date().toISOString();
+    // What a kill -9 between a call and its result leaves behind.
+    await stack.link.server.sessions.append(session.sessionId, { id: 'u0', at, role: 'user', text: 'do it' });
+    await stack.link.server.sessions.append(session.sessionId, {
+      id: 'a0',
+      at,
+      role: 'assistant',
+      text: '',
+      toolCalls: [{ toolCallId: 'call_lost', toolName: 'shell_exec', args: { command: 'make' } }],
+      model: 'fake/test-model',
+    });
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'and now?' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+    const tool = stack.llm.requests[0]?.messages.find((message) => message.role === 'tool');
+    expect(tool).toMatchObject({ tool_call_id: 'call_lost' });
+    expect(String(tool?.content)).toContain('the server stopped before it finished');
+  });
+
+  it('runs a prompt sent while an aborted turn winds down', async () => {
+    await using stack = await startStack({
+      turns: [{ text: ['slow', 'never'], stallAfterChunks: 2 }, { text: 'second answer' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'first' });
+    await waitFor(() => watch.types().includes('message.delta'));
+    expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({ aborted: true });
+    // Sent at once, while the aborted turn may still be winding down: it must run, not vanish.
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'second' });
+    await watch.turnEnded(2);
+    expect(
+      watch.events
+        .filter((event) => event.type === 'turn.ended')
+        .map((event) => event.type === 'turn.ended' && event.reason),
+    ).toEqual(['aborted', 'completed']);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.map((message) => (message.role === 'tool' ? '' : message.text)).slice(-2)).toEqual([
+      'second',
+      'second answer',
+    ]);
+  });
+
+  it('reports a turn timeout as an error, not as an abort by the user', async () => {
+    await using stack = await startStack({
+      agent: { turnTimeoutMs: 300 },
+      turns: [{ text: ['never ends'], stallAfterChunks: 1 }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'x' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'error')).toMatchObject({ code: 'timeout' });
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'error' });
+  });
+
   it('says what to set when no model is configured, without calling any provider', async () => {
     await using stack = await startStack({ defaultModel: null });
     const session = await newSession(stack);

@@ -13,18 +13,29 @@ export type SessionEvents = {
   stream(options: {
     sessionId: string;
     lastEventId: string | null | undefined;
+    /** Without a last event id: only events published from now on. */
+    fromNow?: boolean | undefined;
     signal: AbortSignal | undefined;
   }): AsyncGenerator<TrackedEnvelope<SessionEvent>>;
   /** Forgets a session's events (session deleted). */
   forget(sessionId: string): void;
+  /** Stops the sweep of idle logs. */
+  close(): void;
 };
 
 /** Events kept per session for subscribers that reconnect. */
 export const MAX_KEPT_EVENTS = 5_000;
 
-type Log = { nextSeq: number; events: SessionEvent[]; listeners: Set<() => void> };
+type Log = { nextSeq: number; events: SessionEvent[]; listeners: Set<() => void>; lastAt: number };
 
-export function createSessionEvents(): SessionEvents {
+/**
+ * A session nobody follows and nothing happened in for this long gives its kept events back (its
+ * sequence numbers go on): a later subscriber with an old id gets `session.resync`.
+ */
+export const IDLE_LOG_MS = 10 * 60_000;
+
+export function createSessionEvents(options: { idleLogMs?: number } = {}): SessionEvents {
+  const idleLogMs = options.idleLogMs ?? IDLE_LOG_MS;
   /** Ids carry the server's epoch: after a restart, old ids must not skip new events. */
   const epoch = randomBytes(4).toString('hex');
   const logs = new Map<string, Log>();
@@ -32,26 +43,37 @@ export function createSessionEvents(): SessionEvents {
   function logOf(sessionId: string): Log {
     let log = logs.get(sessionId);
     if (log === undefined) {
-      log = { nextSeq: 1, events: [], listeners: new Set() };
+      log = { nextSeq: 1, events: [], listeners: new Set(), lastAt: Date.now() };
       logs.set(sessionId, log);
     }
     return log;
   }
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const log of logs.values()) {
+        if (log.listeners.size === 0 && log.events.length > 0 && now - log.lastAt > idleLogMs) log.events = [];
+      }
+    },
+    Math.min(60_000, idleLogMs),
+  );
+  sweep.unref();
 
   return {
     publish(sessionId, body) {
       const log = logOf(sessionId);
       const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
       log.nextSeq += 1;
+      log.lastAt = Date.now();
       log.events.push(event);
       if (log.events.length > MAX_KEPT_EVENTS) log.events.splice(0, log.events.length - MAX_KEPT_EVENTS);
       for (const listener of log.listeners) listener();
       return event;
     },
 
-    async *stream({ sessionId, lastEventId, signal }) {
+    async *stream({ sessionId, lastEventId, fromNow, signal }) {
       const log = logOf(sessionId);
       let wake: (() => void) | undefined;
       const listener = () => wake?.();
@@ -63,18 +85,31 @@ export function createSessionEvents(): SessionEvents {
         const [idEpoch, idSeq] = (lastEventId ?? '').split(':');
         const seq = Number(idSeq);
         const firstKept = log.events[0]?.seq ?? log.nextSeq;
+        if ((lastEventId === null || lastEventId === undefined) && fromNow === true) after = log.nextSeq - 1;
         if (lastEventId !== null && lastEventId !== undefined) {
           if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
             after = seq;
           } else {
             const resync = { type: 'session.resync', seq: 0, sessionId, at: new Date().toISOString() } as SessionEvent;
             yield tracked(`${epoch}:0`, resync);
+            after = firstKept - 1;
           }
         }
-        while (signal?.aborted !== true) {
+        while (signal?.aborted !== true && logs.get(sessionId) === log) {
           // Sequence numbers are contiguous, so the next event's place is known.
           const first = log.events[0]?.seq ?? log.nextSeq;
-          const next = log.events[Math.max(0, after + 1 - first)];
+          if (after + 1 < first) {
+            // This subscriber fell behind what is kept: say so, rather than skip silently.
+            yield tracked(`${epoch}:0`, {
+              type: 'session.resync',
+              seq: 0,
+              sessionId,
+              at: new Date().toISOString(),
+            } as SessionEvent);
+            after = first - 1;
+            continue;
+          }
+          const next = log.events[after + 1 - first];
           if (next === undefined) {
             await new Promise<void>((resolvePromise) => {
               wake = resolvePromise;
@@ -92,7 +127,14 @@ export function createSessionEvents(): SessionEvents {
     },
 
     forget(sessionId) {
+      const log = logs.get(sessionId);
       logs.delete(sessionId);
+      // Streams still open on a deleted session end.
+      for (const listener of log?.listeners ?? []) listener();
+    },
+
+    close() {
+      clearInterval(sweep);
     },
   };
 }

@@ -31,8 +31,33 @@ describe('session store', () => {
     const store = await openSessionStore({ dataDir: dir.path, logger });
     const session = await store.create({ workerId: 'w1' as WorkerId });
     await store.append(session.sessionId, user('kept'));
+    await store.close();
     await appendFile(join(dir.path, 'sessions', session.sessionId, 'messages.jsonl'), '{"id":"torn","role":"us');
-    expect((await store.messages(session.sessionId)).map((message) => message.id)).toEqual(['kept']);
+    const reopened = await openSessionStore({ dataDir: dir.path, logger });
+    expect((await reopened.messages(session.sessionId)).map((message) => message.id)).toEqual(['kept']);
+    // The next message starts a line of its own instead of being glued to the torn one.
+    await reopened.append(session.sessionId, user('after the crash'));
+    expect((await reopened.messages(session.sessionId)).map((message) => message.id)).toEqual([
+      'kept',
+      'after the crash',
+    ]);
+    await reopened.close();
+  });
+
+  it('stores prompts that were still queued when the server stopped as unanswered messages, in order', async () => {
+    await using dir = await createTempDir();
+    const store = await openSessionStore({ dataDir: dir.path, logger });
+    const session = await store.create({ workerId: 'w1' as WorkerId });
+    await store.append(session.sessionId, user('running'));
+    const at = new Date().toISOString();
+    await store.enqueue(session.sessionId, { messageId: 'q1', text: 'first queued', at });
+    await store.enqueue(session.sessionId, { messageId: 'q2', text: 'second queued', at });
+    await store.enqueue(session.sessionId, { messageId: 'q3', text: 'taken', at });
+    await store.dequeue(session.sessionId, 'q3');
+    // No close: as after kill -9.
+    const reopened = await openSessionStore({ dataDir: dir.path, logger });
+    expect((await reopened.messages(session.sessionId)).map((message) => message.id)).toEqual(['running', 'q1', 'q2']);
+    await reopened.close();
     await store.close();
   });
 

@@ -17,6 +17,9 @@ const StoredMetaSchema = z.object({
 });
 type StoredMeta = z.infer<typeof StoredMetaSchema>;
 
+/** A prompt waiting for its turn. */
+export type QueuedPrompt = { messageId: string; text: string; model?: string | undefined; at: string };
+
 export type SessionStore = {
   create(options: { workerId: WorkerId; name?: string | undefined; model?: string | undefined }): Promise<SessionInfo>;
   get(sessionId: string): SessionInfo | undefined;
@@ -29,6 +32,12 @@ export type SessionStore = {
   messages(sessionId: string): Promise<SessionMessage[]>;
   /** Appends one message durably (written and synced before this resolves): O(1), no rewrite. */
   append(sessionId: string, message: SessionMessage): Promise<void>;
+  /**
+   * Keeps a prompt that waits for the running turn in `queue.jsonl` (synced), so that a crash loses
+   * no prompt the client was told was accepted; `dequeue` removes it once its turn stores it.
+   */
+  enqueue(sessionId: string, prompt: QueuedPrompt): Promise<void>;
+  dequeue(sessionId: string, messageId: string): Promise<void>;
   update(sessionId: string, change: { name?: string; model?: string }): Promise<SessionInfo>;
   setStatus(sessionId: string, status: SessionInfo['status']): void;
   /** Closes the session's open message file (at the end of a turn), so idle sessions hold no descriptor. */
@@ -136,7 +145,7 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
     return entry;
   }
 
-  return {
+  const store: SessionStore = {
     async create({ workerId, name, model }) {
       const sessionId = randomUUID();
       const now = new Date().toISOString();
@@ -208,11 +217,51 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
       return messages;
     },
 
+    enqueue(sessionId, prompt) {
+      const entry = entryOf(sessionId);
+      return enqueue(entry, async () => {
+        const handle = await open(join(root, sessionId, 'queue.jsonl'), 'a', 0o600);
+        try {
+          await handle.appendFile(`${JSON.stringify(prompt)}\n`);
+          await handle.datasync();
+        } finally {
+          await handle.close();
+        }
+      });
+    },
+
+    dequeue(sessionId, messageId) {
+      const entry = entryOf(sessionId);
+      return enqueue(entry, async () => {
+        const path = join(root, sessionId, 'queue.jsonl');
+        const lines = (await readFile(path, 'utf8').catch(() => '')).split('\n').filter((line) => line.trim() !== '');
+        const rest = lines.filter((line) => !line.includes(`"messageId":${JSON.stringify(messageId)}`));
+        if (rest.length === 0) await rm(path, { force: true });
+        else await writeFileAtomic(path, `${rest.join('\n')}\n`, { mode: 0o600 });
+      });
+    },
+
     append(sessionId, message) {
       const entry = entryOf(sessionId);
       const line = `${JSON.stringify(message)}\n`;
       return enqueue(entry, async () => {
-        entry.handle ??= await open(join(root, sessionId, 'messages.jsonl'), 'a', 0o600);
+        if (entry.handle === undefined) {
+          const path = join(root, sessionId, 'messages.jsonl');
+          entry.handle = await open(path, 'a', 0o600);
+          // A crash may have left half a line: end it, so that this message starts a line of its own
+          // (the torn one is then skipped on reading) instead of being glued to the garbage.
+          const { size } = await entry.handle.stat();
+          if (size > 0) {
+            const last = Buffer.alloc(1);
+            const reader = await open(path, 'r');
+            try {
+              await reader.read(last, 0, 1, size - 1);
+            } finally {
+              await reader.close();
+            }
+            if (last[0] !== 0x0a) await entry.handle.appendFile('\n');
+          }
+        }
         await entry.handle.appendFile(line);
         await entry.handle.datasync();
         entry.meta.messageCount += 1;
@@ -272,4 +321,29 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
       );
     },
   };
+
+  // Prompts that were waiting for a turn when the server stopped: kept as messages of their session
+  // (they were never answered), in the order they came.
+  for (const entry of entries.values()) {
+    const path = join(root, entry.meta.sessionId, 'queue.jsonl');
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined) continue;
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      try {
+        const prompt = JSON.parse(line) as QueuedPrompt;
+        await store.append(entry.meta.sessionId, {
+          id: prompt.messageId,
+          at: prompt.at,
+          role: 'user',
+          text: prompt.text,
+        });
+      } catch (error) {
+        logger.warn({ err: error, sessionId: entry.meta.sessionId }, 'skipping an unreadable queued prompt');
+      }
+    }
+    await rm(path, { force: true });
+    logger.info({ sessionId: entry.meta.sessionId }, 'prompts queued before the restart were stored unanswered');
+  }
+  return store;
 }

@@ -1,0 +1,72 @@
+import type { SessionEvent } from '@molf/protocol';
+import type { TrackedEnvelope } from '@trpc/server';
+import { describe, expect, it } from 'vitest';
+import { createSessionEvents, MAX_KEPT_EVENTS } from './session-events.ts';
+
+/** The first `count` events of a stream, as id and event (tracked envelopes are tuples). */
+async function take(stream: AsyncGenerator<TrackedEnvelope<SessionEvent>>, count: number) {
+  const taken: Array<{ id: string; data: SessionEvent }> = [];
+  for (let index = 0; index < count; index += 1) {
+    const next = await stream.next();
+    if (next.done === true) break;
+    const [id, data] = next.value;
+    taken.push({ id, data });
+  }
+  return taken;
+}
+
+describe('session events', () => {
+  it('resumes after the last id a subscriber saw, with no gap and no duplicate', async () => {
+    const events = createSessionEvents();
+    for (let index = 0; index < 5; index += 1) events.publish('s', { type: 'status', status: 'busy' });
+    const controller = new AbortController();
+    const first = await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
+    const resumed = events.stream({ sessionId: 's', lastEventId: first[2]?.id, signal: controller.signal });
+    events.publish('s', { type: 'status', status: 'idle' });
+    const rest = await take(resumed, 3);
+    expect([...first, ...rest].map((envelope) => envelope.data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+    controller.abort();
+    events.close();
+  });
+
+  it('tells a subscriber that fell behind what is kept to resync, then goes on from the oldest kept event', async () => {
+    const events = createSessionEvents();
+    for (let index = 0; index < MAX_KEPT_EVENTS + 10; index += 1)
+      events.publish('s', { type: 'status', status: 'busy' });
+    const controller = new AbortController();
+    const [id] = (await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1)).map(
+      (envelope) => envelope.id,
+    );
+    const epoch = id?.split(':')[0];
+    const behind = await take(
+      events.stream({ sessionId: 's', lastEventId: `${epoch}:3`, signal: controller.signal }),
+      2,
+    );
+    expect(behind.map((envelope) => [envelope.data.type, envelope.data.seq])).toEqual([
+      ['session.resync', 0],
+      ['status', 11],
+    ]);
+    controller.abort();
+    events.close();
+  });
+
+  it('gives back the events of an idle session nobody follows, keeping its sequence numbers', async () => {
+    const events = createSessionEvents({ idleLogMs: 20 });
+    events.publish('s', { type: 'status', status: 'busy' });
+    events.publish('s', { type: 'status', status: 'idle' });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    const next = events.publish('s', { type: 'status', status: 'busy' });
+    expect(next.seq).toBe(3);
+    const controller = new AbortController();
+    const replay = await take(
+      events.stream({ sessionId: 's', lastEventId: 'old-epoch:1', signal: controller.signal }),
+      2,
+    );
+    expect(replay.map((envelope) => [envelope.data.type, envelope.data.seq])).toEqual([
+      ['session.resync', 0],
+      ['status', 3],
+    ]);
+    controller.abort();
+    events.close();
+  });
+});
