@@ -267,12 +267,16 @@ export function createAgentRunner(options: {
   const { store, events, models, toolCalls, registry, logger, dispatcher } = options;
 
   /** AGENTS.md (or CLAUDE.md) files from the worker; none when it cannot answer. */
-  async function fetchInstructions(workerId: WorkerId, forPath?: string): Promise<Instructions['files']> {
+  async function fetchInstructions(
+    workerId: WorkerId,
+    options: { forPath?: string; signal: AbortSignal },
+  ): Promise<Instructions['files']> {
     const result = await dispatcher.dispatch({
       workerId,
       toolName: INSTRUCTIONS_JOB,
-      args: forPath === undefined ? {} : { forPath },
+      args: options.forPath === undefined ? {} : { forPath: options.forPath },
       timeoutMs: 10_000,
+      signal: options.signal,
     });
     if (result.error !== undefined) return [];
     try {
@@ -444,7 +448,7 @@ export function createAgentRunner(options: {
                 });
         // Instructions of the directories a read file lives in, each shown once per session.
         if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {
-          const nested = (await fetchInstructions(session.workerId, args.path)).filter(
+          const nested = (await fetchInstructions(session.workerId, { forPath: args.path, signal })).filter(
             (file) => !context.shown.has(file.path),
           );
           for (const file of nested) context.shown.add(file.path);
@@ -595,9 +599,10 @@ export function createAgentRunner(options: {
       const history = await store.messages(sessionId);
       reason = 'step_limit';
       const loop = createLoopWatch();
-      const instructions = await fetchInstructions(session.workerId);
+      const instructions = await fetchInstructions(session.workerId, { signal });
+      // Instructions count as shown only while the model still sees them (not summarised or pruned away).
       const shown = new Set(
-        history.flatMap((message) =>
+        pruneHistory(toModelView(history), { contextTokens }).flatMap((message) =>
           message.role === 'tool' && message.toolName === 'read_file'
             ? [...message.output.matchAll(INSTRUCTIONS_MARKER)].map((match) => match[1] as string)
             : [],

@@ -14,6 +14,8 @@ export const SUMMARIZING = {
   maxOutputTokens: 4_096,
   /** A shorter summary is taken for a failure and dropped. */
   minSummaryChars: 100,
+  /** The summary call is given up after this. */
+  timeoutMs: 120_000,
 } as const;
 
 const INSTRUCTIONS = `You summarise a coding session between a user and an AI coding agent so that the agent can continue
@@ -83,6 +85,8 @@ export async function summarizeHistory(options: {
     maxOutputTokens: SUMMARIZING.maxOutputTokens,
     temperature: 0.3,
     maxRetries: 1,
+    // A stalled summary must not hold the session busy.
+    timeout: { totalMs: SUMMARIZING.timeoutMs },
     ...(options.signal === undefined ? {} : { abortSignal: options.signal }),
   });
   const text = result.text.trim();
