@@ -566,6 +566,48 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'error' });
   });
 
+  it('stops a turn at the step limit with an error event, and refuses prompts beyond the queue bound', async () => {
+    const step = { toolCalls: [{ name: 'glob', arguments: { pattern: '*.a' } }] };
+    const other = { toolCalls: [{ name: 'glob', arguments: { pattern: '*.b' } }] };
+    await using stack = await startStack({
+      agent: { maxSteps: 2, maxQueue: 1 },
+      turns: [step, other, { text: ['queued ', 'answer'], chunkDelayMs: 50 }, { text: 'unused' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'loop on' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'step_limit' });
+    expect(watch.events.find((event) => event.type === 'error')).toMatchObject({ code: 'step_limit' });
+    expect(stack.llm.requests).toHaveLength(2);
+
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'slow one' });
+    expect(
+      (await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'waits' })).queued,
+    ).toBe(true);
+    await expect(
+      stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'too many' }),
+    ).rejects.toMatchObject({
+      data: { code: 'busy' },
+    });
+  });
+
+  it('renames and deletes sessions; a deleted session is gone for every call', async () => {
+    await using stack = await startStack();
+    const session = await newSession(stack);
+    const renamed = await stack.client.rpc.sessions.rename.mutate({
+      sessionId: session.sessionId,
+      name: 'Refactor the parser',
+    });
+    expect(renamed.name).toBe('Refactor the parser');
+    expect((await stack.client.rpc.sessions.list.query({ name: 'parser' })).sessions).toHaveLength(1);
+    await stack.client.rpc.sessions.delete.mutate({ sessionId: session.sessionId });
+    await expect(stack.client.rpc.sessions.get.query({ sessionId: session.sessionId })).rejects.toMatchObject({
+      data: { code: 'session_not_found' },
+    });
+    expect((await stack.client.rpc.sessions.list.query({})).total).toBe(0);
+  });
+
   it('says what to set when no model is configured, without calling any provider', async () => {
     await using stack = await startStack({ defaultModel: null });
     const session = await newSession(stack);
