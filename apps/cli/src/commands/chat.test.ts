@@ -89,4 +89,47 @@ describe('molf chat', () => {
     const result = await child;
     expect(result.exitCode).toBe(0);
   });
+
+  it('aborts the running turn on Ctrl-C and leaves on a second Ctrl-C when idle', async () => {
+    const llm = await startFakeLlm({ turns: [{ text: ['thinking ', 'forever'], stallAfterChunks: 2 }] });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFile(
+      join(home, 'config.jsonc'),
+      JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }),
+    );
+    const child = execaNode(CLI, ['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+      reject: false,
+      stdin: 'pipe',
+      timeout: 60_000,
+    });
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child;
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const seen = async (text: string) => {
+      const deadline = Date.now() + 20_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await seen('molf chat — session');
+    child.stdin?.write('think\n');
+    await seen('thinking ');
+    child.kill('SIGINT');
+    await seen('(turn ended: aborted)');
+    child.kill('SIGINT');
+    await seen('(Ctrl-C again to exit)');
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(0);
+  });
 });

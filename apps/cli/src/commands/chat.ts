@@ -292,7 +292,7 @@ async function chat(options: ChatOptions): Promise<void> {
   showPrompt();
 
   const closed = new Promise<void>((resolvePromise) => rl.once('close', resolvePromise));
-  rl.on('SIGINT', () => {
+  const onInterrupt = () => {
     if (busy) {
       void abortTurn();
       return;
@@ -304,7 +304,10 @@ async function chat(options: ChatOptions): Promise<void> {
     lastInterrupt = Date.now();
     out('\n(Ctrl-C again to exit)\n');
     showPrompt();
-  });
+  };
+  // On a terminal readline turns Ctrl-C into this event; otherwise it arrives as a signal.
+  rl.on('SIGINT', onInterrupt);
+  process.on('SIGINT', onInterrupt);
   rl.on('line', (line) => {
     void (async () => {
       try {
@@ -336,6 +339,7 @@ async function chat(options: ChatOptions): Promise<void> {
     })();
   });
   await closed;
+  process.off('SIGINT', onInterrupt);
   subscription?.unsubscribe();
   // Leaving aborts nothing: a running turn finishes on the server and is there on the next /session.
 }
