@@ -1,8 +1,11 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
+import { createWorker } from '@molf/worker';
 import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -131,5 +134,89 @@ describe('molf chat', () => {
     child.kill('SIGINT');
     const result = await child;
     expect(result.exitCode).toBe(0);
+  });
+
+  it('keeps a pending approval across a dropped connection and answers it after the reconnect', async () => {
+    const llm = await startFakeLlm({
+      turns: [
+        { toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo after-reconnect' } }] },
+        { text: 'Done after all.' },
+      ],
+    });
+    cleanups.push(() => llm.close());
+    const dataDir = await tempDir();
+    const project = await tempDir();
+    const tokens = { client: 'molf_c_chat-reconnect-token-01', worker: 'molf_w_chat-reconnect-token-01' };
+    const server = await createServer({
+      port: 0,
+      dataDir,
+      tokens,
+      models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+    });
+    cleanups.push(() => server.close());
+    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir: project });
+    cleanups.push(() => worker.close());
+    await worker.registered;
+
+    // A loopback proxy the test can cut, between chat and the server.
+    const sockets = new Set<Socket>();
+    let accepting = true;
+    const proxy = createNetServer((inbound) => {
+      if (!accepting) {
+        inbound.destroy();
+        return;
+      }
+      const outbound = connect(server.port, '127.0.0.1');
+      for (const socket of [inbound, outbound]) {
+        sockets.add(socket);
+        socket.on('error', () => {});
+        socket.on('close', () => sockets.delete(socket));
+      }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => proxy.close(resolve)));
+    const proxyUrl = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+    const child = execaNode(
+      CLI,
+      ['chat', '--server', proxyUrl, '--token', tokens.client, '--worker', worker.workerId],
+      {
+        cwd: project,
+        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
+        reject: false,
+        stdin: 'pipe',
+        timeout: 60_000,
+      },
+    );
+    cleanups.push(async () => {
+      child.kill('SIGKILL');
+      await child;
+    });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const seen = async (text: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!output.includes(text)) {
+        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    await seen('molf chat — session');
+    child.stdin?.write('run it\n');
+    await seen('? shell_exec asks for approval: echo after-reconnect');
+
+    accepting = false;
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    accepting = true;
+    // The answer goes out once the client has reconnected by itself.
+    child.stdin?.write('o\n');
+    await seen('Done after all.');
+    expect(output).toContain('✓ shell_exec: after-reconnect');
+    child.stdin?.write('/exit\n');
+    expect((await child).exitCode).toBe(0);
   });
 });
