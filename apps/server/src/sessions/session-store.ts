@@ -209,8 +209,12 @@ export async function openSessionStore(options: { dataDir: string; logger: Logge
           logger.warn({ err: error, sessionId, line: index + 1 }, 'skipping an unreadable session message');
         }
       });
-      if (entry.meta.messageCount !== messages.length) {
+      // The metadata is written lazily: after a crash it may lag behind the messages.
+      const lastAt = messages.at(-1)?.at;
+      if (entry.meta.messageCount !== messages.length || (lastAt !== undefined && lastAt > entry.meta.updatedAt)) {
         entry.meta.messageCount = messages.length;
+        if (lastAt !== undefined && lastAt > entry.meta.updatedAt) entry.meta.updatedAt = lastAt;
+        touched();
         entry.metaDirty = true;
         scheduleMetaFlush();
       }
