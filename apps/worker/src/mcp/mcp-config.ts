@@ -1,0 +1,132 @@
+import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import { z } from 'zod';
+
+const enabled = z.boolean().default(true);
+
+const StdioServerSchema = z.strictObject({
+  type: z.literal('stdio'),
+  command: z.string().min(1, 'the command cannot be empty'),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  enabled,
+});
+
+const HttpServerSchema = z.strictObject({
+  type: z.literal('http'),
+  url: z.string().min(1, 'the url cannot be empty'),
+  headers: z.record(z.string(), z.string()).default({}),
+  enabled,
+});
+
+/** `type` may be left out (as many `.mcp.json` files do): `command` means stdio, `url` means http. */
+const ServerSchema = z.preprocess(
+  (value) => {
+    if (typeof value === 'object' && value !== null && !Array.isArray(value) && !('type' in value)) {
+      if ('command' in value) return { type: 'stdio', ...value };
+      if ('url' in value) return { type: 'http', ...value };
+    }
+    return value;
+  },
+  z.discriminatedUnion('type', [StdioServerSchema, HttpServerSchema]),
+);
+
+export const McpConfigSchema = z.object({
+  mcpServers: z.record(z.string().min(1), ServerSchema).default({}),
+});
+
+export type McpStdioServer = {
+  name: string;
+  type: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+};
+export type McpHttpServer = { name: string; type: 'http'; url: string; headers: Record<string, string> };
+export type McpServerConfig = McpStdioServer | McpHttpServer;
+
+export type McpConfigResult =
+  | { ok: true; servers: McpServerConfig[]; warnings: string[] }
+  | { ok: false; error: string };
+
+function position(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  return `line ${before.split('\n').length}, column ${offset - before.lastIndexOf('\n')}`;
+}
+
+/**
+ * `${VAR}` from the environment (and `${WORKDIR}`); a missing variable becomes "" with one
+ * warning per variable.
+ */
+function createInterpolator(options: { env: NodeJS.ProcessEnv; workdir: string; warnings: string[] }) {
+  const warned = new Set<string>();
+  return (value: string, where: string): string =>
+    value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
+      if (name === 'WORKDIR') return options.workdir;
+      const found = options.env[name];
+      if (found !== undefined) return found;
+      if (!warned.has(name)) {
+        warned.add(name);
+        options.warnings.push(`${where}: the environment variable ${name} is not set; using ""`);
+      }
+      return '';
+    });
+}
+
+/**
+ * Reads a `.mcp.json` text: JSONC, every problem naming its place (`mcpServers.github.url`), `${VAR}`
+ * interpolated in command, args, env values, url and header values (never in env keys), disabled
+ * servers left out, http URLs checked to be absolute.
+ */
+export function parseMcpConfig(
+  text: string,
+  options: { env: NodeJS.ProcessEnv; workdir: string; file?: string },
+): McpConfigResult {
+  const file = options.file ?? '.mcp.json';
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: true });
+  const first = errors[0];
+  if (first !== undefined) {
+    return {
+      ok: false,
+      error: `${file}: ${position(text, first.offset)}: invalid JSON (${printParseErrorCode(first.error)})`,
+    };
+  }
+  const parsed = McpConfigSchema.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.map(String).join('.') ?? '';
+    return { ok: false, error: `${file}: ${where === '' ? 'the file' : where}: ${issue?.message ?? 'invalid'}` };
+  }
+  const warnings: string[] = [];
+  const interpolate = createInterpolator({ env: options.env, workdir: options.workdir, warnings });
+  const servers: McpServerConfig[] = [];
+  for (const [name, server] of Object.entries(parsed.data.mcpServers)) {
+    if (!server.enabled) continue;
+    const at = `mcpServers.${name}`;
+    if (server.type === 'stdio') {
+      servers.push({
+        name,
+        type: 'stdio',
+        command: interpolate(server.command, `${at}.command`),
+        args: server.args.map((arg, index) => interpolate(arg, `${at}.args.${index}`)),
+        env: Object.fromEntries(
+          Object.entries(server.env).map(([key, envValue]) => [key, interpolate(envValue, `${at}.env.${key}`)]),
+        ),
+      });
+      continue;
+    }
+    const url = interpolate(server.url, `${at}.url`);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
+      return { ok: false, error: `${file}: ${at}.url: "${url}" is not an absolute http(s) URL` };
+    }
+    servers.push({
+      name,
+      type: 'http',
+      url,
+      headers: Object.fromEntries(
+        Object.entries(server.headers).map(([key, header]) => [key, interpolate(header, `${at}.headers.${key}`)]),
+      ),
+    });
+  }
+  return { ok: true, servers, warnings };
+}
