@@ -1,0 +1,100 @@
+import { fileURLToPath } from 'node:url';
+import { createSilentLogger } from '@molf/logging';
+import { describe, expect, it } from 'vitest';
+import { connectMcpServer, toChildEnv } from './mcp-connection.ts';
+
+const FIXTURE = fileURLToPath(new URL('./testing/fixture-mcp-server.ts', import.meta.url));
+
+async function connectFixture(
+  options: {
+    env?: NodeJS.ProcessEnv;
+    declared?: Record<string, string>;
+    onToolsChanged?: () => void;
+    onClose?: () => void;
+  } = {},
+) {
+  return connectMcpServer({
+    config: { name: 'fixture', type: 'stdio', command: process.execPath, args: [FIXTURE], env: options.declared ?? {} },
+    workdir: process.cwd(),
+    env: options.env ?? process.env,
+    logger: createSilentLogger(),
+    onToolsChanged: options.onToolsChanged ?? (() => {}),
+    onClose: options.onClose ?? (() => {}),
+  });
+}
+
+describe('a connection to a real MCP server (stdio)', () => {
+  it("lists its tools and calls them: text, errors with the server's text, every image as an attachment", async () => {
+    const connection = await connectFixture();
+    try {
+      const tools = await connection.tools();
+      expect(tools.map((tool) => tool.name)).toEqual(['echo', 'fail', 'images', 'env', 'slow', 'add_tool', 'crash']);
+      expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
+      const signal = new AbortController().signal;
+      expect(await connection.call({ tool: 'echo', args: { text: 'hi' }, signal })).toEqual({ output: 'hi' });
+      expect(await connection.call({ tool: 'fail', args: {}, signal })).toMatchObject({
+        error: '[fixture] the fixture failed on purpose',
+        meta: { errorKind: 'internal' },
+      });
+      const images = await connection.call({ tool: 'images', args: {}, signal });
+      expect(images.output).toBe('two pictures');
+      expect(images.attachments).toHaveLength(2);
+      const [first] = images.attachments ?? [];
+      expect(first?.mimeType).toBe('image/png');
+      expect(first?.size).toBe(Buffer.from(first?.data ?? '', 'base64').length);
+      expect(first?.size).toBeGreaterThan(60);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('gives the child only PATH, HOME, USER, LANG, TERM, TMPDIR and its declared env', async () => {
+    expect(toChildEnv({ PATH: '/bin', SECRET: 'x', HOME: '/h' }, { API_KEY: 'k' })).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+      API_KEY: 'k',
+    });
+    const connection = await connectFixture({
+      env: { ...process.env, MOLF_SECRET_FOR_TEST: 'leaked' },
+      declared: { DECLARED: 'yes' },
+    });
+    try {
+      const signal = new AbortController().signal;
+      expect((await connection.call({ tool: 'env', args: { name: 'MOLF_SECRET_FOR_TEST' }, signal })).output).toBe(
+        '(unset)',
+      );
+      expect((await connection.call({ tool: 'env', args: { name: 'DECLARED' }, signal })).output).toBe('yes');
+      expect((await connection.call({ tool: 'env', args: { name: 'PATH' }, signal })).output).toBe(process.env.PATH);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('cancels a running call when its signal aborts', async () => {
+    const connection = await connectFixture();
+    try {
+      const controller = new AbortController();
+      const call = connection.call({ tool: 'slow', args: { ms: 30_000 }, signal: controller.signal });
+      setTimeout(() => controller.abort(), 100);
+      expect(await call).toMatchObject({ meta: { errorKind: 'cancelled' } });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('reports tools/list_changed and a crash of the server', async () => {
+    let changed = 0;
+    let closed = 0;
+    const connection = await connectFixture({ onToolsChanged: () => changed++, onClose: () => closed++ });
+    const signal = new AbortController().signal;
+    await connection.call({ tool: 'add_tool', args: { name: 'late' }, signal });
+    const deadline = Date.now() + 5_000;
+    while (changed === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(changed).toBeGreaterThanOrEqual(1);
+    expect((await connection.tools()).map((tool) => tool.name)).toContain('late');
+    await connection.call({ tool: 'crash', args: {}, signal });
+    while (closed === 0 && Date.now() < deadline + 5_000) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(closed).toBe(1);
+    await connection.close();
+  });
+});
