@@ -15,6 +15,7 @@ import {
   type WorkerRegistration,
   WorkerRegistrationSchema,
 } from '@molf/protocol';
+import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
 import { builtinTools } from './tools/builtin-tools.ts';
 import { createReadTracker } from './tools/read-tracker.ts';
 import { createPathPolicy } from './tools/resolve-tool-path.ts';
@@ -45,6 +46,8 @@ export type WorkerConfig = {
   extraRoots?: string[];
   /** Refuse write_file/edit_file on an existing file the session has not read. Default false. */
   requireReadBeforeWrite?: boolean;
+  /** Start the MCP servers of `{workdir}/.mcp.json` and offer their tools. Default true. */
+  mcp?: boolean;
   /**
    * A result larger than this, serialised, is replaced by a `too_large` failure, so it can never
    * exceed the server's message limit (128 MiB). Default 96 MiB.
@@ -94,6 +97,8 @@ export type MolfWorker = AsyncDisposable & {
   stopped: Promise<void>;
   /** Registrations so far, running calls, results not yet delivered, cancels that reached a running call. */
   stats(): { registrations: number; running: number; undelivered: number; cancelled: number };
+  /** The MCP servers of `.mcp.json` and their state. */
+  mcpServers(): McpServerState[];
   close(): Promise<void>;
 };
 
@@ -137,7 +142,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       },
     );
   }
-  const registration: WorkerRegistration = parsedRegistration.data;
+  let registration: WorkerRegistration = parsedRegistration.data;
 
   const running = new Map<ToolCallId, AbortController>();
   /** Results not yet acknowledged by the server; they survive a dropped link. */
@@ -321,6 +326,47 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     void close();
   }
 
+  /**
+   * MCP servers start after registration (a slow server never delays the worker); their tools
+   * join the built-ins here and reach the server, now and in every later registration.
+   */
+  let mcp: McpManager | undefined;
+  let mcpNames = new Set<string>();
+  function syncMcpTools(): void {
+    if (mcp === undefined || stopping) return;
+    for (const toolName of mcpNames) tools.delete(toolName);
+    const added = mcp.handlers();
+    for (const handler of added) tools.set(handler.definition.name, handler);
+    mcpNames = new Set(added.map((handler) => handler.definition.name));
+    registration = {
+      ...registration,
+      tools: [...handlers, ...added].map((handler) => toToolDescriptor(handler.definition)),
+    };
+    client.rpc.worker.tools.mutate({ workerId, tools: registration.tools }).catch((error: unknown) => {
+      // A later registration carries the tools anyway.
+      logger.warn({ err: error }, 'could not send the changed tool list to the server');
+    });
+  }
+  if (config.mcp !== false) {
+    void startMcpManager({
+      workdir,
+      env: process.env,
+      logger,
+      reserved: handlers.map((handler) => handler.definition.name),
+      onToolsChanged: () => syncMcpTools(),
+    }).then(
+      (manager) => {
+        if (stopping) {
+          void manager.close();
+          return;
+        }
+        mcp = manager;
+        syncMcpTools();
+      },
+      (error: unknown) => logger.error({ err: error }, 'MCP servers could not be started'),
+    );
+  }
+
   function subscribe(): void {
     subscription = client.rpc.worker.jobs.subscribe(
       { registration, lastEventId },
@@ -369,6 +415,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       try {
         subscription?.unsubscribe();
         for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
+        // MCP children end with the worker (SIGTERM, then SIGKILL after a grace).
+        await mcp?.close();
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while ((running.size > 0 || undelivered.size > 0) && Date.now() < deadline && !linkDown) {
           await new Promise((resolve) => setTimeout(resolve, 10));
@@ -392,6 +440,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     registered: registered.promise,
     stopped: stopped.promise,
     stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
+    mcpServers: () => mcp?.servers() ?? [],
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -12,6 +12,8 @@ export type ToolDefinition<Args extends z.ZodType = z.ZodType> = {
   defaultTimeoutMs: number;
   /** The call's own deadline, read from its (validated) arguments, if the tool has one. */
   timeoutFromArgs?: (args: z.infer<Args>) => number | undefined;
+  /** The JSON schema to offer as is (tools defined elsewhere, e.g. by an MCP server); default: from `args`. */
+  inputSchema?: Record<string, unknown>;
 };
 
 /** The wire form of a tool: what a worker registers and what the model is offered. */
@@ -26,7 +28,8 @@ export function toToolDescriptor(definition: ToolDefinition): ToolDescriptor {
   return {
     name: definition.name,
     description: definition.description,
-    inputSchema: z.toJSONSchema(definition.args, { io: 'input' }) as Record<string, unknown>,
+    inputSchema:
+      definition.inputSchema ?? (z.toJSONSchema(definition.args, { io: 'input' }) as Record<string, unknown>),
   };
 }
 

@@ -98,3 +98,9 @@ export const WorkerInfoSchema = z.object({
   lastSeenAt: z.string(),
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
+
+/** A registered worker's tool set changed (its MCP servers' tools came, went or changed). */
+export const WorkerToolsInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  tools: z.array(ToolDescriptorSchema).max(1_000),
+});

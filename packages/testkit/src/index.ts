@@ -1,1 +1,2 @@
 export { type FakeLlm, type FakeRequest, type FakeTurn, startFakeLlm } from './fake-llm-server.ts';
+export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';

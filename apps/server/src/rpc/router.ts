@@ -23,6 +23,7 @@ import {
   WorkerIdSchema,
   WorkerInfoSchema,
   WorkerJobsInputSchema,
+  WorkerToolsInputSchema,
 } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
@@ -224,6 +225,16 @@ export function createAppRouter(services: RouterServices) {
             });
           }
         }
+      }),
+
+      tools: workerProcedure.input(WorkerToolsInputSchema).mutation(({ input, ctx }) => {
+        if (registry.ownerOf(input.workerId) !== ctx.credentialId) {
+          throw new TRPCError({
+            code: 'FORBIDDEN',
+            message: `worker id ${input.workerId} is not registered with this credential`,
+          });
+        }
+        return { updated: registry.updateTools(input.workerId, input.tools) };
       }),
 
       // No output validation on this hot path: the server builds the acknowledgement itself.

@@ -68,6 +68,8 @@ export type WorkerRegistry = {
   isCurrent(lease: WorkerLease): boolean;
   get(workerId: WorkerId): WorkerInfo | undefined;
   registration(workerId: WorkerId): WorkerRegistration | undefined;
+  /** A connected worker's tools changed (MCP servers came or went); false when it is not connected. */
+  updateTools(workerId: WorkerId, tools: WorkerRegistration['tools']): boolean;
   list(): WorkerInfo[];
   /** Resolves once every pending state write has reached the disk. */
   flush(): Promise<void>;
@@ -173,6 +175,14 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
     registration(workerId) {
       const entry = entries.get(workerId);
       return entry?.lease === undefined ? undefined : entry.registration;
+    },
+    updateTools(workerId, tools) {
+      const entry = entries.get(workerId);
+      if (entry?.lease === undefined || entry.registration === undefined) return false;
+      entry.registration = { ...entry.registration, tools };
+      entry.info = { ...entry.info, tools: tools.map((tool) => tool.name) };
+      persist(entry);
+      return true;
     },
     list() {
       return [...entries.values()].map(toInfo).sort((a, b) => a.name.localeCompare(b.name));

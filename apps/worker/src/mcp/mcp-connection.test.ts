@@ -1,9 +1,9 @@
-import { fileURLToPath } from 'node:url';
 import { createSilentLogger } from '@molf/logging';
+import { FIXTURE_MCP_SERVER } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { connectMcpServer, toChildEnv } from './mcp-connection.ts';
 
-const FIXTURE = fileURLToPath(new URL('./testing/fixture-mcp-server.ts', import.meta.url));
+const FIXTURE = FIXTURE_MCP_SERVER;
 
 async function connectFixture(
   options: {
