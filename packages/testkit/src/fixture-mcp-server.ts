@@ -70,6 +70,10 @@ server.registerTool(
   },
 );
 
+server.registerTool('pid', { description: 'The server process id', inputSchema: {} }, async () => ({
+  content: [{ type: 'text', text: String(process.pid) }],
+}));
+
 server.registerTool('crash', { description: 'Exit the server process', inputSchema: {} }, async () => {
   setTimeout(() => process.exit(3), 10);
   return { content: [{ type: 'text', text: 'crashing' }] };

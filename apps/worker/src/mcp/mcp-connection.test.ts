@@ -28,7 +28,16 @@ describe('a connection to a real MCP server (stdio)', () => {
     const connection = await connectFixture();
     try {
       const tools = await connection.tools();
-      expect(tools.map((tool) => tool.name)).toEqual(['echo', 'fail', 'images', 'env', 'slow', 'add_tool', 'crash']);
+      expect(tools.map((tool) => tool.name)).toEqual([
+        'echo',
+        'fail',
+        'images',
+        'env',
+        'slow',
+        'add_tool',
+        'pid',
+        'crash',
+      ]);
       expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
       const signal = new AbortController().signal;
       expect(await connection.call({ tool: 'echo', args: { text: 'hi' }, signal })).toEqual({ output: 'hi' });

@@ -1,0 +1,126 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSilentLogger } from '@molf/logging';
+import { FIXTURE_MCP_SERVER } from '@molf/testkit';
+import { describe, expect, it } from 'vitest';
+import { createToolSandbox } from '../tools/tool-test-kit.ts';
+import { MCP_RECONNECT, type McpManager, startMcpManager } from './mcp-manager.ts';
+
+const fixture = { type: 'stdio', command: process.execPath, args: [FIXTURE_MCP_SERVER] };
+
+async function waitFor(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function call(manager: McpManager, name: string, args: Record<string, unknown> = {}) {
+  const handler = manager.handlers().find((candidate) => candidate.definition.name === name);
+  if (handler === undefined) throw new Error(`no tool ${name}`);
+  const controller = new AbortController();
+  return handler.run(args, { signal: controller.signal } as never);
+}
+
+describe('the MCP manager', () => {
+  it('starts the servers of .mcp.json, leaves a failing one offline without failing, and names the tools', async () => {
+    await using sandbox = await createToolSandbox();
+    await writeFile(
+      join(sandbox.workdir, '.mcp.json'),
+      JSON.stringify({ mcpServers: { fixture, broken: { type: 'stdio', command: '/nonexistent/mcp-server' } } }),
+    );
+    let changes = 0;
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: ['read_file'],
+      onToolsChanged: () => changes++,
+    });
+    try {
+      expect(manager.servers()).toMatchObject([
+        { name: 'fixture', status: 'connected' },
+        { name: 'broken', status: 'offline', reason: expect.any(String) },
+      ]);
+      expect(manager.handlers().map((handler) => handler.definition.name)).toContain('fixture_echo');
+      expect(changes).toBeGreaterThan(0);
+      expect(await call(manager, 'fixture_echo', { text: 'x' })).toEqual({ output: 'x' });
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('adds tools announced by tools/list_changed, without a restart', async () => {
+    await using sandbox = await createToolSandbox();
+    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    try {
+      await call(manager, 'fixture_add_tool', { name: 'late' });
+      await waitFor(
+        () => manager.handlers().some((handler) => handler.definition.name === 'fixture_late'),
+        'the new tool',
+      );
+      expect(await call(manager, 'fixture_late')).toEqual({ output: 'hello from late' });
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('answers "offline — reconnecting" after a crash, reconnects by itself, and the tools come back', async () => {
+    await using sandbox = await createToolSandbox();
+    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    try {
+      const echo = manager.handlers().find((handler) => handler.definition.name === 'fixture_echo');
+      await call(manager, 'fixture_crash');
+      await waitFor(() => manager.servers()[0]?.status !== 'connected', 'the crash to be noticed');
+      const offline = await echo?.run({ text: 'x' }, { signal: new AbortController().signal } as never);
+      expect(offline).toMatchObject({ error: '[fixture] is offline — reconnecting' });
+      await waitFor(
+        () => manager.servers()[0]?.status === 'connected',
+        `the reconnect (first after ${MCP_RECONNECT.initialMs} ms)`,
+      );
+      expect(await call(manager, 'fixture_echo', { text: 'back' })).toEqual({ output: 'back' });
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('stops its server processes when closed: no orphan is left', async () => {
+    await using sandbox = await createToolSandbox();
+    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    const pid = Number((await call(manager, 'fixture_pid')).output);
+    expect(isAlive(pid)).toBe(true);
+    await manager.close();
+    await waitFor(() => !isAlive(pid), 'the MCP server process to end');
+  });
+});
