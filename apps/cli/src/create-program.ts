@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { registerChatCommand } from './commands/chat.ts';
+import { registerMcpCommand } from './commands/mcp.ts';
 import { registerPermissionsCommand } from './commands/permissions.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerServerCommand } from './commands/server.ts';
@@ -29,5 +30,6 @@ export function createProgram(): Command {
   registerPermissionsCommand(program);
   registerRunCommand(program);
   registerChatCommand(program);
+  registerMcpCommand(program);
   return program;
 }

@@ -1,4 +1,6 @@
 export { createWorker, type MolfWorker, type WorkerConfig } from './create-worker.ts';
+export { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
+export { qualifyToolName } from './mcp/mcp-tool-names.ts';
 export { builtinTools } from './tools/builtin-tools.ts';
 export { echoTool } from './tools/echo.ts';
 export { editFileTool } from './tools/edit-file.ts';
