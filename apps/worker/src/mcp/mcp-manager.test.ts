@@ -49,8 +49,8 @@ describe('the MCP manager', () => {
     });
     try {
       expect(manager.servers()).toMatchObject([
-        { name: 'fixture', status: 'connected' },
         { name: 'broken', status: 'offline', reason: expect.any(String) },
+        { name: 'fixture', status: 'connected' },
       ]);
       expect(manager.handlers().map((handler) => handler.definition.name)).toContain('fixture_echo');
       expect(changes).toBeGreaterThan(0);
@@ -122,5 +122,53 @@ describe('the MCP manager', () => {
     expect(isAlive(pid)).toBe(true);
     await manager.close();
     await waitFor(() => !isAlive(pid), 'the MCP server process to end');
+  });
+
+  it('applies edits of .mcp.json without a restart, and keeps the running servers when the file breaks', async () => {
+    await using sandbox = await createToolSandbox();
+    const file = join(sandbox.workdir, '.mcp.json');
+    await writeFile(file, JSON.stringify({ mcpServers: { one: fixture } }));
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    const names = () => manager.handlers().map((handler) => handler.definition.name);
+    try {
+      const firstPid = Number((await call(manager, 'one_pid')).output);
+      await writeFile(file, JSON.stringify({ mcpServers: { one: fixture, two: fixture } }));
+      await waitFor(() => names().includes('two_echo'), 'the added server');
+      expect(Number((await call(manager, 'one_pid')).output)).toBe(firstPid);
+
+      await writeFile(
+        file,
+        JSON.stringify({ mcpServers: { one: { ...fixture, env: { CHANGED: '1' } }, two: fixture } }),
+      );
+      await waitFor(
+        () => manager.servers().find((server) => server.name === 'one')?.status !== 'connected' || !isAlive(firstPid),
+        'the restart',
+      );
+      await waitFor(
+        () => manager.servers().find((server) => server.name === 'one')?.status === 'connected',
+        'one back',
+      );
+      expect((await call(manager, 'one_env', { name: 'CHANGED' })).output).toBe('1');
+      await waitFor(() => !isAlive(firstPid), 'the old process to end');
+
+      await writeFile(file, '{ "mcpServers": { "one": ');
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(manager.servers().map((server) => [server.name, server.status])).toEqual([
+        ['one', 'connected'],
+        ['two', 'connected'],
+      ]);
+
+      await writeFile(file, JSON.stringify({ mcpServers: { one: { ...fixture, env: { CHANGED: '1' } } } }));
+      await waitFor(() => !names().includes('two_echo'), 'the removed server');
+      expect(names()).toContain('one_echo');
+    } finally {
+      await manager.close();
+    }
   });
 });

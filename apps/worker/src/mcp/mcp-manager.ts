@@ -1,3 +1,4 @@
+import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
@@ -7,6 +8,9 @@ import { defineToolHandler, type ToolHandler } from '../tools/tool-handler.ts';
 import { type McpServerConfig, parseMcpConfig } from './mcp-config.ts';
 import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
 import { assignToolNames } from './mcp-tool-names.ts';
+
+/** Edits of `.mcp.json` are applied once the file has been quiet this long. */
+const RELOAD_SETTLE_MS = 300;
 
 /** Reconnect delays after a server drops: 1 s, ×1.5, at most 30 s. */
 export const MCP_RECONNECT = { initialMs: 1_000, factor: 1.5, maxMs: 30_000 } as const;
@@ -172,45 +176,110 @@ export async function startMcpManager(options: {
   }
 
   const path = join(options.workdir, '.mcp.json');
-  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    logger.warn({ err: error, path }, 'cannot read .mcp.json; no MCP servers');
-    return undefined;
-  });
-  if (text !== undefined) {
-    const parsed = parseMcpConfig(text, { env: options.env, workdir: options.workdir, file: path });
+
+  async function stop(entry: ServerEntry): Promise<void> {
+    if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
+    entry.retryTimer = undefined;
+    entry.generation += 1;
+    const connection = entry.connection;
+    entry.connection = undefined;
+    await connection?.close();
+  }
+
+  /**
+   * Makes the running servers match the file: new ones started, removed ones stopped, changed ones
+   * restarted. A file that does not parse leaves everything as it is.
+   */
+  async function apply(reason: 'start' | 'reload'): Promise<void> {
+    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') logger.warn({ err: error, path }, 'cannot read .mcp.json');
+      return error.code === 'ENOENT' ? '' : undefined;
+    });
+    if (text === undefined) return;
+    const parsed =
+      text === ''
+        ? { ok: true as const, servers: [], warnings: [] }
+        : parseMcpConfig(text, { env: options.env, workdir: options.workdir, file: path });
     if (!parsed.ok) {
-      logger.warn(`MCP: ${parsed.error}; no MCP servers are started`);
-    } else {
-      for (const warning of parsed.warnings) logger.warn(`MCP: ${warning}`);
-      for (const config of parsed.servers) {
-        entries.set(config.name, {
-          config,
-          connection: undefined,
-          generation: 0,
-          status: 'connecting',
-          reason: undefined,
-          tools: [],
-          retryMs: MCP_RECONNECT.initialMs,
-          retryTimer: undefined,
-        });
-      }
-      await Promise.all([...entries.values()].map((entry) => connect(entry)));
+      logger.error(
+        `MCP: ${parsed.error}; ${reason === 'start' ? 'no MCP servers are started' : 'the running MCP servers are kept'}`,
+      );
+      return;
     }
+    for (const warning of parsed.warnings) logger.warn(`MCP: ${warning}`);
+    const wanted = new Map(parsed.servers.map((config) => [config.name, config]));
+    const stopping: Promise<void>[] = [];
+    for (const [name, entry] of entries) {
+      const next = wanted.get(name);
+      if (next !== undefined && JSON.stringify(next) === JSON.stringify(entry.config)) continue;
+      entries.delete(name);
+      stopping.push(stop(entry));
+      if (reason === 'reload')
+        logger.info({ server: name }, next === undefined ? 'MCP server removed' : 'MCP server changed; restarting');
+    }
+    await Promise.all(stopping);
+    const started: ServerEntry[] = [];
+    for (const config of wanted.values()) {
+      if (entries.has(config.name)) continue;
+      const entry: ServerEntry = {
+        config,
+        connection: undefined,
+        generation: 0,
+        status: 'connecting',
+        reason: undefined,
+        tools: [],
+        retryMs: MCP_RECONNECT.initialMs,
+        retryTimer: undefined,
+      };
+      entries.set(config.name, entry);
+      started.push(entry);
+    }
+    rebuild();
+    await Promise.all(started.map((entry) => connect(entry)));
+  }
+
+  await apply('start');
+
+  // Hot reload: the directory is watched (the file may be replaced or created), changes settle 300 ms.
+  let reloadTimer: NodeJS.Timeout | undefined;
+  let reloading = Promise.resolve();
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(options.workdir, { persistent: false }, (_event, file) => {
+      if (file !== '.mcp.json' || closing) return;
+      clearTimeout(reloadTimer);
+      reloadTimer = setTimeout(() => {
+        reloading = reloading
+          .then(() => apply('reload'))
+          .catch((error: unknown) => {
+            logger.error({ err: error }, 'MCP: reloading .mcp.json failed');
+          });
+      }, RELOAD_SETTLE_MS);
+    });
+    watcher.on('error', (error) =>
+      logger.warn({ err: error }, 'MCP: watching .mcp.json failed; changes need a restart'),
+    );
+  } catch (error) {
+    logger.warn({ err: error }, 'MCP: cannot watch .mcp.json; changes need a restart');
   }
 
   return {
     handlers: () => handlers,
     servers: () =>
-      [...entries.values()].map((entry) => ({
-        name: entry.config.name,
-        type: entry.config.type,
-        status: entry.status,
-        ...(entry.reason === undefined ? {} : { reason: entry.reason }),
-        tools: entry.tools.map((tool) => tool.name),
-      })),
+      [...entries.values()]
+        .sort((a, b) => (a.config.name < b.config.name ? -1 : a.config.name > b.config.name ? 1 : 0))
+        .map((entry) => ({
+          name: entry.config.name,
+          type: entry.config.type,
+          status: entry.status,
+          ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+          tools: entry.tools.map((tool) => tool.name),
+        })),
     async close() {
       closing = true;
+      clearTimeout(reloadTimer);
+      watcher?.close();
+      await reloading;
       await Promise.all(
         [...entries.values()].map(async (entry) => {
           if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
