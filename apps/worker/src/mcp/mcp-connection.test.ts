@@ -1,5 +1,5 @@
 import { createSilentLogger } from '@molf/logging';
-import { FIXTURE_MCP_SERVER } from '@molf/testkit';
+import { FIXTURE_MCP_SERVER, startFixtureMcpHttpServer } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { connectMcpServer, toChildEnv } from './mcp-connection.ts';
 
@@ -105,5 +105,40 @@ describe('a connection to a real MCP server (stdio)', () => {
     while (closed === 0 && Date.now() < deadline + 5_000) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(closed).toBe(1);
     await connection.close();
+  });
+
+  it('speaks Streamable HTTP with the configured headers', async () => {
+    await using http = await startFixtureMcpHttpServer({
+      requireHeader: { name: 'Authorization', value: 'Bearer t0ken' },
+    });
+    const connection = await connectMcpServer({
+      config: { name: 'remote', type: 'http', url: http.url, headers: { Authorization: 'Bearer t0ken' } },
+      workdir: process.cwd(),
+      env: process.env,
+      logger: createSilentLogger(),
+      onToolsChanged: () => {},
+      onClose: () => {},
+    });
+    try {
+      expect((await connection.tools()).map((tool) => tool.name)).toContain('echo');
+      expect(
+        await connection.call({ tool: 'echo', args: { text: 'over http' }, signal: new AbortController().signal }),
+      ).toEqual({
+        output: 'over http',
+      });
+    } finally {
+      await connection.close();
+    }
+    await expect(
+      connectMcpServer({
+        config: { name: 'remote', type: 'http', url: http.url, headers: {} },
+        workdir: process.cwd(),
+        env: process.env,
+        logger: createSilentLogger(),
+        onToolsChanged: () => {},
+        onClose: () => {},
+        connectTimeoutMs: 5_000,
+      }),
+    ).rejects.toThrow();
   });
 });
