@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createFixtureMcpServer } from './fixture-mcp-tools.ts';
 
@@ -26,16 +27,39 @@ function readJson(request: IncomingMessage): Promise<unknown> {
  * 127.0.0.1, refusing requests without the expected header when one is given.
  */
 export async function startFixtureMcpHttpServer(
-  options: { requireHeader?: { name: string; value: string } } = {},
+  options: {
+    requireHeader?: { name: string; value: string };
+    /** Speak only the older HTTP+SSE transport (GET /mcp opens the stream, POST /messages sends). */
+    sseOnly?: boolean;
+  } = {},
 ): Promise<FixtureMcpHttpServer> {
   const sockets = new Set<Socket>();
   const state = { requests: 0 };
+  const sse = new Map<string, SSEServerTransport>();
   const server = createServer((request, response) => {
     void (async () => {
       state.requests += 1;
       const required = options.requireHeader;
       if (required !== undefined && request.headers[required.name.toLowerCase()] !== required.value) {
         response.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized' }));
+        return;
+      }
+      if (options.sseOnly === true) {
+        if (request.method === 'GET' && request.url === '/mcp') {
+          const transport = new SSEServerTransport('/messages', response);
+          sse.set(transport.sessionId, transport);
+          response.on('close', () => sse.delete(transport.sessionId));
+          await createFixtureMcpServer().connect(transport);
+          return;
+        }
+        const url = new URL(request.url ?? '/', 'http://localhost');
+        const transport = sse.get(url.searchParams.get('sessionId') ?? '');
+        if (request.method === 'POST' && url.pathname === '/messages' && transport !== undefined) {
+          await transport.handlePostMessage(request, response);
+          return;
+        }
+        // Streamable HTTP requests get what an SSE-only server answers: not allowed.
+        response.writeHead(405).end();
         return;
       }
       if (request.url !== '/mcp' || request.method !== 'POST') {

@@ -5,6 +5,8 @@ const ONE_PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42
 
 /** The fixture's tools on a new SDK server (stdio and HTTP fixtures share them). */
 export function createFixtureMcpServer(): McpServer {
+  /** Tools added at run time, so that they can be removed again. */
+  const added = new Map<string, { remove(): void }>();
   const server = new McpServer(
     { name: 'fixture', version: '1.0.0' },
     { capabilities: { tools: { listChanged: true } } },
@@ -59,9 +61,14 @@ export function createFixtureMcpServer(): McpServer {
     'add_tool',
     { description: 'Add a tool at run time', inputSchema: { name: z.string() } },
     async ({ name }) => {
-      server.registerTool(name, { description: `Added at run time: ${name}`, inputSchema: {} }, async () => ({
-        content: [{ type: 'text', text: `hello from ${name}` }],
-      }));
+      const tool = server.registerTool(
+        name,
+        { description: `Added at run time: ${name}`, inputSchema: {} },
+        async () => ({
+          content: [{ type: 'text', text: `hello from ${name}` }],
+        }),
+      );
+      added.set(name, tool);
       server.sendToolListChanged();
       return { content: [{ type: 'text', text: `added ${name}` }] };
     },
@@ -70,6 +77,17 @@ export function createFixtureMcpServer(): McpServer {
   server.registerTool('pid', { description: 'The server process id', inputSchema: {} }, async () => ({
     content: [{ type: 'text', text: String(process.pid) }],
   }));
+
+  server.registerTool(
+    'remove_tool',
+    { description: 'Remove a tool at run time', inputSchema: { name: z.string() } },
+    async ({ name }) => {
+      const removed = added.get(name);
+      removed?.remove();
+      added.delete(name);
+      return { content: [{ type: 'text', text: removed === undefined ? `no tool ${name}` : `removed ${name}` }] };
+    },
+  );
 
   server.registerTool('crash', { description: 'Exit the server process', inputSchema: {} }, async () => {
     setTimeout(() => process.exit(3), 10);

@@ -1,4 +1,5 @@
-import { createSilentLogger } from '@molf/logging';
+import { Writable } from 'node:stream';
+import { createLogger, createSilentLogger } from '@molf/logging';
 import { FIXTURE_MCP_SERVER, startFixtureMcpHttpServer } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { connectMcpServer, toChildEnv } from './mcp-connection.ts';
@@ -79,13 +80,40 @@ describe('a connection to a real MCP server (stdio)', () => {
     }
   });
 
-  it('cancels a running call when its signal aborts', async () => {
-    const connection = await connectFixture();
+  it('cancels a running call when its signal aborts, and the server hears of it (notifications/cancelled)', async () => {
+    const lines: string[] = [];
+    const logger = await createLogger({
+      name: 'mcp-test',
+      level: 'info',
+      console: 'json',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    const connection = await connectMcpServer({
+      config: { name: 'fixture', type: 'stdio', command: process.execPath, args: [FIXTURE], env: {} },
+      workdir: process.cwd(),
+      env: process.env,
+      logger,
+      onToolsChanged: () => {},
+      onClose: () => {},
+    });
     try {
       const controller = new AbortController();
       const call = connection.call({ tool: 'slow', args: { ms: 30_000 }, signal: controller.signal });
       setTimeout(() => controller.abort(), 100);
       expect(await call).toMatchObject({ meta: { errorKind: 'cancelled' } });
+      const deadline = Date.now() + 5_000;
+      while (
+        !lines.some((line) => line.includes('MCP [fixture] stderr: slow was cancelled')) &&
+        Date.now() < deadline
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(lines.some((line) => line.includes('MCP [fixture] stderr: slow was cancelled'))).toBe(true);
     } finally {
       await connection.close();
     }
@@ -140,5 +168,26 @@ describe('a connection to a real MCP server (stdio)', () => {
         connectTimeoutMs: 5_000,
       }),
     ).rejects.toThrow();
+  });
+
+  it('falls back to the older SSE transport when a server only speaks that', async () => {
+    await using sseOnly = await startFixtureMcpHttpServer({ sseOnly: true });
+    const connection = await connectMcpServer({
+      config: { name: 'legacy', type: 'http', url: sseOnly.url, headers: {} },
+      workdir: process.cwd(),
+      env: process.env,
+      logger: createSilentLogger(),
+      onToolsChanged: () => {},
+      onClose: () => {},
+    });
+    try {
+      expect(
+        await connection.call({ tool: 'echo', args: { text: 'over sse' }, signal: new AbortController().signal }),
+      ).toEqual({
+        output: 'over sse',
+      });
+    } finally {
+      await connection.close();
+    }
   });
 });

@@ -60,7 +60,7 @@ describe('the MCP manager', () => {
     }
   });
 
-  it('adds tools announced by tools/list_changed, without a restart', async () => {
+  it('adds and removes tools announced by tools/list_changed, without a restart', async () => {
     await using sandbox = await createToolSandbox();
     await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
     const manager = await startMcpManager({
@@ -77,6 +77,15 @@ describe('the MCP manager', () => {
         'the new tool',
       );
       expect(await call(manager, 'fixture_late')).toEqual({ output: 'hello from late' });
+      await call(manager, 'fixture_remove_tool', { name: 'late' });
+      await waitFor(
+        () => !manager.handlers().some((handler) => handler.definition.name === 'fixture_late'),
+        'the removal',
+      );
+      // Arguments are checked against the server's schema before the call.
+      const echo = manager.handlers().find((handler) => handler.definition.name === 'fixture_echo');
+      expect(echo?.definition.args.safeParse({ text: 1 }).success).toBe(false);
+      expect(echo?.definition.args.safeParse({ text: 'ok' }).success).toBe(true);
     } finally {
       await manager.close();
     }
