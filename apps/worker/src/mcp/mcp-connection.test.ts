@@ -37,6 +37,7 @@ describe('a connection to a real MCP server (stdio)', () => {
         'slow',
         'add_tool',
         'pid',
+        'remove_tool',
         'crash',
       ]);
       expect(tools[0]?.inputSchema).toMatchObject({ type: 'object', properties: { text: { type: 'string' } } });
