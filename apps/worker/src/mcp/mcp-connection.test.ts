@@ -168,7 +168,7 @@ describe('a connection to a real MCP server (stdio)', () => {
         onClose: () => {},
         connectTimeoutMs: 5_000,
       }),
-    ).rejects.toThrow();
+    ).rejects.toThrow(/401/);
   });
 
   it('falls back to the older SSE transport when a server only speaks that', async () => {

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@molf/logging';
@@ -151,9 +151,19 @@ export async function connectMcpServer(options: {
     try {
       client = await open(new StreamableHTTPClientTransport(url, { requestInit: { headers: config.headers } }));
     } catch (error) {
-      // Servers that only speak the older HTTP+SSE transport answer the streamable request with an error.
-      logger.info({ server: config.name, err: error }, 'Streamable HTTP failed; trying the SSE transport');
-      client = await open(new SSEClientTransport(url, { requestInit: { headers: config.headers } }));
+      // Servers that only speak the older HTTP+SSE transport refuse the POST with 400, 404 or 405
+      // (the fallback the MCP specification describes); any other failure (401, a network error)
+      // is the real answer and is reported as it is.
+      const status = error instanceof StreamableHTTPError ? error.code : undefined;
+      if (status !== 400 && status !== 404 && status !== 405) throw error;
+      logger.info({ server: config.name, status }, 'Streamable HTTP refused; trying the SSE transport');
+      try {
+        client = await open(new SSEClientTransport(url, { requestInit: { headers: config.headers } }));
+      } catch (sseError) {
+        throw new Error(`${(error as Error).message}; the SSE transport failed too: ${(sseError as Error).message}`, {
+          cause: sseError,
+        });
+      }
     }
   }
   let closed = false;
