@@ -155,7 +155,9 @@ export async function connectMcpServer(options: {
       // (the fallback the MCP specification describes); any other failure (401, a network error)
       // is the real answer and is reported as it is.
       const status = error instanceof StreamableHTTPError ? error.code : undefined;
-      if (status !== 400 && status !== 404 && status !== 405) throw error;
+      if (status !== 400 && status !== 404 && status !== 405) {
+        throw status === undefined ? error : new Error(`HTTP ${status}: ${(error as Error).message}`, { cause: error });
+      }
       logger.info({ server: config.name, status }, 'Streamable HTTP refused; trying the SSE transport');
       try {
         client = await open(new SSEClientTransport(url, { requestInit: { headers: config.headers } }));
