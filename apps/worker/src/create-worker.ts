@@ -283,6 +283,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
         registered.resolve();
         flushUndelivered();
+        // tRPC re-sends the registration it subscribed with, from before the MCP tools came:
+        // send the current tool set after every registration.
+        if (registrations > 1 || mcpNames.size > 0) syncMcpTools();
         break;
       case 'call':
         startJob(message.job);
@@ -347,8 +350,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       logger.warn({ err: error }, 'could not send the changed tool list to the server');
     });
   }
+  let mcpStarting: Promise<McpManager | undefined> = Promise.resolve(undefined);
   if (config.mcp !== false) {
-    void startMcpManager({
+    mcpStarting = startMcpManager({
       workdir,
       env: process.env,
       logger,
@@ -356,14 +360,14 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       onToolsChanged: () => syncMcpTools(),
     }).then(
       (manager) => {
-        if (stopping) {
-          void manager.close();
-          return;
-        }
         mcp = manager;
         syncMcpTools();
+        return manager;
       },
-      (error: unknown) => logger.error({ err: error }, 'MCP servers could not be started'),
+      (error: unknown) => {
+        logger.error({ err: error }, 'MCP servers could not be started');
+        return undefined;
+      },
     );
   }
 
@@ -415,8 +419,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       try {
         subscription?.unsubscribe();
         for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
-        // MCP children end with the worker (SIGTERM, then SIGKILL after a grace).
-        await mcp?.close();
+        // MCP children end with the worker (stdin closed, SIGTERM, then SIGKILL), also mid-start.
+        await (await mcpStarting)?.close();
         const deadline = Date.now() + CLOSE_GRACE_MS;
         while ((running.size > 0 || undelivered.size > 0) && Date.now() < deadline && !linkDown) {
           await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,6 +1,6 @@
 import { createLogger } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
-import { builtinTools, qualifyToolName, startMcpManager, validateWorkdir } from '@molf/worker';
+import { builtinTools, startMcpManager, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 
 type McpOptions = { workdir: string; json?: boolean };
@@ -20,6 +20,7 @@ async function withManager<T>(
     onToolsChanged: () => {},
   });
   try {
+    await manager.ready;
     return await task(manager);
   } finally {
     await manager.close();
@@ -89,11 +90,7 @@ export function registerMcpCommand(program: Command): void {
         if (state === undefined) throw new MolfError('not_found', `no enabled server "${server}" in .mcp.json`);
         if (state.status !== 'connected')
           throw new MolfError('worker_offline', `${server} is ${state.status}: ${state.reason ?? ''}`);
-        const handler =
-          manager.handlers().find((candidate) => candidate.definition.name === qualifyToolName(server, tool)) ??
-          manager
-            .handlers()
-            .find((candidate) => candidate.definition.name.startsWith(`${qualifyToolName(server, tool)}_`));
+        const handler = manager.handlerFor(server, tool);
         if (handler === undefined) {
           throw new MolfError('tool_not_found', `${server} has no tool "${tool}"; it has: ${state.tools.join(', ')}`);
         }

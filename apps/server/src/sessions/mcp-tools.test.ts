@@ -5,6 +5,7 @@ import type { SessionEvent } from '@molf/protocol';
 import { FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
 
 describe('MCP tools end to end', () => {
@@ -66,6 +67,38 @@ describe('MCP tools end to end', () => {
       expect(await server.permissions.readText(worker.workerId)).toMatchObject({
         text: expect.stringContaining('"fixture_echo": "allow"'),
       });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('keeps the MCP tools on the server after the worker reconnects', async () => {
+    await using data = await createTempDir();
+    await using project = await createTempDir();
+    await writeFile(
+      join(project.path, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: { fixture: { type: 'stdio', command: process.execPath, args: [FIXTURE_MCP_SERVER] } },
+      }),
+    );
+    await using server = await startTestServer({ dataDir: data.path });
+    await using proxy = await startTcpProxy({ host: server.host, port: server.port });
+    const worker = await createWorker({
+      serverUrl: proxy.url,
+      token: TEST_WORKER_TOKEN,
+      workdir: project.path,
+      reconnect: { initialMs: 20, maxMs: 200 },
+    });
+    try {
+      await worker.registered;
+      const hasMcpTools = () => server.registry.get(worker.workerId)?.tools.includes('fixture_echo') === true;
+      await waitFor(hasMcpTools, { what: 'the MCP tools to reach the server' });
+      proxy.cut();
+      await waitFor(() => server.registry.get(worker.workerId)?.state === 'offline', { what: 'the worker to drop' });
+      proxy.restore();
+      await waitFor(() => worker.stats().registrations >= 2, { what: 'the worker to register again' });
+      await waitFor(hasMcpTools, { what: 'the MCP tools after the reconnect' });
+      expect(server.registry.registration(worker.workerId)?.tools.map((tool) => tool.name)).toContain('fixture_echo');
     } finally {
       await worker.close();
     }

@@ -41,6 +41,12 @@ export function toChildEnv(parent: NodeJS.ProcessEnv, declared: Record<string, s
   return { ...env, ...declared };
 }
 
+/** Bounds on what one MCP result may bring in. */
+const MAX_ERROR_CHARS = 50_000;
+const MAX_STRUCTURED_CHARS = 100_000;
+const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 type McpContent =
   | { type: 'text'; text: string }
   | { type: 'image'; data: string; mimeType: string }
@@ -63,7 +69,14 @@ export function toToolResult(
   for (const part of (Array.isArray(result.content) ? result.content : []) as McpContent[]) {
     if (part.type === 'text' && 'text' in part) texts.push(part.text);
     else if ((part.type === 'image' || part.type === 'audio') && 'data' in part) {
-      attachments.push({ mimeType: part.mimeType, size: Buffer.byteLength(part.data, 'base64'), data: part.data });
+      const size = Buffer.byteLength(part.data, 'base64');
+      if (typeof part.mimeType !== 'string' || part.mimeType === '' || !BASE64.test(part.data)) {
+        texts.push(`[${part.type} left out: not valid base64 data with a MIME type]`);
+      } else if (size > MAX_ATTACHMENT_BYTES) {
+        texts.push(`[${part.type} left out: ${size} bytes is more than ${MAX_ATTACHMENT_BYTES}]`);
+      } else {
+        attachments.push({ mimeType: part.mimeType, size, data: part.data });
+      }
     } else if (part.type === 'resource' && 'resource' in part) {
       if (part.resource.text !== undefined) texts.push(part.resource.text);
       else texts.push(`[resource ${part.resource.uri}]`);
@@ -74,19 +87,29 @@ export function toToolResult(
   if (texts.length === 0 && result.structuredContent !== undefined)
     texts.push(JSON.stringify(result.structuredContent));
   const output = texts.join('\n');
-  const meta = result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent };
+  // Structured content is kept when it is of a sensible size; the text carries it otherwise.
+  const structured = result.structuredContent === undefined ? undefined : JSON.stringify(result.structuredContent);
+  const meta =
+    structured === undefined || structured.length > MAX_STRUCTURED_CHARS
+      ? {}
+      : { structuredContent: result.structuredContent };
   if (result.isError === true) {
-    return {
-      output: '',
-      error: `[${server}] ${output === '' ? 'the tool failed' : output}`,
-      meta: { ...meta, errorKind: 'internal' },
-    };
+    const text = output === '' ? 'the tool failed' : output;
+    const bounded =
+      text.length > MAX_ERROR_CHARS
+        ? `${text.slice(0, MAX_ERROR_CHARS)}… [cut at ${MAX_ERROR_CHARS} characters]`
+        : text;
+    return { output: '', error: `[${server}] ${bounded}`, meta: { ...meta, errorKind: 'internal' } };
   }
   return {
     output,
     ...(Object.keys(meta).length === 0 ? {} : { meta }),
     ...(attachments.length === 0 ? {} : { attachments }),
   };
+}
+
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -96,6 +119,7 @@ async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Pr
       promise,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms / 1000} s`)), ms);
+        timer.unref();
       }),
     ]);
   } finally {
@@ -116,6 +140,8 @@ export async function connectMcpServer(options: {
   onToolsChanged: () => void;
   onClose: () => void;
   connectTimeoutMs?: number;
+  /** Aborting gives up connecting and stops what was started (a stdio child included). */
+  signal?: AbortSignal;
 }): Promise<McpConnection> {
   const { config, logger } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? MCP_TIMEOUTS.connectMs;
@@ -123,12 +149,26 @@ export async function connectMcpServer(options: {
   const open = async (transport: Transport): Promise<Client> => {
     const client = new Client({ name: 'molf-worker', version: '0.1.0' }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => options.onToolsChanged());
-    await withTimeout(
-      client.connect(transport, { timeout: connectTimeoutMs }),
-      connectTimeoutMs,
-      `connecting to ${config.name}`,
-    );
-    return client;
+    const abort = () => void client.close().catch(() => undefined);
+    options.signal?.addEventListener('abort', abort, { once: true });
+    try {
+      if (options.signal?.aborted === true) throw new Error(`connecting to ${config.name} was given up`);
+      await withTimeout(
+        client.connect(transport, { timeout: connectTimeoutMs }),
+        connectTimeoutMs,
+        `connecting to ${config.name}`,
+      );
+      // Checked again: the abort may have come while connecting.
+      if (isAborted(options.signal)) throw new Error(`connecting to ${config.name} was given up`);
+      return client;
+    } catch (error) {
+      // Whatever was started (a child process) is stopped before the failure is reported.
+      await client.close().catch(() => undefined);
+      await transport.close().catch(() => undefined);
+      throw error;
+    } finally {
+      options.signal?.removeEventListener('abort', abort);
+    }
   };
 
   let client: Client;
@@ -211,6 +251,17 @@ export async function connectMcpServer(options: {
         );
       } catch (error) {
         if (signal.aborted) return toErrorResult('cancelled', `[${config.name}] the call was cancelled`);
+        // An HTTP server that went away (or forgot our session) never closes the transport: treat
+        // it as a dropped connection, so that it is reconnected.
+        const gone =
+          (error instanceof TypeError && /fetch failed/i.test(error.message)) ||
+          (error instanceof StreamableHTTPError && error.code === 404);
+        if (gone && !closed) {
+          closed = true;
+          void client.close().catch(() => undefined);
+          options.onClose();
+          return toErrorResult('worker_offline', `[${config.name}] is offline — reconnecting`);
+        }
         return toErrorResult('internal', `[${config.name}] ${(error as Error).message}`);
       }
     },

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
@@ -47,6 +48,7 @@ describe('the MCP manager', () => {
       reserved: ['read_file'],
       onToolsChanged: () => changes++,
     });
+    await manager.ready;
     try {
       expect(manager.servers()).toMatchObject([
         { name: 'broken', status: 'offline', reason: expect.any(String) },
@@ -70,6 +72,7 @@ describe('the MCP manager', () => {
       reserved: [],
       onToolsChanged: () => {},
     });
+    await manager.ready;
     try {
       await call(manager, 'fixture_add_tool', { name: 'late' });
       await waitFor(
@@ -101,6 +104,7 @@ describe('the MCP manager', () => {
       reserved: [],
       onToolsChanged: () => {},
     });
+    await manager.ready;
     try {
       const echo = manager.handlers().find((handler) => handler.definition.name === 'fixture_echo');
       await call(manager, 'fixture_crash');
@@ -127,6 +131,7 @@ describe('the MCP manager', () => {
       reserved: [],
       onToolsChanged: () => {},
     });
+    await manager.ready;
     const pid = Number((await call(manager, 'fixture_pid')).output);
     expect(isAlive(pid)).toBe(true);
     await manager.close();
@@ -144,6 +149,7 @@ describe('the MCP manager', () => {
       reserved: [],
       onToolsChanged: () => {},
     });
+    await manager.ready;
     const names = () => manager.handlers().map((handler) => handler.definition.name);
     try {
       const firstPid = Number((await call(manager, 'one_pid')).output);
@@ -179,5 +185,39 @@ describe('the MCP manager', () => {
     } finally {
       await manager.close();
     }
+  });
+
+  it('stops a server that is still connecting when closed: no orphan is left', async () => {
+    await using sandbox = await createToolSandbox();
+    const pidFile = join(sandbox.workdir, 'hung.pid');
+    // A server that starts and never answers the handshake.
+    const hung = {
+      type: 'stdio',
+      command: process.execPath,
+      args: [
+        '-e',
+        `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`,
+      ],
+    };
+    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { hung } }));
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    let pid = Number.NaN;
+    await waitFor(() => {
+      try {
+        pid = Number(readFileSync(pidFile, 'utf8'));
+      } catch {
+        return false;
+      }
+      return Number.isInteger(pid) && pid > 0;
+    }, 'the hung server to start');
+    expect(manager.servers()).toMatchObject([{ name: 'hung', status: 'connecting' }]);
+    await manager.close();
+    await waitFor(() => !isAlive(pid), 'the hung server to be stopped');
   });
 });

@@ -25,8 +25,12 @@ export type McpServerState = {
 };
 
 export type McpManager = {
+  /** Resolves once every server of the file has connected or failed its first attempt. */
+  ready: Promise<void>;
   /** The MCP tools as worker tool handlers (qualified names), current. */
   handlers(): ToolHandler[];
+  /** The handler of one server's tool, by its own name. */
+  handlerFor(server: string, tool: string): ToolHandler | undefined;
   servers(): McpServerState[];
   close(): Promise<void>;
 };
@@ -70,36 +74,23 @@ export async function startMcpManager(options: {
   const { logger } = options;
   const entries = new Map<string, ServerEntry>();
   let handlers: ToolHandler[] = [];
+  let named: Array<{ server: string; tool: string; handler: ToolHandler }> = [];
   let closing = false;
+  /** Aborted by close(): every connect in progress gives up and stops what it started. */
+  const stopAll = new AbortController();
 
   function rebuild(): void {
-    const connected = [...entries.values()].filter((entry) => entry.status === 'connected');
+    // Servers keep their tools (and names) while they reconnect: calls answer "offline", and a name
+    // never moves to another server's tool because one server is down.
+    const connected = [...entries.values()].filter((entry) => entry.tools.length > 0 || entry.status === 'connected');
     const { tools, warnings } = assignToolNames({
       reserved: options.reserved,
       servers: connected.map((entry) => ({ server: entry.config.name, tools: entry.tools.map((tool) => tool.name) })),
     });
     for (const warning of warnings) logger.warn(warning);
     const before = new Set(handlers.map((handler) => handler.definition.name));
-    handlers = tools.map(({ server, tool, name }) => {
-      const entry = entries.get(server) as ServerEntry;
-      const described = entry.tools.find((candidate) => candidate.name === tool) as McpTool;
-      return defineToolHandler({
-        definition: {
-          name,
-          description: `[${server}] ${described.description}`.slice(0, 8_192),
-          args: toArgsSchema(described.inputSchema),
-          inputSchema: described.inputSchema,
-          defaultTimeoutMs: MCP_TIMEOUTS.callMs,
-        },
-        run: (args, context): Promise<ToolResult> => {
-          const current = entries.get(server);
-          if (current?.connection === undefined || current.status !== 'connected') {
-            return Promise.resolve(toErrorResult('worker_offline', `[${server}] is offline — reconnecting`));
-          }
-          return current.connection.call({ tool, args: args as Record<string, unknown>, signal: context.signal });
-        },
-      });
-    });
+    named = tools.map(({ server, tool, name }) => ({ server, tool, handler: toHandler(server, tool, name) }));
+    handlers = named.map((entry) => entry.handler);
     const after = new Set(handlers.map((handler) => handler.definition.name));
     const added = [...after].filter((name) => !before.has(name));
     const removed = [...before].filter((name) => !after.has(name));
@@ -107,6 +98,27 @@ export async function startMcpManager(options: {
       logger.info({ added, removed }, 'MCP tools changed');
       options.onToolsChanged();
     }
+  }
+
+  function toHandler(server: string, tool: string, name: string): ToolHandler {
+    const entry = entries.get(server) as ServerEntry;
+    const described = entry.tools.find((candidate) => candidate.name === tool) as McpTool;
+    return defineToolHandler({
+      definition: {
+        name,
+        description: `[${server}] ${described.description}`.slice(0, 8_192),
+        args: toArgsSchema(described.inputSchema),
+        inputSchema: described.inputSchema,
+        defaultTimeoutMs: MCP_TIMEOUTS.callMs,
+      },
+      run: (args, context): Promise<ToolResult> => {
+        const current = entries.get(server);
+        if (current?.connection === undefined || current.status !== 'connected') {
+          return Promise.resolve(toErrorResult('worker_offline', `[${server}] is offline — reconnecting`));
+        }
+        return current.connection.call({ tool, args: args as Record<string, unknown>, signal: context.signal });
+      },
+    });
   }
 
   async function refreshTools(entry: ServerEntry, generation: number): Promise<void> {
@@ -146,6 +158,7 @@ export async function startMcpManager(options: {
         env: options.env,
         logger,
         ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        signal: stopAll.signal,
         onToolsChanged: () => {
           if (entry.generation === generation) void refreshTools(entry, generation);
         },
@@ -238,8 +251,6 @@ export async function startMcpManager(options: {
     await Promise.all(started.map((entry) => connect(entry)));
   }
 
-  await apply('start');
-
   // Hot reload: the directory is watched (the file may be replaced or created), changes settle 300 ms.
   let reloadTimer: NodeJS.Timeout | undefined;
   let reloading = Promise.resolve();
@@ -262,9 +273,15 @@ export async function startMcpManager(options: {
   } catch (error) {
     logger.warn({ err: error }, 'MCP: cannot watch .mcp.json; changes need a restart');
   }
+  // Watching starts first, so that an edit made while the servers start is not missed.
+  const ready = apply('start').catch((error: unknown) =>
+    logger.error({ err: error }, 'MCP: starting the servers failed'),
+  );
 
   return {
+    ready,
     handlers: () => handlers,
+    handlerFor: (server, tool) => named.find((entry) => entry.server === server && entry.tool === tool)?.handler,
     servers: () =>
       [...entries.values()]
         .sort((a, b) => (a.config.name < b.config.name ? -1 : a.config.name > b.config.name ? 1 : 0))
@@ -277,8 +294,10 @@ export async function startMcpManager(options: {
         })),
     async close() {
       closing = true;
+      stopAll.abort();
       clearTimeout(reloadTimer);
       watcher?.close();
+      await ready;
       await reloading;
       await Promise.all(
         [...entries.values()].map(async (entry) => {

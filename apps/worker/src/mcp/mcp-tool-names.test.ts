@@ -46,4 +46,26 @@ describe('MCP tool names', () => {
     });
     expect(again.tools).toEqual(tools);
   });
+
+  it('never gives a renamed tool a name another tool already has', () => {
+    const first = assignToolNames({
+      reserved: [],
+      servers: [
+        { server: 'a_b', tools: ['c'] },
+        { server: 'a', tools: ['b_c'] },
+      ],
+    });
+    const renamed = first.tools.find((tool) => tool.server === 'a_b')?.name ?? '';
+    // A server that already has a tool under exactly that renamed name.
+    const { tools } = assignToolNames({
+      reserved: [],
+      servers: [
+        { server: 'a', tools: ['b_c', renamed.slice(2)] },
+        { server: 'a_b', tools: ['c'] },
+      ],
+    });
+    const names = tools.map((tool) => tool.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toHaveLength(3);
+  });
 });

@@ -45,7 +45,11 @@ export function assignToolNames(options: {
       }
       ownNames.add(name);
       if (taken.has(name)) {
-        const renamed = `${name.slice(0, MAX_TOOL_NAME_CHARS - 7)}_${shortHash(`${server}\u0000${tool}`, 6)}`;
+        // A renamed tool must not take another's name either: try further hashes until one is free.
+        let renamed = name;
+        for (let attempt = 0; taken.has(renamed); attempt += 1) {
+          renamed = `${name.slice(0, MAX_TOOL_NAME_CHARS - 7)}_${shortHash(`${server}\u0000${tool}\u0000${attempt}`, 6)}`;
+        }
         warnings.push(`MCP server ${server}: tool "${tool}" would be named ${name}, which is taken; it is ${renamed}`);
         name = renamed;
       }
