@@ -31,6 +31,8 @@ export async function startFixtureMcpHttpServer(
     requireHeader?: { name: string; value: string };
     /** Speak only the older HTTP+SSE transport (GET /mcp opens the stream, POST /messages sends). */
     sseOnly?: boolean;
+    /** Default 0: a free port. */
+    port?: number;
   } = {},
 ): Promise<FixtureMcpHttpServer> {
   const sockets = new Set<Socket>();
@@ -84,7 +86,7 @@ export async function startFixtureMcpHttpServer(
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const close = () =>
     new Promise<void>((resolve) => {

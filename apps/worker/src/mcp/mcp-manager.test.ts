@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
-import { FIXTURE_MCP_SERVER } from '@molf/testkit';
+import { FIXTURE_MCP_SERVER, startFixtureMcpHttpServer } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { createToolSandbox } from '../tools/tool-test-kit.ts';
 import { MCP_RECONNECT, type McpManager, startMcpManager } from './mcp-manager.ts';
@@ -219,5 +219,37 @@ describe('the MCP manager', () => {
     expect(manager.servers()).toMatchObject([{ name: 'hung', status: 'connecting' }]);
     await manager.close();
     await waitFor(() => !isAlive(pid), 'the hung server to be stopped');
+  });
+
+  it('marks an HTTP server that went away offline, and reconnects when it is back', async () => {
+    await using sandbox = await createToolSandbox();
+    const first = await startFixtureMcpHttpServer();
+    const port = Number(new URL(first.url).port);
+    await writeFile(
+      join(sandbox.workdir, '.mcp.json'),
+      JSON.stringify({ mcpServers: { remote: { type: 'http', url: first.url } } }),
+    );
+    const manager = await startMcpManager({
+      workdir: sandbox.workdir,
+      env: process.env,
+      logger: createSilentLogger(),
+      reserved: [],
+      onToolsChanged: () => {},
+    });
+    await manager.ready;
+    try {
+      expect(await call(manager, 'remote_echo', { text: 'one' })).toEqual({ output: 'one' });
+      await first.close();
+      expect(await call(manager, 'remote_echo', { text: 'two' })).toMatchObject({
+        error: '[remote] is offline — reconnecting',
+      });
+      expect(manager.servers()[0]?.status).not.toBe('connected');
+      await using second = await startFixtureMcpHttpServer({ port });
+      await waitFor(() => manager.servers()[0]?.status === 'connected', 'the reconnect');
+      expect(await call(manager, 'remote_echo', { text: 'three' })).toEqual({ output: 'three' });
+      expect(second.requests).toBeGreaterThan(0);
+    } finally {
+      await manager.close();
+    }
   });
 });
