@@ -9,6 +9,9 @@ import { type McpServerConfig, parseMcpConfig } from './mcp-config.ts';
 import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
 import { assignToolNames } from './mcp-tool-names.ts';
 
+/** Tools one worker may offer in all (the registration's limit). */
+const MAX_MCP_TOOLS = 1_000;
+
 /** Edits of `.mcp.json` are applied once the file has been quiet this long. */
 const RELOAD_SETTLE_MS = 300;
 
@@ -83,11 +86,20 @@ export async function startMcpManager(options: {
     // Servers keep their tools (and names) while they reconnect: calls answer "offline", and a name
     // never moves to another server's tool because one server is down.
     const connected = [...entries.values()].filter((entry) => entry.tools.length > 0 || entry.status === 'connected');
-    const { tools, warnings } = assignToolNames({
+    const assigned = assignToolNames({
       reserved: options.reserved,
       servers: connected.map((entry) => ({ server: entry.config.name, tools: entry.tools.map((tool) => tool.name) })),
     });
-    for (const warning of warnings) logger.warn(warning);
+    for (const warning of assigned.warnings) logger.warn(warning);
+    // A registration holds at most 1,000 tools: more would make the server refuse the worker.
+    const room = MAX_MCP_TOOLS - options.reserved.length;
+    if (assigned.tools.length > room) {
+      logger.warn(
+        { offered: assigned.tools.length, kept: room },
+        `MCP: more than ${room} tools; the rest are left out`,
+      );
+    }
+    const tools = assigned.tools.slice(0, Math.max(0, room));
     const before = new Set(handlers.map((handler) => handler.definition.name));
     named = tools.map(({ server, tool, name }) => ({ server, tool, handler: toHandler(server, tool, name) }));
     handlers = named.map((entry) => entry.handler);
