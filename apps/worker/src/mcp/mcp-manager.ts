@@ -133,10 +133,15 @@ export async function startMcpManager(options: {
     });
   }
 
+  /** Refreshes per server: only the latest one's answer counts (an older list must not win). */
+  const refreshes = new Map<ServerEntry, number>();
+
   async function refreshTools(entry: ServerEntry, generation: number): Promise<void> {
+    const refresh = (refreshes.get(entry) ?? 0) + 1;
+    refreshes.set(entry, refresh);
     try {
       const tools = (await entry.connection?.tools()) ?? [];
-      if (entry.generation !== generation) return;
+      if (entry.generation !== generation || refreshes.get(entry) !== refresh) return;
       entry.tools = tools;
       rebuild();
     } catch (error) {
@@ -221,6 +226,9 @@ export async function startMcpManager(options: {
       return error.code === 'ENOENT' ? '' : undefined;
     });
     if (text === undefined) return;
+    if (text === '' && reason === 'reload' && entries.size > 0) {
+      logger.warn({ path }, '.mcp.json was removed; stopping every MCP server');
+    }
     const parsed =
       text === ''
         ? { ok: true as const, servers: [], warnings: [] }
