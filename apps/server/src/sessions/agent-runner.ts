@@ -240,6 +240,17 @@ function systemPrompt(options: { workdir: string; workerName: string; instructio
   ].join('\n\n');
 }
 
+/** What providers say when a request is longer than the model's context window. */
+const CONTEXT_OVERFLOW =
+  /context[ _-]?length|context window|maximum context|too many tokens|prompt is too long|input is too long|token limit|exceeds the (?:maximum|limit)|reduce the length/i;
+
+function isContextOverflow(error: unknown): boolean {
+  const body = (error as { responseBody?: unknown }).responseBody;
+  return CONTEXT_OVERFLOW.test(
+    `${error instanceof Error ? error.message : String(error)} ${typeof body === 'string' ? body : ''}`,
+  );
+}
+
 function describeError(error: unknown): string {
   if (error instanceof Error) {
     const status = (error as { statusCode?: number }).statusCode;
@@ -300,10 +311,12 @@ export function createAgentRunner(options: {
     modelId: string;
     signal: AbortSignal;
     loop: LoopWatch;
+    /** Set on the retry after the provider said the request was too long. */
+    aggressive: boolean;
     instructions: Instructions['files'];
     /** Instruction files already shown in this session. */
     shown: Set<string>;
-  }): Promise<'done' | 'continue' | 'aborted' | 'error' | 'doom_loop'> {
+  }): Promise<'done' | 'continue' | 'aborted' | 'error' | 'doom_loop' | 'overflow'> {
     const { sessionId, turnId, history, signal } = context;
     const session = store.get(sessionId);
     if (session === undefined) throw new MolfError('session_not_found', `no session ${sessionId}`);
@@ -324,7 +337,7 @@ export function createAgentRunner(options: {
         workerName: registration.name,
         instructions: context.instructions,
       }),
-      messages: toModelMessages(pruneHistory(toModelView(history), { contextTokens })),
+      messages: toModelMessages(pruneHistory(toModelView(history), { contextTokens, aggressive: context.aggressive })),
       tools: toTools(registration.tools),
       abortSignal: signal,
       timeout: { firstChunkMs: streamIdleTimeoutMs * 5, chunkMs: streamIdleTimeoutMs },
@@ -398,6 +411,19 @@ export function createAgentRunner(options: {
       await store.append(sessionId, message);
       history.push(message);
       events.publish(sessionId, { type: 'message.completed', turnId, message });
+    }
+    // The request was too long for the model and nothing came back: the caller retries once with
+    // everything old pruned hard, instead of failing every turn from now on.
+    if (
+      failure !== undefined &&
+      !aborted &&
+      !context.aggressive &&
+      text === '' &&
+      calls.length === 0 &&
+      isContextOverflow(failure)
+    ) {
+      logger.warn({ sessionId }, 'the model refused the request as too long; retrying with old content pruned');
+      return 'overflow';
     }
     if (failure !== undefined && !aborted) {
       await closeOrphans({ sessionId, history, calls, reason: 'The model call failed before this tool call ran.' });
@@ -608,8 +634,24 @@ export function createAgentRunner(options: {
             : [],
         ),
       );
+      let aggressive = false;
       for (let step = 0; step < maxSteps; step += 1) {
-        const outcome = await runStep({ sessionId, turnId, history, modelId, signal, loop, instructions, shown });
+        const outcome = await runStep({
+          sessionId,
+          turnId,
+          history,
+          modelId,
+          signal,
+          loop,
+          instructions,
+          shown,
+          aggressive,
+        });
+        if (outcome === 'overflow') {
+          aggressive = true;
+          step -= 1;
+          continue;
+        }
         if (outcome === 'continue') continue;
         reason = outcome === 'done' ? 'completed' : outcome;
         break;

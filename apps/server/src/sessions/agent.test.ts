@@ -236,6 +236,33 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(messages.some((message) => message.role === 'user' && message.text === 'question 1')).toBe(true);
   });
 
+  it('retries once with old content pruned when the provider says the request is too long', async () => {
+    const read = (id: string) => ({ toolCalls: [{ id, name: 'read_file', arguments: { path: `${id}.txt` } }] });
+    await using stack = await startStack({
+      turns: [
+        read('f1'),
+        read('f2'),
+        read('f3'),
+        read('f4'),
+        { error: { status: 400, message: "This model's maximum context length is 8192 tokens" } },
+        { text: 'fits now' },
+      ],
+    });
+    for (const id of ['f1', 'f2', 'f3', 'f4'])
+      await writeFile(join(stack.link.workdir, `${id}.txt`), `content of ${id}\n`);
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'read them all' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+    expect(watch.types()).not.toContain('error');
+    const retried = stack.llm.requests[5]?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(String(retried[0]?.content)).toContain('Old tool result content cleared');
+    expect(String(stack.llm.requests[4]?.messages.filter((message) => message.role === 'tool')[0]?.content)).toContain(
+      'content of f1',
+    );
+  });
+
   it('sends a tool error to the model with its real text', async () => {
     await using stack = await startStack({
       turns: [

@@ -57,4 +57,15 @@ describe('pruning the model view of a long history', () => {
     expect(outputs.slice(0, 2)).toEqual([CLEARED_NOTE, CLEARED_NOTE]);
     expect(outputs.slice(2).map((output) => output.length)).toEqual([5_000, 5_000, 5_000]);
   });
+
+  it('clears every old tool result and cuts old long prompts when asked to be aggressive, keeping the last prompt', () => {
+    const messages = [user('x'.repeat(10_000)), ...history([100, 100, 100, 100]).slice(1), user('y'.repeat(10_000))];
+    const pruned = pruneHistory(messages, { contextTokens: 128_000, aggressive: true });
+    const first = pruned[0];
+    expect(first?.role === 'user' && first.text).toContain('characters of this old prompt cut to save context');
+    expect(pruned.at(-1)).toEqual(messages.at(-1));
+    const outputs = pruned.flatMap((message) => (message.role === 'tool' ? [message.output] : []));
+    expect(outputs[0]).toBe(CLEARED_NOTE);
+    expect(outputs.at(-1)).toHaveLength(100);
+  });
 });

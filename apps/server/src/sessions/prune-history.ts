@@ -36,10 +36,21 @@ function sizeOf(message: SessionMessage): number {
  * context window) or cleared (from 50 %), the recent ones kept whole. The stored history is never
  * changed; this is a view for one request.
  */
-export function pruneHistory(history: readonly SessionMessage[], options: { contextTokens: number }): SessionMessage[] {
+export function pruneHistory(
+  history: readonly SessionMessage[],
+  options: {
+    contextTokens: number;
+    /**
+     * After the provider said the request is too long: every old tool result is cleared, whatever
+     * the estimate, and old long prompts are cut to their head and tail.
+     */
+    aggressive?: boolean;
+  },
+): SessionMessage[] {
   const totalChars = history.reduce((sum, message) => sum + sizeOf(message), 0);
   const budgetChars = options.contextTokens * CHARS_PER_TOKEN;
-  if (totalChars < budgetChars * PRUNING.softShare) return [...history];
+  const aggressive = options.aggressive === true;
+  if (!aggressive && totalChars < budgetChars * PRUNING.softShare) return [...history];
 
   // Tool results after the third-last assistant message belong to the recent steps: kept.
   let assistants = 0;
@@ -58,9 +69,18 @@ export function pruneHistory(history: readonly SessionMessage[], options: { cont
     (sum, message, index) => sum + (prunable(index) && message.role === 'tool' ? message.output.length : 0),
     0,
   );
-  const clear = totalChars >= budgetChars * PRUNING.hardShare && clearableChars >= PRUNING.minClearableChars;
+  const clear =
+    aggressive || (totalChars >= budgetChars * PRUNING.hardShare && clearableChars >= PRUNING.minClearableChars);
+  const lastUser = history.findLastIndex((message) => message.role === 'user');
 
   return history.map((message, index) => {
+    if (aggressive && message.role === 'user' && index !== lastUser && message.text.length > PRUNING.trimAboveChars) {
+      const cut = message.text.length - PRUNING.keepHeadChars - PRUNING.keepTailChars;
+      return {
+        ...message,
+        text: `${message.text.slice(0, PRUNING.keepHeadChars)}\n[… ${cut} characters of this old prompt cut to save context …]\n${message.text.slice(-PRUNING.keepTailChars)}`,
+      };
+    }
     if (!prunable(index) || message.role !== 'tool') return message;
     if (clear) return message.output === '' ? message : { ...message, output: CLEARED_NOTE };
     if (message.output.length <= PRUNING.trimAboveChars) return message;
