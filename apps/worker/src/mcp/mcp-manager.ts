@@ -9,6 +9,9 @@ import { type McpServerConfig, parseMcpConfig } from './mcp-config.ts';
 import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
 import { assignToolNames } from './mcp-tool-names.ts';
 
+/** tools/list_changed notifications are gathered this long before the tools are listed again. */
+const LIST_CHANGED_SETTLE_MS = 50;
+
 /** Tools one worker may offer in all (the registration's limit). */
 const MAX_MCP_TOOLS = 1_000;
 
@@ -48,6 +51,7 @@ type ServerEntry = {
   tools: McpTool[];
   retryMs: number;
   retryTimer: NodeJS.Timeout | undefined;
+  refreshTimer?: NodeJS.Timeout | undefined;
 };
 
 function toArgsSchema(inputSchema: Record<string, unknown>): z.ZodType {
@@ -177,7 +181,11 @@ export async function startMcpManager(options: {
         ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
         signal: stopAll.signal,
         onToolsChanged: () => {
-          if (entry.generation === generation) void refreshTools(entry, generation);
+          // A burst of list_changed notifications becomes one listing (and one update of the server).
+          if (entry.generation !== generation) return;
+          clearTimeout(entry.refreshTimer);
+          entry.refreshTimer = setTimeout(() => void refreshTools(entry, generation), LIST_CHANGED_SETTLE_MS);
+          entry.refreshTimer.unref();
         },
         onClose: () => {
           // A stale connection's close must not tear down its replacement.
@@ -208,6 +216,7 @@ export async function startMcpManager(options: {
   const path = join(options.workdir, '.mcp.json');
 
   async function stop(entry: ServerEntry): Promise<void> {
+    clearTimeout(entry.refreshTimer);
     if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
     entry.retryTimer = undefined;
     entry.generation += 1;
@@ -322,6 +331,7 @@ export async function startMcpManager(options: {
       await Promise.all(
         [...entries.values()].map(async (entry) => {
           if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
+          clearTimeout(entry.refreshTimer);
           entry.generation += 1;
           await entry.connection?.close();
         }),
