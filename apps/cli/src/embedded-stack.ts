@@ -1,12 +1,41 @@
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
 import { createLogger, isLogLevel } from '@molf/logging';
+import { MolfError, type WorkerId } from '@molf/protocol';
 import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
 import { createWorker, validateWorkdir } from '@molf/worker';
+import { type Command, Option } from 'commander';
+import { dataDirOption, serverUrlOption } from './cli-options.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
 
 /** A client, and the worker new sessions run on when it is known. */
 export type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
+
+/** The flags of commands that run their own stack or use a server (`molf run`, `molf chat`). */
+export function addStackOptions(command: Command): Command {
+  return command
+    .addOption(serverUrlOption())
+    .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
+    .option('--worker <id>', 'with --server: the worker new sessions run on (default: the only one online)')
+    .addOption(dataDirOption())
+    .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'));
+}
+
+/** The embedded stack without `--server`, else a client of that server. */
+export function openStack(options: StackOptions): Promise<Stack> {
+  return options.server === undefined ? startEmbeddedStack(options) : connectToServer(options);
+}
+
+/** The worker new sessions run on: the stack's own, else the only one online. */
+export async function sessionWorker(stack: Stack): Promise<WorkerId> {
+  if (stack.workerId !== undefined) return stack.workerId as WorkerId;
+  const online = (await stack.client.rpc.workers.list.query()).filter((worker) => worker.state === 'online');
+  const [only] = online;
+  if (online.length !== 1 || only === undefined) {
+    throw new MolfError('worker_not_found', `${online.length} workers are online: pick one with --worker <id>`);
+  }
+  return only.workerId;
+}
 
 export type StackOptions = {
   model?: string | undefined;

@@ -1,9 +1,7 @@
 import { createInterface, emitKeypressEvents, type Interface } from 'node:readline';
-import type { MolfClient } from '@molf/client';
-import { type Approval, MolfError, type SessionEvent } from '@molf/protocol';
+import type { Approval, SessionEvent } from '@molf/protocol';
 import { type Command, Option } from 'commander';
-import { dataDirOption, serverUrlOption } from '../cli-options.ts';
-import { connectToServer, type Stack, startEmbeddedStack } from '../embedded-stack.ts';
+import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
 
 type ChatOptions = {
   model?: string;
@@ -28,29 +26,15 @@ worker), d = deny (then a reason for the model, optional).
 `;
 
 export function registerChatCommand(program: Command): void {
-  program
+  const command = program
     .command('chat')
     .description(
       'interactive session in the terminal: streaming answers, tool calls, approval prompts; without --server it ' +
         'starts a server and a worker on the current directory',
     )
     .addOption(new Option('--model <provider/model>', 'model for prompts').env('MOLF_MODEL'))
-    .option('--session <id>', 'resume this session')
-    .addOption(serverUrlOption())
-    .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
-    .option('--worker <id>', 'with --server: the worker new sessions run on (default: the only one online)')
-    .addOption(dataDirOption())
-    .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'))
-    .action(chat);
-}
-
-async function pickWorker(stack: Stack, client: MolfClient): Promise<string> {
-  if (stack.workerId !== undefined) return stack.workerId;
-  const online = (await client.rpc.workers.list.query()).filter((worker) => worker.state === 'online');
-  if (online.length !== 1) {
-    throw new MolfError('worker_not_found', `${online.length} workers are online: pick one with --worker <id>`);
-  }
-  return online[0]?.workerId as string;
+    .option('--session <id>', 'resume this session');
+  addStackOptions(command).action(chat);
 }
 
 function describeApproval(approval: Approval): string {
@@ -69,15 +53,12 @@ function describeApproval(approval: Approval): string {
 }
 
 async function chat(options: ChatOptions): Promise<void> {
-  const stackOptions = { ...options, logName: 'chat' };
-  await using stack =
-    options.server === undefined ? await startEmbeddedStack(stackOptions) : await connectToServer(stackOptions);
+  await using stack = await openStack({ ...options, logName: 'chat' });
   const { client } = stack;
   const out = (text: string) => process.stdout.write(text);
-  const workerId = await pickWorker(stack, client);
+  const workerId = await sessionWorker(stack);
   let model = options.model;
-  let sessionId =
-    options.session ?? (await client.rpc.sessions.create.mutate({ workerId: workerId as never })).sessionId;
+  let sessionId = options.session ?? (await client.rpc.sessions.create.mutate({ workerId })).sessionId;
   let busy = false;
   let midLine = false;
   const approvals: Approval[] = [];
@@ -242,13 +223,13 @@ async function chat(options: ChatOptions): Promise<void> {
       case '/quit':
         return false;
       case '/new': {
-        sessionId = (await client.rpc.sessions.create.mutate({ workerId: workerId as never })).sessionId;
+        sessionId = (await client.rpc.sessions.create.mutate({ workerId })).sessionId;
         follow(sessionId);
         out(`new session ${sessionId}\n`);
         return true;
       }
       case '/sessions': {
-        const { sessions, total } = await client.rpc.sessions.list.query({ workerId: workerId as never, limit: 20 });
+        const { sessions, total } = await client.rpc.sessions.list.query({ workerId, limit: 20 });
         for (const session of sessions) {
           out(
             `${session.sessionId === sessionId ? '*' : ' '} ${session.sessionId}  ${session.updatedAt.slice(0, 16)}  ${session.messageCount} msgs  ${session.name}\n`,

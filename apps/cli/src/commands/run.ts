@@ -1,7 +1,6 @@
-import { MolfError, type SessionEvent } from '@molf/protocol';
+import type { SessionEvent } from '@molf/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { dataDirOption, serverUrlOption } from '../cli-options.ts';
-import { connectToServer, startEmbeddedStack } from '../embedded-stack.ts';
+import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
 
 type OnAsk = 'deny' | 'allow' | 'fail';
 type RunOptions = {
@@ -27,7 +26,7 @@ function parseOnAsk(value: string): OnAsk {
 }
 
 export function registerRunCommand(program: Command): void {
-  program
+  const command = program
     .command('run')
     .description(
       'run one prompt headless and stream the answer (for scripts and CI); without --server it starts a ' +
@@ -41,32 +40,17 @@ export function registerRunCommand(program: Command): void {
         .default('deny'),
     )
     .option('--json', 'print one JSON event per line instead of the answer text')
-    .option('--session <id>', 'continue this session (default: a new one)')
-    .addOption(serverUrlOption())
-    .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
-    .option('--worker <id>', 'with --server: the worker a new session runs on (default: the only one online)')
-    .addOption(dataDirOption())
-    .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'))
-    .action(run);
+    .option('--session <id>', 'continue this session (default: a new one)');
+  addStackOptions(command).action(run);
 }
 
 async function run(prompt: string, options: RunOptions): Promise<void> {
-  const stackOptions = { ...options, logName: 'run' };
-  await using stack =
-    options.server === undefined ? await startEmbeddedStack(stackOptions) : await connectToServer(stackOptions);
+  await using stack = await openStack({ ...options, logName: 'run' });
   const { client } = stack;
   let sessionId = options.session;
   if (sessionId === undefined) {
-    let workerId = stack.workerId;
-    if (workerId === undefined) {
-      const online = (await client.rpc.workers.list.query()).filter((worker) => worker.state === 'online');
-      if (online.length !== 1) {
-        throw new MolfError('worker_not_found', `${online.length} workers are online: pick one with --worker <id>`);
-      }
-      workerId = online[0]?.workerId;
-    }
-    sessionId = (await client.rpc.sessions.create.mutate({ workerId: workerId as never, name: prompt.slice(0, 60) }))
-      .sessionId;
+    const workerId = await sessionWorker(stack);
+    sessionId = (await client.rpc.sessions.create.mutate({ workerId, name: prompt.slice(0, 60) })).sessionId;
   }
   const id = sessionId;
   const print = (line: string) => process.stdout.write(line);
