@@ -26,6 +26,24 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** Writes `.mcp.json` with these servers into the workdir and starts a manager on it. */
+async function startManager(
+  workdir: string,
+  servers: Record<string, unknown>,
+  options: { reserved?: string[]; onToolsChanged?: () => void; waitReady?: boolean } = {},
+): Promise<McpManager> {
+  await writeFile(join(workdir, '.mcp.json'), JSON.stringify({ mcpServers: servers }));
+  const manager = await startMcpManager({
+    workdir,
+    env: process.env,
+    logger: createSilentLogger(),
+    reserved: options.reserved ?? [],
+    onToolsChanged: options.onToolsChanged ?? (() => {}),
+  });
+  if (options.waitReady !== false) await manager.ready;
+  return manager;
+}
+
 async function call(manager: McpManager, name: string, args: Record<string, unknown> = {}) {
   const handler = manager.handlers().find((candidate) => candidate.definition.name === name);
   if (handler === undefined) throw new Error(`no tool ${name}`);
@@ -36,19 +54,12 @@ async function call(manager: McpManager, name: string, args: Record<string, unkn
 describe('the MCP manager', () => {
   it('starts the servers of .mcp.json, leaves a failing one offline without failing, and names the tools', async () => {
     await using sandbox = await createToolSandbox();
-    await writeFile(
-      join(sandbox.workdir, '.mcp.json'),
-      JSON.stringify({ mcpServers: { fixture, broken: { type: 'stdio', command: '/nonexistent/mcp-server' } } }),
-    );
     let changes = 0;
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: ['read_file'],
-      onToolsChanged: () => changes++,
-    });
-    await manager.ready;
+    const manager = await startManager(
+      sandbox.workdir,
+      { fixture, broken: { type: 'stdio', command: '/nonexistent/mcp-server' } },
+      { reserved: ['read_file'], onToolsChanged: () => changes++ },
+    );
     try {
       expect(manager.servers()).toMatchObject([
         { name: 'broken', status: 'offline', reason: expect.any(String) },
@@ -64,15 +75,7 @@ describe('the MCP manager', () => {
 
   it('adds and removes tools announced by tools/list_changed, without a restart', async () => {
     await using sandbox = await createToolSandbox();
-    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
-    await manager.ready;
+    const manager = await startManager(sandbox.workdir, { fixture });
     try {
       await call(manager, 'fixture_add_tool', { name: 'late' });
       await waitFor(
@@ -96,15 +99,7 @@ describe('the MCP manager', () => {
 
   it('answers "offline — reconnecting" after a crash, reconnects by itself, and the tools come back', async () => {
     await using sandbox = await createToolSandbox();
-    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
-    await manager.ready;
+    const manager = await startManager(sandbox.workdir, { fixture });
     try {
       const echo = manager.handlers().find((handler) => handler.definition.name === 'fixture_echo');
       await call(manager, 'fixture_crash');
@@ -123,15 +118,7 @@ describe('the MCP manager', () => {
 
   it('stops its server processes when closed: no orphan is left', async () => {
     await using sandbox = await createToolSandbox();
-    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { fixture } }));
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
-    await manager.ready;
+    const manager = await startManager(sandbox.workdir, { fixture });
     const pid = Number((await call(manager, 'fixture_pid')).output);
     expect(isAlive(pid)).toBe(true);
     await manager.close();
@@ -141,15 +128,7 @@ describe('the MCP manager', () => {
   it('applies edits of .mcp.json without a restart, and keeps the running servers when the file breaks', async () => {
     await using sandbox = await createToolSandbox();
     const file = join(sandbox.workdir, '.mcp.json');
-    await writeFile(file, JSON.stringify({ mcpServers: { one: fixture } }));
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
-    await manager.ready;
+    const manager = await startManager(sandbox.workdir, { one: fixture });
     const names = () => manager.handlers().map((handler) => handler.definition.name);
     try {
       const firstPid = Number((await call(manager, 'one_pid')).output);
@@ -199,14 +178,7 @@ describe('the MCP manager', () => {
         `require('node:fs').writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setInterval(() => {}, 1000)`,
       ],
     };
-    await writeFile(join(sandbox.workdir, '.mcp.json'), JSON.stringify({ mcpServers: { hung } }));
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
+    const manager = await startManager(sandbox.workdir, { hung }, { waitReady: false });
     let pid = Number.NaN;
     await waitFor(() => {
       try {
@@ -225,18 +197,7 @@ describe('the MCP manager', () => {
     await using sandbox = await createToolSandbox();
     const first = await startFixtureMcpHttpServer();
     const port = Number(new URL(first.url).port);
-    await writeFile(
-      join(sandbox.workdir, '.mcp.json'),
-      JSON.stringify({ mcpServers: { remote: { type: 'http', url: first.url } } }),
-    );
-    const manager = await startMcpManager({
-      workdir: sandbox.workdir,
-      env: process.env,
-      logger: createSilentLogger(),
-      reserved: [],
-      onToolsChanged: () => {},
-    });
-    await manager.ready;
+    const manager = await startManager(sandbox.workdir, { remote: { type: 'http', url: first.url } });
     try {
       expect(await call(manager, 'remote_echo', { text: 'one' })).toEqual({ output: 'one' });
       await first.close();
