@@ -1,16 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
-import { createWorker } from '@molf/worker';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type Cleanups, spawnInteractive, startLocalServer, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
-const cleanups: Array<() => Promise<unknown>> = [];
+const cleanups: Cleanups = [];
 
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -36,33 +32,11 @@ describe('molf chat', () => {
     cleanups.push(() => llm.close());
     const home = await tempDir();
     const project = await tempDir();
-    await writeFile(
-      join(home, 'config.jsonc'),
-      JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }),
-    );
-    const child = execaNode(CLI, ['chat'], {
+    await writeFakeModelConfig(home, llm.baseURL);
+    const { child, seen, type, output } = spawnInteractive(cleanups, ['chat'], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
-      reject: false,
-      stdin: 'pipe',
-      timeout: 60_000,
     });
-    cleanups.push(async () => {
-      child.kill('SIGKILL');
-      await child;
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const seen = async (text: string) => {
-      const deadline = Date.now() + 20_000;
-      while (!output.includes(text)) {
-        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
-    const type = (line: string) => child.stdin?.write(`${line}\n`);
 
     await seen('molf chat — session');
     type('/help');
@@ -71,7 +45,7 @@ describe('molf chat', () => {
     await seen('Hi there.');
     type('run something');
     await seen('session/always allow: "echo *"');
-    expect(output).toContain('? shell_exec asks for approval: echo chat-ran');
+    expect(output()).toContain('? shell_exec asks for approval: echo chat-ran');
     type('s');
     await seen('✓ shell_exec: chat-ran');
     await seen('It ran.');
@@ -98,34 +72,13 @@ describe('molf chat', () => {
     cleanups.push(() => llm.close());
     const home = await tempDir();
     const project = await tempDir();
-    await writeFile(
-      join(home, 'config.jsonc'),
-      JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }),
-    );
-    const child = execaNode(CLI, ['chat'], {
+    await writeFakeModelConfig(home, llm.baseURL);
+    const { child, seen, type } = spawnInteractive(cleanups, ['chat'], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
-      reject: false,
-      stdin: 'pipe',
-      timeout: 60_000,
     });
-    cleanups.push(async () => {
-      child.kill('SIGKILL');
-      await child;
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const seen = async (text: string) => {
-      const deadline = Date.now() + 20_000;
-      while (!output.includes(text)) {
-        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
     await seen('molf chat — session');
-    child.stdin?.write('think\n');
+    type('think');
     await seen('thinking ');
     child.kill('SIGINT');
     await seen('(turn ended: aborted)');
@@ -146,17 +99,12 @@ describe('molf chat', () => {
     cleanups.push(() => llm.close());
     const dataDir = await tempDir();
     const project = await tempDir();
-    const tokens = { client: 'molf_c_chat-reconnect-token-01', worker: 'molf_w_chat-reconnect-token-01' };
-    const server = await createServer({
-      port: 0,
+    const { server, worker, tokens } = await startLocalServer(cleanups, {
       dataDir,
-      tokens,
-      models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+      workdir: project,
+      llmBaseURL: llm.baseURL,
+      tokenSuffix: 'chat-reconnect-token-01',
     });
-    cleanups.push(() => server.close());
-    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir: project });
-    cleanups.push(() => worker.close());
-    await worker.registered;
 
     // A loopback proxy the test can cut, between chat and the server.
     const sockets = new Set<Socket>();
@@ -178,34 +126,13 @@ describe('molf chat', () => {
     cleanups.push(() => new Promise((resolve) => proxy.close(resolve)));
     const proxyUrl = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 
-    const child = execaNode(
-      CLI,
+    const { child, seen, type, output } = spawnInteractive(
+      cleanups,
       ['chat', '--server', proxyUrl, '--token', tokens.client, '--worker', worker.workerId],
-      {
-        cwd: project,
-        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
-        reject: false,
-        stdin: 'pipe',
-        timeout: 60_000,
-      },
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir }, waitMs: 30_000 },
     );
-    cleanups.push(async () => {
-      child.kill('SIGKILL');
-      await child;
-    });
-    let output = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
-    const seen = async (text: string) => {
-      const deadline = Date.now() + 30_000;
-      while (!output.includes(text)) {
-        if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    };
     await seen('molf chat — session');
-    child.stdin?.write('run it\n');
+    type('run it');
     await seen('? shell_exec asks for approval: echo after-reconnect');
 
     accepting = false;
@@ -213,10 +140,10 @@ describe('molf chat', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     accepting = true;
     // The answer goes out once the client has reconnected by itself.
-    child.stdin?.write('o\n');
+    type('o');
     await seen('Done after all.');
-    expect(output).toContain('✓ shell_exec: after-reconnect');
-    child.stdin?.write('/exit\n');
+    expect(output()).toContain('✓ shell_exec: after-reconnect');
+    type('/exit');
     expect((await child).exitCode).toBe(0);
   });
 });

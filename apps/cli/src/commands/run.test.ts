@@ -1,14 +1,11 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createServer } from '@molf/server';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
-import { createWorker } from '@molf/worker';
 import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { CLI, startLocalServer } from '../testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
@@ -118,17 +115,12 @@ describe('molf run', () => {
     cleanups.push(() => llm.close());
     const dataDir = await tempDir();
     const project = await tempDir();
-    const tokens = { client: 'molf_c_run-server-test-token-1', worker: 'molf_w_run-server-test-token-1' };
-    const server = await createServer({
-      port: 0,
+    const { server, worker, tokens } = await startLocalServer(cleanups, {
       dataDir,
-      tokens,
-      models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+      workdir: project,
+      llmBaseURL: llm.baseURL,
+      tokenSuffix: 'run-server-test-token-1',
     });
-    cleanups.push(() => server.close());
-    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir: project });
-    cleanups.push(() => worker.close());
-    await worker.registered;
     const session = await server.sessions.create({ workerId: worker.workerId });
     await server.agent.prompt({ sessionId: session.sessionId, text: 'first' });
     const deadline = Date.now() + 10_000;
