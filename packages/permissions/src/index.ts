@@ -6,6 +6,7 @@ export {
   type PermissionLayers,
   type SubjectVerdict,
 } from './evaluate-permission.ts';
+export { safeParseJsonc, textPosition } from './parse-jsonc.ts';
 export {
   MAX_PATTERN_CHARS,
   type PermissionsFileProblem,

@@ -1,4 +1,5 @@
 import { type Node, type ParseError, parseTree, printParseErrorCode, stripComments } from 'jsonc-parser';
+import { textPosition } from './parse-jsonc.ts';
 import { compileGlob, isPermissionAction, PERMISSION_ACTIONS, type PermissionRule } from './permission-rule.ts';
 
 /** Where and why a permissions file was rejected; line and column count from 1. */
@@ -10,18 +11,6 @@ export type PermissionsFileResult =
 
 /** Patterns longer than this are refused (picomatch compiles them into one regular expression). */
 export const MAX_PATTERN_CHARS = 4_096;
-
-function position(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let lineStart = 0;
-  for (let index = 0; index < offset && index < text.length; index += 1) {
-    if (text.charCodeAt(index) === 10) {
-      line += 1;
-      lineStart = index + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
-}
 
 class FileProblem extends Error {
   readonly offset: number;
@@ -88,7 +77,7 @@ function readRules(text: string, root: Node): PermissionRule[] {
       throw new FileProblem(`"${tool}" appears twice: merge its rules into one entry`, keyNode.offset);
     }
     tools.add(tool);
-    const at = (offset: number) => ({ layer: 'file' as const, ...position(text, offset) });
+    const at = (offset: number) => ({ layer: 'file' as const, ...textPosition(text, offset) });
     if (valueNode.type === 'object') {
       const patterns = new Set<string>();
       for (const entry of valueNode.children ?? []) {
@@ -118,7 +107,7 @@ function readRules(text: string, root: Node): PermissionRule[] {
 export function safeParsePermissionsFile(text: string): PermissionsFileResult {
   const fail = (message: string, offset: number): PermissionsFileResult => ({
     ok: false,
-    error: { message, offset, ...position(text, offset) },
+    error: { message, offset, ...textPosition(text, offset) },
   });
   if (text.charCodeAt(0) === 0xfeff) {
     return fail('the file starts with a byte-order mark (BOM): save it as UTF-8 without BOM', 0);

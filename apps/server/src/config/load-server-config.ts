@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { safeParseJsonc } from '@molf/permissions';
 import { MolfError } from '@molf/protocol';
-import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
 import { CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 import type { AgentSettings } from '../sessions/agent-runner.ts';
@@ -33,12 +33,6 @@ export const ServerConfigFileSchema = z.strictObject({
 });
 export type ServerConfigFile = z.infer<typeof ServerConfigFileSchema>;
 
-function position(text: string, offset: number): string {
-  const before = text.slice(0, offset);
-  const line = before.split('\n').length;
-  return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
-}
-
 /** Reads and validates a server config file; every problem names the file and where. */
 export async function loadServerConfigFile(
   path: string,
@@ -51,15 +45,12 @@ export async function loadServerConfigFile(
     if (options.optional === true && (error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw new MolfError('config_invalid', `cannot read the config file ${path}: ${(error as Error).message}`);
   }
-  const errors: ParseError[] = [];
-  const value: unknown = parse(text, errors, { allowTrailingComma: true });
-  const first = errors[0];
-  if (first !== undefined) {
-    throw new MolfError(
-      'config_invalid',
-      `${path}: ${position(text, first.offset)}: invalid JSONC (${printParseErrorCode(first.error)})`,
-    );
+  const read = safeParseJsonc(text);
+  if (!read.ok) {
+    const { line, column, code } = read.error;
+    throw new MolfError('config_invalid', `${path}: line ${line}, column ${column}: invalid JSONC (${code})`);
   }
+  const value = read.value;
   const parsed = ServerConfigFileSchema.safeParse(value ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

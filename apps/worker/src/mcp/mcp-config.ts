@@ -1,4 +1,4 @@
-import { type ParseError, parse, printParseErrorCode } from 'jsonc-parser';
+import { safeParseJsonc } from '@molf/permissions';
 import { z } from 'zod';
 
 const enabled = z.boolean().default(true);
@@ -48,11 +48,6 @@ export type McpConfigResult =
   | { ok: true; servers: McpServerConfig[]; warnings: string[] }
   | { ok: false; error: string };
 
-function position(text: string, offset: number): string {
-  const before = text.slice(0, offset);
-  return `line ${before.split('\n').length}, column ${offset - before.lastIndexOf('\n')}`;
-}
-
 /**
  * `${VAR}` from the environment (and `${WORKDIR}`); a missing variable becomes "" with one
  * warning per variable.
@@ -82,15 +77,12 @@ export function parseMcpConfig(
   options: { env: NodeJS.ProcessEnv; workdir: string; file?: string },
 ): McpConfigResult {
   const file = options.file ?? '.mcp.json';
-  const errors: ParseError[] = [];
-  const value: unknown = parse(text, errors, { allowTrailingComma: true });
-  const first = errors[0];
-  if (first !== undefined) {
-    return {
-      ok: false,
-      error: `${file}: ${position(text, first.offset)}: invalid JSON (${printParseErrorCode(first.error)})`,
-    };
+  const read = safeParseJsonc(text);
+  if (!read.ok) {
+    const { line, column, code } = read.error;
+    return { ok: false, error: `${file}: line ${line}, column ${column}: invalid JSON (${code})` };
   }
+  const value = read.value;
   const parsed = McpConfigSchema.safeParse(value ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
