@@ -80,8 +80,18 @@ async function main(): Promise<void> {
   const engine = await createPermissionEngine();
   const parser = await loadShellParser();
   const layers = { file: rules, session: [] };
-  const evaluate = (tool: string, args: Record<string, unknown>) => () =>
-    engine.evaluate({ tool, args, layers, home: '/home/dev' });
+  // The worker's answer about where paths lead (resolved before evaluation, outside these timings):
+  // here every path leads to itself and a glob names one file.
+  const canonicalPaths = (given: string) => [given];
+  // The engine keeps the analysis of the last line (the gate asks for its paths, then evaluates it):
+  // alternate two spellings of each line so that every evaluation analyzes it afresh.
+  let round = 0;
+  const evaluate = (tool: string, args: Record<string, unknown>) => () => {
+    round += 1;
+    const spelled =
+      typeof args.command === 'string' && round % 2 === 1 ? { ...args, command: `${args.command} ` } : args;
+    return engine.evaluate({ tool, args: spelled, layers, home: '/home/dev', canonicalPaths });
+  };
 
   const cases: Array<{ name: string; run: () => unknown; expect?: string }> = [
     {

@@ -112,6 +112,11 @@ function judgeSubject(
   return decision;
 }
 
+/** The stand-in rule of a file that no rule of its tool restricts. */
+function unrestricted(tool: string): PermissionRule {
+  return { tool, pattern: '*', action: 'allow', source: { layer: 'builtin' } };
+}
+
 /**
  * Decides one tool call: any denied subject denies; else any subject that asks (or anything the
  * shell parser could not understand) asks; else allow. Pure: no I/O, no clock.
@@ -123,14 +128,50 @@ export function evaluatePermission(options: {
   home?: string | undefined;
 }): PermissionEvaluation {
   const { tool, layers } = options;
-  const agent = layers.agent === undefined ? undefined : rulesFor(layers.agent, tool);
-  const standing = rulesFor([...(layers.agent ?? []), ...layers.file], tool);
-  const session = rulesFor(layers.session ?? [], tool);
+  // The rules of each tool that judges a subject: the call's own, or read_file/write_file for the
+  // files a shell line reads and writes.
+  const rulesByTool = new Map<string, Parameters<typeof judgeSubject>[1]>();
+  const rulesOf = (subject: PermissionSubject) => {
+    const ruleTool = subject.ruleTool ?? tool;
+    const named = subject.restrictOnly === true;
+    const key = `${named ? 'named' : 'all'}:${ruleTool}`;
+    let found = rulesByTool.get(key);
+    if (found === undefined) {
+      const pick = (rules: readonly PermissionRule[]) =>
+        rulesFor(rules, ruleTool).filter((rule) => !named || rule.tool !== '*');
+      found = {
+        agent: layers.agent === undefined ? undefined : pick(layers.agent),
+        standing: pick([...(layers.agent ?? []), ...layers.file]),
+        session: pick(layers.session ?? []),
+        home: options.home,
+      };
+      rulesByTool.set(key, found);
+    }
+    return found;
+  };
+  const judge = (subject: PermissionSubject): PermissionDecision => {
+    const decision = judgeSubject(subject, rulesOf(subject));
+    // A file no rule of its tool speaks of: the shell rules alone decide the line.
+    if (subject.restrictOnly === true && decision.type === 'ask' && decision.rule === undefined && subject.problem === undefined) {
+      return { type: 'allow', rule: unrestricted(subject.ruleTool ?? tool) };
+    }
+    return decision;
+  };
   const { subjects, problems } = options.subjects;
-  const verdicts = subjects.map((subject) => ({
-    subject,
-    decision: judgeSubject(subject, { agent, standing, session, home: options.home }),
-  }));
+  const verdicts: SubjectVerdict[] = [];
+  for (const subject of subjects) {
+    const decision = judge(subject);
+    verdicts.push({ subject, decision });
+    if (decision.type !== 'ask' || subject.denyProbes === undefined) continue;
+    // What an unknown program may run: a deny of it wins over the program's own ask.
+    for (const probe of subject.denyProbes()) {
+      const probed = judge(probe);
+      if (probed.type === 'deny') {
+        verdicts.push({ subject: probe, decision: probed });
+        break;
+      }
+    }
+  }
 
   const denied = verdicts.find((verdict) => verdict.decision.type === 'deny');
   const asking = verdicts.filter((verdict) => verdict.decision.type === 'ask');
@@ -149,6 +190,8 @@ export function evaluatePermission(options: {
     const reason = problems[0] ?? 'the call has nothing to match rules against';
     return { ...base, alwaysPatterns: null, decision: { type: 'ask', rule: undefined, reason }, decidedBy: undefined };
   }
-  const last = verdicts[verdicts.length - 1] as SubjectVerdict;
+  // An allowed call is explained by its own rules (the command), not by the read_file rule of a file it reads.
+  const last =
+    verdicts.findLast((verdict) => verdict.subject.ruleTool === undefined) ?? (verdicts.at(-1) as SubjectVerdict);
   return { ...base, decision: last.decision, decidedBy: last.subject };
 }

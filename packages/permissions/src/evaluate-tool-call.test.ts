@@ -2,43 +2,24 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { readDefaultPermissionsText } from './default-permissions-file.ts';
 import type { PermissionLayers } from './evaluate-permission.ts';
-import { safeParsePermissionsFile } from './parse-permissions-file.ts';
-import { createPermissionEngine, type PermissionEngine, type ToolCallEvaluation } from './permission-engine.ts';
+import type { PermissionEngine, ToolCallEvaluation } from './permission-engine.ts';
 import type { PermissionRule } from './permission-rule.ts';
+import {
+  cases,
+  createWarmEngine,
+  type Decision,
+  defaultAndUserRules,
+  expectDecision,
+  explainEvaluation as explain,
+  parseRules,
+  show,
+  VERBS,
+} from './permission-test-kit.ts';
 import { createReadDenial, toReadRules } from './read-rules.ts';
 
-/** A user's block for shell_exec, appended after the real default file. */
-const USER_RULES = {
-  shell_exec: {
-    '*': 'ask',
-    'git status': 'allow',
-    'git diff *': 'allow',
-    'git log *': 'allow',
-    'ls *': 'allow',
-    'cat *': 'allow',
-    'echo *': 'allow',
-    'grep *': 'allow',
-    pwd: 'allow',
-    'npm test': 'allow',
-    'rm *': 'deny',
-    'curl *': 'deny',
-    'git push *': 'deny',
-  },
-};
-
-type Decision = 'allow' | 'deny' | 'ask';
-/** One case: a shell line, the decision it must get and why; `by` is the subject that must decide it. */
-type ShellCase = { command: string; decision: Decision; why: string; by?: string };
-
 let engine: PermissionEngine;
-let defaults: PermissionRule[];
-let rules: PermissionRule[];
-
-function parseRules(text: string): PermissionRule[] {
-  const parsed = safeParsePermissionsFile(text);
-  if (!parsed.ok) throw new Error(`line ${parsed.error.line}: ${parsed.error.message}`);
-  return parsed.rules;
-}
+const defaults: PermissionRule[] = parseRules(readDefaultPermissionsText());
+const rules: PermissionRule[] = defaultAndUserRules();
 
 function rule(tool: string, pattern: string, action: Decision, layer: 'session' | 'agent' = 'session'): PermissionRule {
   return {
@@ -50,11 +31,7 @@ function rule(tool: string, pattern: string, action: Decision, layer: 'session' 
 }
 
 beforeAll(async () => {
-  engine = await createPermissionEngine();
-  defaults = parseRules(readDefaultPermissionsText());
-  rules = [...defaults, ...parseRules(JSON.stringify(USER_RULES))];
-  // The first evaluations run in a cold WebAssembly engine; keep that out of the per-line time limit.
-  for (let round = 0; round < 5; round += 1) shell('ls -la | grep x && bash -c "echo $(pwd)"');
+  engine = await createWarmEngine();
 });
 
 function shell(command: string, options: { layers?: PermissionLayers; home?: string } = {}): ToolCallEvaluation {
@@ -64,31 +41,6 @@ function shell(command: string, options: { layers?: PermissionLayers; home?: str
     layers: options.layers ?? { file: rules },
     home: options.home,
   });
-}
-
-/** What a failing case prints: every subject with its decision, and the problems. */
-function explain(evaluation: ToolCallEvaluation): string {
-  const subjects = evaluation.verdicts.map((verdict) => `${verdict.subject.label} → ${verdict.decision.type}`);
-  return [...subjects, ...evaluation.problems.map((problem) => `problem: ${problem}`)].join('\n');
-}
-
-/** The text in backticks, control characters escaped (`\n`), cut at 90 characters. */
-function show(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
-  const escaped = text.replace(/[\u0000-\u001f]/g, (char) => JSON.stringify(char).slice(1, -1));
-  return `\`${escaped.length > 90 ? `${escaped.slice(0, 90)}…` : escaped}\``;
-}
-
-const VERBS: Record<Decision, string> = { allow: 'allows', deny: 'denies', ask: 'asks about' };
-
-/** `it.each` rows titled as sentences: "denies `ls | rm x`: rm at the end of a pipeline". */
-function cases(rows: readonly ShellCase[]): [string, ShellCase][] {
-  return rows.map((row) => [`${VERBS[row.decision]} ${show(row.command)}: ${row.why}`, row]);
-}
-
-function expectDecision(evaluation: ToolCallEvaluation, row: ShellCase): void {
-  expect(evaluation.decision.type, explain(evaluation)).toBe(row.decision);
-  if (row.by !== undefined) expect(evaluation.decidedBy?.forms[0], explain(evaluation)).toBe(row.by);
 }
 
 describe('plain commands and chains of allowed commands', () => {
@@ -120,7 +72,7 @@ describe('plain commands and chains of allowed commands', () => {
       { command: "grep -e 'rm -rf' src", decision: 'allow', why: 'a denied command as an argument is only text' },
       { command: 'echo ok # ; rm x', decision: 'allow', why: 'a comment runs nothing' },
       { command: '[[ -f package.json ]] && ls', decision: 'allow', why: 'a [[ ]] test runs no command' },
-      { command: 'FOO=1 BAR=2 ls -la', decision: 'allow', why: 'harmless assignments are dropped from the subject' },
+      { command: 'LANG=C TZ=UTC ls -la', decision: 'allow', why: 'harmless assignments are dropped from the subject' },
       { command: 'git status && git status', decision: 'allow', why: 'the same allowed command twice' },
       { command: 'git -C . status', decision: 'ask', why: 'an option before the sub-command is not `git status`' },
       { command: 'git status --porcelain', decision: 'ask', why: '`git status` is exact and does not cover arguments' },
@@ -307,8 +259,9 @@ describe('wrappers and interpreters that run another command', () => {
       { command: 'sudo timeout 5 nice -n 1 nohup env -i sh -c \'eval "rm x"\'', decision: 'deny', why: 'seven deep' },
       { command: 'sudo sudo sudo rm x', decision: 'deny', why: 'a repeated wrapper', by: 'rm x' },
       { command: "exec bash -c 'rm x'", decision: 'deny', why: 'exec of bash -c', by: 'rm x' },
-      { command: 'pkexec rm x', decision: 'ask', why: 'an unknown wrapper is never allowed' },
-      { command: 'strace rm x', decision: 'ask', why: 'an unknown wrapper is never allowed' },
+      { command: 'pkexec rm x', decision: 'deny', why: 'pkexec', by: 'rm x' },
+      { command: 'strace rm x', decision: 'deny', why: 'strace', by: 'rm x' },
+      { command: 'mywrapper ls', decision: 'ask', why: 'an unknown program is never allowed' },
     ]),
   )('%s', (_title, row) => {
     expectDecision(shell(row.command), row);
@@ -328,7 +281,7 @@ describe('quoting and path spellings of a denied name', () => {
       { command: "$'r\\u006d' x", decision: 'deny', why: 'an ANSI-C unicode escape', by: 'rm x' },
       { command: '$"rm" x', decision: 'deny', why: 'a translated string', by: 'rm x' },
       { command: 'r\\\nm x', decision: 'deny', why: 'a line continuation inside the name', by: 'rm x' },
-      { command: 'cat\\\nchsegv rm x', decision: 'ask', why: 'a continuation makes `catchsegv`, not `cat`' },
+      { command: 'cat\\\nchsegv rm x', decision: 'deny', why: 'a continuation makes `catchsegv rm x`, not `cat`' },
       { command: '/bin/rm x', decision: 'deny', why: 'an absolute path', by: '/bin/rm x' },
       { command: '/usr/bin/rm -rf /', decision: 'deny', why: 'another absolute path', by: '/usr/bin/rm -rf /' },
       { command: '"/bin/rm" x', decision: 'deny', why: 'a quoted path', by: '/bin/rm x' },
@@ -361,7 +314,7 @@ describe('command names only known when the line runs', () => {
       { command: '/bin/r? x', decision: 'ask', why: 'a ? glob as the name' },
       { command: '/bin/r* -rf /', decision: 'ask', why: 'a * glob as the name' },
       { command: '/bin/[r]m x', decision: 'ask', why: 'a bracket glob as the name' },
-      { command: 'env {rm,-rf,/}', decision: 'ask', why: 'a brace expansion that makes the name rm' },
+      { command: 'timeout 5 {ls,x}', decision: 'ask', why: 'a brace expansion that makes the name ls' },
       { command: 'timeout 5 {ls,-la}', decision: 'ask', why: 'a brace expansion as a wrapped name' },
       { command: '$(rm x) y', decision: 'deny', why: 'the substitution that makes the name is denied', by: 'rm x' },
     ]),
@@ -423,7 +376,8 @@ describe('run-time values that bash evaluates as code', () => {
 describe('variable assignments', () => {
   it.each(
     cases([
-      { command: 'FOO=1 ls', decision: 'allow', why: 'a harmless assignment is dropped' },
+      { command: 'LANG=C ls', decision: 'allow', why: 'a harmless assignment is dropped' },
+      { command: 'FOO=1 ls', decision: 'ask', why: 'a name not known to be harmless' },
       { command: 'CI=true npm test', decision: 'allow', why: 'a harmless assignment before an exact rule' },
       { command: 'FOO=1 rm x', decision: 'deny', why: 'an assignment does not hide rm', by: 'rm x' },
       { command: 'PATH=. ls', decision: 'ask', why: 'PATH changes which ls runs' },
@@ -768,7 +722,7 @@ describe('output redirections are writes of their own', () => {
         decision: 'ask',
         why: 'an allowed echo cannot append to a dotfile',
       },
-      { command: 'cat x > .git/hooks/pre-commit', decision: 'ask', why: 'an allowed cat cannot write a git hook' },
+      { command: 'cat x > .git/hooks/pre-commit', decision: 'deny', why: 'an allowed cat cannot write a git hook' },
       { command: 'git status &> log.txt', decision: 'ask', why: '&> writes a file too' },
       { command: 'echo a >| clobbered', decision: 'ask', why: '>| writes a file' },
       { command: 'echo a >&out.txt', decision: 'ask', why: '>& to a file name writes it' },
@@ -864,19 +818,21 @@ describe('"always" patterns', () => {
     ['gh pr create --fill', ['gh pr create *']],
     ['/usr/bin/git push origin main', ['/usr/bin/git push *']],
     ['git -C dir push', ['git -C dir push']],
-    ['git -c core.pager=less log', ['git -c core.pager=less log']],
+    ['git -c color.ui=always log', ['git -c color.ui=always log']],
+    ['git -c core.pager=less log', null],
     ["bash -c 'ls'", ['bash -c ls', 'ls']],
     ['sudo apt-get install x', ['sudo apt-get install x', 'apt-get install *']],
     ["python -c 'print(1)'", ["python -c 'print\\(1\\)'"]],
     ["node -e 'x'", ['node -e x']],
     ['python script.py', ['python script.py']],
     ['npx vitest run', ['npx vitest run']],
-    ['env FOO=1 make', ['env FOO=1 make', 'make']],
+    ['env LANG=C make', ['env LANG=C make', 'make']],
+    ['env FOO=1 make', null],
     ['xargs rm', ['xargs rm', 'rm']],
-    ['find . -delete', ['find . -delete']],
+    ['find . -delete', ['find . -delete', 'rm -rf .']],
     ['find . -name x', ['find *']],
     ["trap 'make clean' EXIT", ["trap 'make clean' EXIT", 'make clean']],
-    ['unbuffer ls', ['unbuffer ls']],
+    ['unbuffer ls', ['unbuffer ls', 'ls']],
     ['let n=1+2', ['let n=1\\+2']],
     ['npm run build && docker compose up -d', ['npm run build', 'docker compose up *']],
     ['git push origin main; git push origin dev', ['git push *']],

@@ -13,7 +13,12 @@ export {
   type PermissionsFileResult,
   safeParsePermissionsFile,
 } from './parse-permissions-file.ts';
-export { createPermissionEngine, type PermissionEngine, type ToolCallEvaluation } from './permission-engine.ts';
+export {
+  createPermissionEngine,
+  type PermissionEngine,
+  type PermissionEngineOptions,
+  type ToolCallEvaluation,
+} from './permission-engine.ts';
 export {
   describeRule,
   escapeGlob,
@@ -30,6 +35,7 @@ export {
   toCommandAlwaysPattern,
   toPermissionSubjects,
 } from './permission-subjects.ts';
+  type PathArgument,
 export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
 export {
   analyzeShellLine,
@@ -38,3 +44,7 @@ export {
   type SimpleCommand,
 } from './shell/analyze-shell-line.ts';
 export { loadShellParser, type ShellParser } from './shell/shell-parser.ts';
+  type FileAccess,
+  type ShellAnalysisLimits,
+export { FILE_COMMANDS } from './shell/file-arguments.ts';
+export { HARMLESS_VARIABLES } from './shell/variable-assignments.ts';

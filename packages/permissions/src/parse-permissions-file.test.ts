@@ -167,6 +167,16 @@ describe('safeParsePermissionsFile: files it reads', () => {
       '*credentials*',
       '*secret*',
       '*.env.example',
+      '~/.ssh/*',
+      '~/.aws/*',
+      '~/.gnupg/*',
+      '~/.config/gh/*',
+      '~/.docker/config.json',
+      '~/.kube/*',
+      '~/.netrc',
+      '~/.npmrc',
+      '~/.pypirc',
+      '~/.molf/*',
     ]);
   });
 });

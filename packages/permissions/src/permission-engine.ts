@@ -1,10 +1,24 @@
 import { evaluatePermission, type PermissionEvaluation, type PermissionLayers } from './evaluate-permission.ts';
-import { type SubjectOptions, type ToolCallSubjects, toPermissionSubjects } from './permission-subjects.ts';
-import { loadShellParser } from './shell/shell-parser.ts';
+import {
+  analyzeShellCall,
+  type PathArgument,
+  permissionPathArguments,
+  type SubjectOptions,
+  shellPathArguments,
+  type ToolCallSubjects,
+  toPermissionSubjects,
+} from './permission-subjects.ts';
+import type { ShellAnalysis, ShellAnalysisLimits } from './shell/analyze-shell-line.ts';
+import { loadShellParser, type ShellParser } from './shell/shell-parser.ts';
 
 export type ToolCallEvaluation = PermissionEvaluation & { subjects: ToolCallSubjects };
 
 export type PermissionEngine = {
+  /**
+   * The paths a call's rules need resolved where the call runs (symlinks followed, glob patterns
+   * expanded) before `evaluate`: a file tool's path, the files a shell line reads and writes.
+   */
+  pathArguments(options: { tool: string; args: Record<string, unknown>; home?: string | undefined }): PathArgument[];
   /** Decides one tool call against the given rule layers. Synchronous and free of I/O. */
   evaluate(options: {
     tool: string;
@@ -12,30 +26,61 @@ export type PermissionEngine = {
     layers: PermissionLayers;
     /** Expands `~` and `$HOME` in patterns and shell words; default: not expanded. */
     home?: string | undefined;
+    /**
+     * Where each path of `pathArguments` leads, authoritative first; for a pattern, every file it
+     * names. Without it only the paths as written are used (and patterns ask).
+     */
     canonicalPaths?: SubjectOptions['canonicalPaths'];
   }): ToolCallEvaluation;
 };
 
+export type PermissionEngineOptions = {
+  /** Bounds of the shell analysis. Default: SHELL_ANALYSIS_LIMITS. */
+  limits?: Partial<ShellAnalysisLimits>;
+  /** The bash parser. Default: tree-sitter-bash, loaded once per process. */
+  parser?: ShellParser;
+};
+
 /** Loads the shell grammar once; the engine is then synchronous. */
-export async function createPermissionEngine(): Promise<PermissionEngine> {
-  const parser = await loadShellParser();
+export async function createPermissionEngine(options: PermissionEngineOptions = {}): Promise<PermissionEngine> {
+  const parser = options.parser ?? (await loadShellParser());
+  // The gate asks for a call's paths, then evaluates it: the line is analyzed once for both.
+  let last: { key: string; analysis: ShellAnalysis } | undefined;
+  const analyze = (args: Record<string, unknown>, home: string | undefined): ShellAnalysis | undefined => {
+    if (typeof args.command !== 'string') return undefined;
+    const key = `${home ?? ''}\0${args.command}`;
+    if (last?.key !== key) {
+      const analysis = analyzeShellCall({ tool: 'shell_exec', args, parser, home, limits: options.limits });
+      if (analysis === undefined) return undefined;
+      last = { key, analysis };
+    }
+    return last.analysis;
+  };
   return {
-    evaluate(options) {
-      const subjects = toPermissionSubjects({ ...options, parser });
+    pathArguments({ tool, args, home }) {
+      if (tool === 'shell_exec') {
+        const analysis = analyze(args, home);
+        return analysis === undefined ? [] : shellPathArguments(analysis, args);
+      }
+      return permissionPathArguments(tool, args).map((path) => ({ path, pattern: false }));
+    },
+    evaluate(call) {
+      const analysis = call.tool === 'shell_exec' ? analyze(call.args, call.home) : undefined;
+      const subjects = toPermissionSubjects({ ...call, parser, limits: options.limits, analysis });
       const evaluation = evaluatePermission({
-        tool: options.tool,
+        tool: call.tool,
         subjects,
-        layers: options.layers,
-        home: options.home,
+        layers: call.layers,
+        home: call.home,
       });
       // grep reads file contents: a path read_file may not read, grep may not search either
       // (`grep . .env` must not sidestep `"*.env": "deny"`).
-      if (options.tool === 'grep' && evaluation.decision.type !== 'deny' && typeof options.args.path === 'string') {
+      if (call.tool === 'grep' && evaluation.decision.type !== 'deny' && typeof call.args.path === 'string') {
         const asRead = evaluatePermission({
           tool: 'read_file',
-          subjects: toPermissionSubjects({ ...options, tool: 'read_file', args: { path: options.args.path }, parser }),
-          layers: options.layers,
-          home: options.home,
+          subjects: toPermissionSubjects({ ...call, tool: 'read_file', args: { path: call.args.path }, parser }),
+          layers: call.layers,
+          home: call.home,
         });
         if (asRead.decision.type === 'deny') {
           return {

@@ -1,9 +1,16 @@
 import { posix } from 'node:path';
 import { escapeGlob } from './permission-rule.ts';
-import { analyzeShellLine, type ShellAnalysis, type SimpleCommand } from './shell/analyze-shell-line.ts';
+import {
+  analyzeShellLine,
+  type FileAccess,
+  type ShellAnalysis,
+  type ShellAnalysisLimits,
+  type SimpleCommand,
+} from './shell/analyze-shell-line.ts';
 import { commandArity, EXACT_ONLY_COMMANDS } from './shell/command-arity.ts';
 import type { ShellParser } from './shell/shell-parser.ts';
-import { renderWords } from './shell/shell-words.ts';
+import { findDenyProbes } from './shell/deny-probes.ts';
+import { renderWords, toVisible } from './shell/shell-words.ts';
 import { readsProgramFromStdin } from './shell/unwrap-command.ts';
 
 /** One thing a tool call's rules are matched against: a path, a simple command, a name. */
@@ -21,8 +28,27 @@ export type PermissionSubject = {
   /** Set when the subject cannot be judged by rules: it is at most `ask`. */
   problem?: string;
 };
+  /**
+   * The tool whose rules judge this subject, when not the call's own: a file a shell line reads is
+   * judged by the `read_file` rules, one it writes by the `write_file` rules.
+   */
+  ruleTool?: string;
+  /**
+   * Set for a file a shell line reads or writes: only rules that name `ruleTool` (not the `"*"`
+   * catch-all) judge it, and none matching means no restriction. The line's own shell rules still
+   * decide; file rules only add denies and asks.
+   */
+  restrictOnly?: true;
+  /**
+   * Commands this subject may run without Molf knowing (an unknown program's arguments): when the
+   * subject asks, a deny of any of them denies it.
+   */
+  denyProbes?: () => PermissionSubject[];
 
 /** Built-in tools whose argument `path` names one file. */
+/** A path a call's rules need resolved on the worker: a file, or a glob pattern the shell expands. */
+export type PathArgument = { path: string; pattern: boolean };
+
 const FILE_TOOLS = new Set(['read_file', 'write_file', 'edit_file']);
 
 /**
@@ -53,6 +79,10 @@ export type SubjectOptions = {
   parser: ShellParser;
   home?: string | undefined;
   /**
+  /** Bounds of the shell analysis; default SHELL_ANALYSIS_LIMITS. */
+  limits?: Partial<ShellAnalysisLimits> | undefined;
+  /** The line's analysis when the caller has it already (same command, home and limits). */
+  analysis?: ShellAnalysis | undefined;
    * Canonical forms of a path argument, authoritative first (relative to the workdir when inside
    * it, else absolute). Without them only lexical forms are used.
    */
@@ -73,7 +103,7 @@ function pathSubject(given: string, options: SubjectOptions): PermissionSubject 
   const forms = unique([...canonical, lexical, given]);
   return {
     kind: 'path',
-    label: canonical[0] !== undefined && canonical[0] !== given ? `${given} → ${canonical[0]}` : given,
+    label: toVisible(canonical[0] !== undefined && canonical[0] !== given ? `${given} → ${canonical[0]}` : given),
     forms,
     alwaysPattern: escapeGlob(forms[0] as string),
   };
@@ -88,7 +118,12 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   const name = (words[0]?.value ?? '').split('/').pop() ?? '';
   if (readsProgramFromStdin(words)) return null;
   const exact = escapeGlob(command.text);
-  if (EXACT_ONLY_COMMANDS.has(name) || command.text !== command.text.trim() || command.text.includes('\n'))
+  if (
+    command.derived === true ||
+    EXACT_ONLY_COMMANDS.has(name) ||
+    command.text !== command.text.trim() ||
+    command.text.includes('\n')
+  )
     return exact;
   if (
     name === 'find' &&
@@ -121,6 +156,78 @@ function commandForms(command: SimpleCommand): string[] {
 }
 
 /** What a tool call's rules are matched against, per tool. */
+/** Where a file a shell line names lies, as the gate resolves it: relative to the call's `cwd`. */
+function shellFilePath(path: string, cwd: string | undefined): string {
+  return cwd === undefined || path.startsWith('/') ? path : posix.join(cwd, path);
+}
+
+function shellCwd(args: Record<string, unknown>): string | undefined {
+  return typeof args.cwd === 'string' && args.cwd !== '' ? args.cwd : undefined;
+}
+
+/** The analysis of a shell_exec call's line, or undefined when it has none. */
+export function analyzeShellCall(options: SubjectOptions): ShellAnalysis | undefined {
+  if (typeof options.args.command !== 'string') return undefined;
+  return (
+    options.analysis ??
+    analyzeShellLine(options.parser, options.args.command, { home: options.home, limits: options.limits })
+  );
+}
+
+/** The paths of a shell line's file reads and writes that the gate resolves on the worker. */
+export function shellPathArguments(analysis: ShellAnalysis, args: Record<string, unknown>): PathArgument[] {
+  const cwd = shellCwd(args);
+  const seen = new Map<string, PathArgument>();
+  for (const file of analysis.files) {
+    const path = shellFilePath(file.path.value, cwd);
+    if (!seen.has(path)) seen.set(path, { path, pattern: file.path.hasGlob });
+  }
+  return [...seen.values()];
+}
+
+function commandSubject(command: SimpleCommand, options: SubjectOptions, probes: boolean): PermissionSubject {
+  const subject: PermissionSubject = {
+    kind: 'command',
+    label: command.via.length === 0 ? command.text : `${command.text} (via ${command.via.join(' → ')})`,
+    forms: commandForms(command),
+    // Computed only for subjects that ask, when "always" is offered.
+    get alwaysPattern() {
+      return toCommandAlwaysPattern(command);
+    },
+    ...(command.opaque === undefined ? {} : { problem: command.opaque }),
+  };
+  if (probes) {
+    subject.denyProbes = () =>
+      findDenyProbes(options.parser, command, { home: options.home }).map((probe) =>
+        commandSubject(probe, options, false),
+      );
+  }
+  return subject;
+}
+
+/** A file a shell line reads or writes, judged by the read_file or write_file rules. */
+function fileSubject(file: FileAccess, options: SubjectOptions): PermissionSubject {
+  const given = shellFilePath(file.path.value, shellCwd(options.args));
+  const verb = file.access === 'read' ? 'reads' : 'writes';
+  const ruleTool = file.access === 'read' ? 'read_file' : 'write_file';
+  if (file.path.hasGlob) {
+    const expanded = options.canonicalPaths?.(given) ?? [];
+    return {
+      kind: 'path',
+      label: `${file.by} ${verb} ${toVisible(given)}`,
+      forms: unique([...expanded, given]),
+      alwaysPattern: null,
+      ruleTool,
+      restrictOnly: true,
+      ...(expanded.length === 0
+        ? { problem: `${file.by} ${verb} files named by a pattern the shell expands: ${given}` }
+        : {}),
+    };
+  }
+  const subject = pathSubject(given, options);
+  return { ...subject, label: `${file.by} ${verb} ${subject.label}`, alwaysPattern: null, ruleTool, restrictOnly: true };
+}
+
 export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects {
   const { tool, args } = options;
   if (FILE_TOOLS.has(tool)) {
@@ -148,22 +255,12 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
     return { subjects: path === undefined ? [] : [pathSubject(path, options)], problems: [] };
   }
   if (tool === 'shell_exec') {
-    if (typeof args.command !== 'string') {
-      return { subjects: [], problems: ['the call has no command string'] };
-    }
-    const shell = analyzeShellLine(options.parser, args.command, { home: options.home });
-    const subjects = shell.commands.map(
-      (command): PermissionSubject => ({
-        kind: 'command',
-        label: command.via.length === 0 ? command.text : `${command.text} (via ${command.via.join(' → ')})`,
-        forms: commandForms(command),
-        // Computed only for subjects that ask, when "always" is offered.
-        get alwaysPattern() {
-          return toCommandAlwaysPattern(command);
-        },
-        ...(command.opaque === undefined ? {} : { problem: command.opaque }),
-      }),
-    );
+    const shell = analyzeShellCall(options);
+    if (shell === undefined) return { subjects: [], problems: ['the call has no command string'] };
+    const subjects = [
+      ...shell.commands.map((command) => commandSubject(command, options, true)),
+      ...shell.files.map((file) => fileSubject(file, options)),
+    ];
     return { subjects, problems: shell.problems, shell };
   }
   if (tool === 'skill' || tool === 'task') {

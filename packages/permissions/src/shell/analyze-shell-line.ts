@@ -1,4 +1,8 @@
 import type { Node, TreeCursor } from 'web-tree-sitter';
+import { createBashViewer } from './bash-view.ts';
+import { optionSet, readOptions } from './command-options.ts';
+import { DEVICE_TARGETS, fileArgumentsOf } from './file-arguments.ts';
+import { findStructureProblem } from './parsed-structure.ts';
 import type { ShellParser } from './shell-parser.ts';
 import {
   renderWords,
@@ -6,9 +10,11 @@ import {
   staticWord,
   toShellWord,
   toSimpleShellWord,
+  toVisible,
   type WordContext,
 } from './shell-words.ts';
-import { unwrapCommand } from './unwrap-command.ts';
+import { basename, unwrapCommand } from './unwrap-command.ts';
+import { type Assignment, judgeAssignment, setExportsAssignments } from './variable-assignments.ts';
 
 /** One simple command the line would run, found wherever it hides. */
 export type SimpleCommand = {
@@ -24,89 +30,72 @@ export type SimpleCommand = {
    * judged like a command whose words are the operator and the target.
    */
   redirect?: true;
+  /**
+   * Set for a command Molf derived rather than read (`find -delete` removes files as `rm -rf` does):
+   * "always" saves only its exact line.
+   */
+  derived?: true;
+};
+
+/** A file the line reads or writes: a redirection, or an argument of a command Molf understands. */
+export type FileAccess = {
+  access: 'read' | 'write';
+  /** The path as the shell sees it (static, maybe a glob pattern). */
+  path: ShellWord;
+  via: string[];
+  /** The command or redirection that does it. */
+  by: string;
 };
 
 export type ShellAnalysis = {
   commands: SimpleCommand[];
+  files: FileAccess[];
   /** Reasons the line cannot be fully understood; any of them makes the line at most `ask`. */
   problems: string[];
 };
 
+export type ShellAnalysisLimits = {
+  /** Longer lines are not parsed at all. */
+  maxSourceChars: number;
+  /** Parsing of one line and its payloads together is cancelled after this. */
+  parseTimeoutMs: number;
+  /** No payload (`bash -c '…'`) is parsed after this; what was parsed is still read to its end. */
+  analysisTimeoutMs: number;
+  /** Syntax nodes per line, all payloads together; more makes the line ask. */
+  maxNodes: number;
+  /** Simple commands per line; more makes the line ask (all of them are still checked for deny). */
+  maxCommands: number;
+  /** Wrappers and payloads inside each other (`sudo bash -c "env sh -c '…'"`). */
+  maxNesting: number;
+};
+
 /**
  * The bounds that keep one evaluation cheap whatever the model sends. A line over any of them is
- * `ask` (its known commands are still checked for deny).
+ * `ask`; the commands already found are still checked for deny.
  */
-export const SHELL_ANALYSIS_LIMITS = {
-  /** Longer lines are not parsed at all. */
+export const SHELL_ANALYSIS_LIMITS: Readonly<ShellAnalysisLimits> = {
   maxSourceChars: 128 * 1024,
-  /** Parsing of one line (all payloads together) is cancelled after this. */
   parseTimeoutMs: 50,
-  /** The whole analysis of one line, parsing included, stops after this. */
   analysisTimeoutMs: 100,
-  /** Syntax nodes visited per line, all payloads together. */
   maxNodes: 100_000,
-  /** Simple commands per line. */
   maxCommands: 256,
-  /** Wrappers and payloads inside each other (`sudo bash -c "env sh -c '…'"`). */
   maxNesting: 8,
-} as const;
-
-/**
- * Variables that change which program runs or what it loads; setting one anywhere in a line
- * means its commands are not what they look like.
- */
-const SENSITIVE_VARIABLES = new Set([
-  'PATH',
-  'LD_PRELOAD',
-  'LD_LIBRARY_PATH',
-  'LD_AUDIT',
-  'BASH_ENV',
-  'ENV',
-  'IFS',
-  'PS4',
-  'PROMPT_COMMAND',
-  'SHELLOPTS',
-  'BASHOPTS',
-  'CDPATH',
-  'NODE_OPTIONS',
-  'NODE_PATH',
-  'PYTHONPATH',
-  'PYTHONSTARTUP',
-  'PYTHONHOME',
-  'PERL5OPT',
-  'PERL5LIB',
-  'RUBYOPT',
-  'RUBYLIB',
-  'JAVA_TOOL_OPTIONS',
-  '_JAVA_OPTIONS',
-  'GIT_SSH',
-  'GIT_SSH_COMMAND',
-  'GIT_EXEC_PATH',
-  'GIT_EDITOR',
-  'GIT_PAGER',
-  'GIT_ASKPASS',
-  'GIT_CONFIG_GLOBAL',
-  'GIT_CONFIG_SYSTEM',
-  'GIT_CONFIG_PARAMETERS',
-  'PAGER',
-  'EDITOR',
-  'VISUAL',
-  'SSH_ASKPASS',
-  'SUDO_ASKPASS',
-]);
-
-function isSensitiveVariable(name: string): boolean {
-  return SENSITIVE_VARIABLES.has(name) || name.startsWith('DYLD_') || name.startsWith('GIT_CONFIG_');
-}
+};
 
 export type AnalysisState = {
   parser: ShellParser;
   context: WordContext;
-  deadline: number;
+  limits: ShellAnalysisLimits;
+  parseDeadline: number;
   analysisDeadline: number;
   nodes: number;
   analysis: ShellAnalysis;
+  view: ReturnType<typeof createBashViewer>;
+  /** Loop variables whose values are known: `for f in src/*.ts` gives `"$f"` one of those words. */
+  loops: LoopBinding[];
 };
+
+type LoopBinding = { source: string; name: string; values: ShellWord[]; start: number; end: number };
 
 function addProblem(state: AnalysisState, problem: string): void {
   if (!state.analysis.problems.includes(problem)) state.analysis.problems.push(problem);
@@ -115,52 +104,85 @@ function addProblem(state: AnalysisState, problem: string): void {
 /**
  * Every simple command in a bash line: through pipelines, lists, subshells, `$(…)`, backticks,
  * process substitution, heredoc bodies, functions and control flow, and into the payloads of
- * `bash -c`, `eval`, `xargs`, `find -exec`, `sudo`, `env`, `timeout`… Pure apart from the parser.
+ * `bash -c`, `eval`, `xargs`, `find -exec`, `sudo`, `env`, `timeout`…; plus the files it reads and
+ * writes through redirections and the arguments of commands Molf understands. Pure apart from the parser.
  */
 export function analyzeShellLine(
   parser: ShellParser,
   source: string,
-  options: { home?: string | undefined } = {},
+  options: { home?: string | undefined; limits?: Partial<ShellAnalysisLimits> | undefined } = {},
 ): ShellAnalysis {
+  const limits = { ...SHELL_ANALYSIS_LIMITS, ...options.limits };
+  const now = performance.now();
   const state: AnalysisState = {
     parser,
     context: { home: options.home },
-    deadline: performance.now() + SHELL_ANALYSIS_LIMITS.parseTimeoutMs,
-    analysisDeadline: performance.now() + SHELL_ANALYSIS_LIMITS.analysisTimeoutMs,
+    limits,
+    parseDeadline: now + limits.parseTimeoutMs,
+    analysisDeadline: now + limits.analysisTimeoutMs,
     nodes: 0,
-    analysis: { commands: [], problems: [] },
+    analysis: { commands: [], files: [], problems: [] },
+    view: createBashViewer(),
+    loops: [],
   };
-  // bash reads a carriage return as part of a word; the parser reads it as a space.
-  if (source.includes('\r'))
-    addProblem(state, 'the line contains a carriage return, which bash and the parser read differently');
   analyzeSource(state, { source, via: [], nesting: 0 });
-  if (state.analysis.commands.length === 0 && state.analysis.problems.length === 0 && source.trim() !== '') {
+  const { analysis } = state;
+  if (analysis.commands.length === 0 && analysis.problems.length === 0 && source.trim() !== '') {
     // Nothing runs (a comment, a bare assignment): still never silently allowed by omission.
     const onlyComments = source.split('\n').every((line) => line.trim() === '' || line.trim().startsWith('#'));
     if (!onlyComments) addProblem(state, 'the line runs no command Molf can name');
   }
-  return state.analysis;
+  if (state.view.changed()) restoreText(state);
+  return analysis;
 }
 
+/** Puts the characters the bash view replaced back into every word and text. */
+function restoreText(state: AnalysisState): void {
+  const { restore } = state.view;
+  const word = (shellWord: ShellWord): ShellWord => ({ ...shellWord, value: restore(shellWord.value) });
+  for (const command of state.analysis.commands) {
+    // The text is the rendered words, then redirections as written: render the words again.
+    const rest = command.text.slice(renderWords(command.words).length);
+    command.words = command.words.map(word);
+    command.text = `${renderWords(command.words)}${toVisible(restore(rest))}`;
+  }
+  for (const file of state.analysis.files) {
+    file.path = word(file.path);
+    file.by = toVisible(restore(file.by));
+  }
+}
+
+const ANALYSIS_TIMEOUT_PROBLEM = (limits: ShellAnalysisLimits) =>
+  `the analysis took longer than ${limits.analysisTimeoutMs} ms`;
+
 export function analyzeSource(state: AnalysisState, options: { source: string; via: string[]; nesting: number }): void {
-  const { source, via, nesting } = options;
-  if (source.length > SHELL_ANALYSIS_LIMITS.maxSourceChars) {
-    addProblem(state, `the command is longer than ${SHELL_ANALYSIS_LIMITS.maxSourceChars} characters`);
+  const { via, nesting } = options;
+  const { limits } = state;
+  if (options.source.length > limits.maxSourceChars) {
+    addProblem(state, `the command is longer than ${limits.maxSourceChars} characters`);
     return;
   }
-  if (performance.now() > state.analysisDeadline) {
-    addProblem(state, ANALYSIS_TIMEOUT_PROBLEM);
+  // The line itself is always parsed; its payloads only while there is time.
+  if (nesting > 0 && performance.now() > state.analysisDeadline) {
+    addProblem(state, ANALYSIS_TIMEOUT_PROBLEM(limits));
     return;
   }
-  const remaining = state.deadline - performance.now();
-  const tree = remaining > 0 ? state.parser.parse(source, { timeoutMs: remaining }) : undefined;
+  const viewed = state.view.view(options.source);
+  for (const problem of viewed.problems) addProblem(state, problem);
+  const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - performance.now();
+  const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining }) : undefined;
   if (tree === undefined) {
-    addProblem(state, `parsing took longer than ${SHELL_ANALYSIS_LIMITS.parseTimeoutMs} ms`);
+    addProblem(state, `parsing took longer than ${limits.parseTimeoutMs} ms`);
     return;
   }
   try {
-    if (tree.rootNode.hasError) addProblem(state, 'the shell parser could not fully understand the command');
-    walk(state, tree.rootNode, { source, via, nesting });
+    if (tree.rootNode.hasError) {
+      addProblem(state, 'the shell parser could not fully understand the command');
+    } else {
+      const problem = findStructureProblem(tree, viewed.source);
+      if (problem !== undefined) addProblem(state, problem);
+    }
+    walk(state, tree.rootNode, { source: viewed.source, via, nesting });
   } finally {
     tree.delete();
   }
@@ -169,9 +191,8 @@ export function analyzeSource(state: AnalysisState, options: { source: string; v
 function walk(state: AnalysisState, root: Node, options: { source: string; via: string[]; nesting: number }): void {
   const { source, via, nesting } = options;
   state.nodes += root.descendantCount;
-  if (state.nodes > SHELL_ANALYSIS_LIMITS.maxNodes) {
-    addProblem(state, `the command has more than ${SHELL_ANALYSIS_LIMITS.maxNodes} syntax nodes`);
-    return;
+  if (state.nodes > state.limits.maxNodes) {
+    addProblem(state, `the command has more than ${state.limits.maxNodes} syntax nodes`);
   }
   // A native query finds the nodes; walking the tree from JavaScript costs more than the parse.
   const captures = state.parser.statements.captures(root);
@@ -179,34 +200,44 @@ function walk(state: AnalysisState, root: Node, options: { source: string; via: 
   // Arithmetic nodes already walked (a `$(( ))` inside another is walked once).
   const walked = new Set<number>();
   for (const { name, node } of captures) {
-    if (name === 'redirected') visit(state, node, { type: 'redirected_statement', redirectsOf, via });
+    if (name === 'redirected') visitRedirectedStatement(node, redirectsOf);
   }
-  let visited = 0;
   for (const { name, node } of captures) {
-    visited += 1;
-    if (visited % 32 === 0 && performance.now() > state.analysisDeadline) {
-      addProblem(state, ANALYSIS_TIMEOUT_PROBLEM);
-      return;
-    }
-    if (name === 'redirect') {
-      visitFileRedirect(state, node, via);
-    } else if (name === 'command') {
-      const cursor = node.walk();
-      try {
-        collectCommand(state, cursor, { source, redirects: redirectsOf.get(node.id) ?? '', via, nesting });
-      } finally {
-        cursor.delete();
+    switch (name) {
+      case 'redirect':
+        visitFileRedirect(state, node, via);
+        break;
+      case 'command': {
+        const cursor = node.walk();
+        try {
+          collectCommand(state, cursor, { source, redirects: redirectsOf.get(node.id) ?? '', via, nesting });
+        } finally {
+          cursor.delete();
+        }
+        break;
       }
-    } else if (name === 'declaration') {
-      visit(state, node, { type: 'declaration_command', redirectsOf, via });
-    } else if (name === 'assignment') {
-      visit(state, node, { type: 'variable_assignment', redirectsOf, via });
-    } else if (name === 'heredoc') {
-      visitHeredocBody(state, node, { via, nesting });
-    } else if (name === 'substitution' || name === 'expansion') {
-      visitUnparsedCode(state, node, { via, nesting });
-    } else if (name === 'comparison' && testsVariableName(node)) {
-      addProblem(state, NAME_PROBLEM);
+      case 'declaration':
+        visitDeclaration(state, node, via);
+        break;
+      case 'assignment':
+        visitBareAssignment(state, node);
+        break;
+      case 'loopvar':
+        judge(state, { name: node.text, value: undefined, hasValue: false, reach: 'shell' });
+        bindLoopVariable(state, node, source);
+        break;
+      case 'heredoc':
+        visitHeredocBody(state, node, { via, nesting });
+        break;
+      case 'substitution':
+      case 'expansion':
+        visitUnparsedCode(state, node, { via, nesting });
+        break;
+      case 'comparison':
+        if (testsVariableName(node)) addProblem(state, NAME_PROBLEM);
+        break;
+      default:
+        break;
     }
     if (!state.analysis.problems.includes(ARITHMETIC_PROBLEM) && !walked.has(node.id)) {
       if (arithmeticOperands(name, node).some((operand) => readsRunTimeValue(operand, walked))) {
@@ -216,67 +247,150 @@ function walk(state: AnalysisState, root: Node, options: { source: string; via: 
   }
 }
 
-const ANALYSIS_TIMEOUT_PROBLEM = `the analysis took longer than ${SHELL_ANALYSIS_LIMITS.analysisTimeoutMs} ms`;
+function judge(state: AnalysisState, assignment: Assignment): void {
+  const problem = judgeAssignment(assignment);
+  if (problem !== undefined) addProblem(state, problem);
+  // A variable assigned again no longer holds only its loop's words (the loop's own binding is added after).
+  state.loops = state.loops.filter((loop) => loop.name !== assignment.name);
+}
+
+/** `for f in a b src/*.ts; do …`: inside the loop, `$f` is one of those words. */
+function bindLoopVariable(state: AnalysisState, variable: Node, source: string): void {
+  const loop = variable.parent;
+  if (loop === null || loop.firstChild?.type !== 'for') return;
+  const values = loop.childrenForFieldName('value').filter((value): value is Node => value !== null);
+  const words = values.map((value) => toShellWord(value, state.context));
+  if (words.length === 0 || words.some((word) => !word.isStatic || word.unbounded !== undefined)) return;
+  state.loops.push({ source, name: variable.text, values: words, start: loop.startIndex, end: loop.endIndex });
+}
+
+/** The words a file argument stands for: itself, or the values of the loop variable it expands. */
+function possibleValues(state: AnalysisState, word: ShellWord, where: { source: string; at: number }): ShellWord[] {
+  if (word.isStatic) return [word];
+  const name = /^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$/.exec(word.value)?.[1];
+  const loop = state.loops.findLast(
+    (candidate) =>
+      candidate.name === name &&
+      candidate.source === where.source &&
+      candidate.start <= where.at &&
+      where.at < candidate.end,
+  );
+  return loop?.values ?? [word];
+}
 
 /** Output operators that write to a file (`>&` only when its target is not a descriptor). */
 const OUTPUT_OPERATORS = new Set(['>', '>>', '&>', '&>>', '>|', '<>', '>&']);
-/** Targets whose writes change no file. */
-const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty', '/dev/fd/1', '/dev/fd/2']);
+const INPUT_OPERATORS = new Set(['<', '<>', '<&']);
+const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
 
-/** `echo x >> ~/.bashrc` writes a file: the write is a subject of its own (`>> /home/u/.bashrc`). */
+function isDeviceTarget(path: string): boolean {
+  return DEVICE_TARGETS.has(path) || /^\/dev\/fd\/\d+$/.test(path);
+}
+
+function recordFile(state: AnalysisState, access: FileAccess): void {
+  const { path } = access;
+  // `diff <(sort a) <(sort b)`: a pipe from commands analyzed on their own, no file.
+  if (path.processSubstitution === true) return;
+  if (!path.isStatic) {
+    addProblem(
+      state,
+      `${access.by} ${access.access === 'read' ? 'reads' : 'writes'} a file whose name is only known when the line runs`,
+    );
+    return;
+  }
+  if (isDeviceTarget(path.value)) return;
+  if (NETWORK_TARGET.test(path.value)) {
+    addProblem(state, `it opens a network connection through ${path.value}`);
+    return;
+  }
+  state.analysis.files.push(access);
+}
+
+/** `echo x >> ~/.bashrc` writes a file and `cat < .env` reads one: both are subjects of their own. */
 function visitFileRedirect(state: AnalysisState, node: Node, via: string[]): void {
-  const operator = node.children.find((child) => child !== null && OUTPUT_OPERATORS.has(child.type));
+  const operator = node.children.find(
+    (child) => child !== null && (OUTPUT_OPERATORS.has(child.type) || INPUT_OPERATORS.has(child.type)),
+  );
   const destination = node.childForFieldName('destination');
   if (operator === undefined || operator === null || destination === null) return;
   const target = toShellWord(destination, state.context);
-  if (
-    target.isStatic &&
-    (HARMLESS_TARGETS.has(target.value) || (operator.type === '>&' && /^(\d+|-)$/.test(target.value)))
-  ) {
+  // `>&2`, `<&0`, `>&-`: descriptors, no files.
+  if ((operator.type === '>&' || operator.type === '<&') && target.isStatic && /^(\d+|-)$/.test(target.value)) return;
+  const by = `${operator.type} ${renderWords([target])}`;
+  if (INPUT_OPERATORS.has(operator.type)) recordFile(state, { access: 'read', path: target, via, by });
+  if (!OUTPUT_OPERATORS.has(operator.type)) return;
+  if (target.isStatic && (isDeviceTarget(target.value) || NETWORK_TARGET.test(target.value))) {
+    recordFile(state, { access: 'write', path: target, via, by });
     return;
   }
+  recordFile(state, { access: 'write', path: target, via, by });
   const command = pushCommand(state, { words: [staticWord(operator.type), target], redirects: '', via });
-  if (command !== undefined) {
-    command.redirect = true;
-    command.text = `${operator.type} ${renderWords([target])}`;
-    delete command.opaque;
+  command.redirect = true;
+  command.text = by;
+  delete command.opaque;
+}
+
+function visitRedirectedStatement(node: Node, redirectsOf: Map<number, string>): void {
+  const body = node.childForFieldName('body');
+  if (body?.type === 'command') {
+    const redirects = node.children
+      .filter((child): child is Node => child !== null && child.id !== body.id)
+      .map((child) => (child.type === 'heredoc_redirect' ? heredocLabel(child) : child.text));
+    redirectsOf.set(body.id, redirects.join(' '));
   }
 }
 
-function visit(
-  state: AnalysisState,
-  node: Node,
-  options: { type: string; redirectsOf: Map<number, string>; via: string[] },
-): void {
-  const { redirectsOf, via } = options;
-  switch (options.type) {
-    case 'redirected_statement': {
-      const body = node.childForFieldName('body');
-      if (body?.type === 'command') {
-        const redirects = node.children
-          .filter((child) => child !== null && child.id !== body.id)
-          .map((child) => child?.text ?? '');
-        redirectsOf.set(body.id, redirects.join(' '));
-      }
-      return;
-    }
-    case 'declaration_command':
-    case 'unset_command': {
-      const words = node.children
-        .filter((child): child is Node => child !== null && child.type !== 'comment')
-        .map((child, index) => (index === 0 ? staticWord(child.text) : toShellWord(child, state.context)));
-      pushCommand(state, { words, redirects: '', via });
-      return;
-    }
-    case 'variable_assignment': {
-      const name = node.childForFieldName('name')?.text ?? '';
-      if (isSensitiveVariable(name)) addProblem(state, `it sets ${name}, which changes what the commands run`);
-      if (SUBSCRIPT_WITH_CODE.test(node.childForFieldName('value')?.text ?? '')) addProblem(state, NAME_PROBLEM);
-      return;
-    }
-    default:
-      return;
+/**
+ * `<<'EOF'` for a heredoc: its body is the command's input (analyzed for substitutions on its own),
+ * not part of the command a rule like `cat *` describes.
+ */
+function heredocLabel(redirect: Node): string {
+  let label = '';
+  for (const child of redirect.children) {
+    if (child === null) continue;
+    label += child.text;
+    if (child.type === 'heredoc_start') break;
   }
+  return label;
+}
+
+/** `export A=1 B`, `declare -x C=2`, `local d`, `readonly E=1`: the command, and what it assigns. */
+function visitDeclaration(state: AnalysisState, node: Node, via: string[]): void {
+  const children = node.children.filter((child): child is Node => child !== null && child.type !== 'comment');
+  const keyword = children[0]?.text ?? '';
+  const words = children.map((child, index) =>
+    index === 0 ? staticWord(child.text) : toShellWord(child, state.context),
+  );
+  pushCommand(state, { words, redirects: '', via });
+  const exported =
+    keyword === 'export' ||
+    children.some((child) => child.type === 'word' && /^-[A-Za-z]*x/.test(child.text) && !child.text.startsWith('--'));
+  const reach = exported ? 'environment' : 'shell';
+  for (const child of children.slice(1)) {
+    if (child.type === 'variable_name') {
+      judge(state, { name: child.text, value: undefined, hasValue: false, reach });
+    } else if (child.type === 'variable_assignment') {
+      judge(state, { ...assignmentOf(state, child), reach });
+    }
+  }
+}
+
+/** The name and static value of a `variable_assignment` node. */
+function assignmentOf(state: AnalysisState, node: Node): Omit<Assignment, 'reach'> {
+  const name = node.childForFieldName('name')?.text ?? '';
+  const valueNode = node.childForFieldName('value');
+  if (SUBSCRIPT_WITH_CODE.test(valueNode?.text ?? '')) addProblem(state, NAME_PROBLEM);
+  if (valueNode === null) return { name, value: '', hasValue: true };
+  const value = toShellWord(valueNode, state.context);
+  return { name, value: value.isStatic ? value.value : undefined, hasValue: true };
+}
+
+/** `NAME=value` as a statement of its own: a shell variable, which reaches programs only if exported. */
+function visitBareAssignment(state: AnalysisState, node: Node): void {
+  const parent = node.parent?.type;
+  // Assignments before a command and in declarations are judged with them.
+  if (parent === 'command' || parent === 'declaration_command') return;
+  judge(state, { ...assignmentOf(state, node), reach: 'shell' });
 }
 
 /**
@@ -307,11 +421,10 @@ function visitHeredocBody(state: AnalysisState, body: Node, options: { via: stri
     } else if (char === '`' && open === -1) {
       open = index + 1;
     } else if (char === '`') {
-      if (options.nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
-        addProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
+      if (options.nesting + 1 > state.limits.maxNesting) {
+        addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
         return;
       }
-      if (state.analysis.commands.length >= SHELL_ANALYSIS_LIMITS.maxCommands) return;
       const source = text.slice(open, index).replace(/\\([\\`$])/g, '$1');
       analyzeSource(state, { source, via: options.via, nesting: options.nesting + 1 });
       open = -1;
@@ -358,8 +471,8 @@ function visitUnparsedCode(state: AnalysisState, node: Node, options: { via: str
     }
   }
   for (const source of sources) {
-    if (options.nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
-      addProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
+    if (options.nesting + 1 > state.limits.maxNesting) {
+      addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
       return;
     }
     analyzeSource(state, { source, via: options.via, nesting: options.nesting + 1 });
@@ -464,6 +577,7 @@ function collectCommand(
 ): void {
   const words: ShellWord[] = [];
   const redirects: string[] = options.redirects === '' ? [] : [options.redirects];
+  const commandStart = cursor.startIndex;
   let wordEnd = -1;
   const pushWord = (word: ShellWord) => {
     // The parser reads `cat\<newline>chsegv` as two words; bash drops the line continuation and
@@ -484,7 +598,12 @@ function collectCommand(
   if (cursor.gotoFirstChild()) {
     do {
       const type = cursor.nodeType;
-      if (type === 'variable_assignment' || type === 'comment') continue;
+      if (type === 'comment') continue;
+      if (type === 'variable_assignment') {
+        // `NAME=value cmd`: the value reaches cmd's environment.
+        judge(state, { ...assignmentOf(state, cursor.currentNode), reach: 'environment' });
+        continue;
+      }
       const field = cursor.currentFieldName;
       if (field === 'name') {
         // command_name wraps the word itself.
@@ -506,26 +625,92 @@ function collectCommand(
   }
   if (words.length === 0) return;
   const command = pushCommand(state, { words, redirects: redirects.join(' '), via: options.via });
-  if (command !== undefined && command.opaque === undefined) {
-    unwrapCommand(state, { words, via: options.via, nesting: options.nesting });
+  if (command.opaque !== undefined) return;
+  judgeNamesAssigned(state, words);
+  const files = fileArgumentsOf(words);
+  const by = renderWords(words.slice(0, 2));
+  const where = { source: options.source, at: commandStart };
+  for (const word of files.reads) {
+    for (const path of possibleValues(state, word, where))
+      recordFile(state, { access: 'read', path, via: options.via, by });
+  }
+  for (const word of files.writes) {
+    for (const path of possibleValues(state, word, where))
+      recordFile(state, { access: 'write', path, via: options.via, by });
+  }
+  for (const problem of files.problems) addProblem(state, problem);
+  unwrapCommand(state, { words, via: options.via, nesting: options.nesting });
+}
+
+/**
+ * Builtins that assign variables by name (`read NAME`, `printf -v NAME`, `mapfile NAME`, `getopts
+ * OPTS NAME`, `let NAME=…`), and `set -a`, after which every assignment is exported.
+ */
+function judgeNamesAssigned(state: AnalysisState, words: readonly ShellWord[]): void {
+  const name = basename((words[0] as ShellWord).value);
+  const names: ShellWord[] = [];
+  switch (name) {
+    case 'read': {
+      const read = readOptions(words, {
+        start: 1,
+        withValue: optionSet('-a -d -i -n -N -p -t -u'),
+        stopAtOperand: false,
+      });
+      names.push(
+        ...read.operands,
+        ...read.options.filter((option) => option.name === '-a').flatMap((option) => option.value ?? []),
+      );
+      break;
+    }
+    case 'printf': {
+      const read = readOptions(words, { start: 1, withValue: optionSet('-v'), stopAtOperand: true });
+      names.push(...read.options.filter((option) => option.name === '-v').flatMap((option) => option.value ?? []));
+      break;
+    }
+    case 'mapfile':
+    case 'readarray': {
+      const read = readOptions(words, { start: 1, withValue: optionSet('-d -n -O -s -u -C -c'), stopAtOperand: false });
+      names.push(...read.operands.slice(-1));
+      break;
+    }
+    case 'getopts':
+      if (words[2] !== undefined) names.push(words[2]);
+      break;
+    case 'let':
+      for (const word of words.slice(1)) {
+        const match = /^([A-Za-z_][A-Za-z0-9_]*)\s*[-+*/%^|&]?=/.exec(word.value);
+        if (match !== null) names.push({ ...word, value: match[1] as string });
+      }
+      break;
+    case 'set':
+      if (setExportsAssignments(words.map((word) => word.value))) {
+        addProblem(state, 'set -a (allexport) or -k passes every later assignment to the programs the line runs');
+      }
+      return;
+    default:
+      return;
+  }
+  for (const word of names) {
+    if (!word.isStatic) continue;
+    judge(state, { name: word.value.replace(/\[.*$/s, ''), value: undefined, hasValue: false, reach: 'shell' });
   }
 }
 
-/** Records one command; undefined when the per-line command limit is reached. */
+/** Records one command. Past the command limit the line asks, but every command is still kept for deny. */
 export function pushCommand(
   state: AnalysisState,
-  options: { words: ShellWord[]; redirects: string; via: string[] },
-): SimpleCommand | undefined {
-  if (state.analysis.commands.length >= SHELL_ANALYSIS_LIMITS.maxCommands) {
-    addProblem(state, `the command has more than ${SHELL_ANALYSIS_LIMITS.maxCommands} simple commands`);
-    return undefined;
+  options: { words: ShellWord[]; redirects: string; via: string[]; derived?: boolean },
+): SimpleCommand {
+  if (state.analysis.commands.length === state.limits.maxCommands) {
+    addProblem(state, `the command has more than ${state.limits.maxCommands} simple commands`);
   }
   const { words, redirects, via } = options;
   const rendered = renderWords(words);
   const command: SimpleCommand = {
     words,
-    text: redirects === '' ? rendered : `${rendered} ${redirects}`,
+    text: redirects === '' ? rendered : `${rendered} ${toVisible(redirects)}`,
     via,
+    ...(options.derived === true ? { derived: true as const } : {}),
   };
   const name = words[0] as ShellWord;
   const nameAt = name.value === 'printf' ? words.findIndex((word) => word.value === '-v') + 1 : 0;

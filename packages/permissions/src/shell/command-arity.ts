@@ -54,7 +54,8 @@ export const EXACT_ONLY_COMMANDS: ReadonlySet<string> = new Set(
    strace ltrace gdb ssh python python2 python3 pypy pypy3 node nodejs deno bun tsx ts-node perl ruby php lua
    luajit Rscript osascript pwsh powershell tclsh wish expect awk gawk mawk nawk jshell irb ipython
    source . npx pnpx dlx uvx bunx coproc trap unbuffer caffeinate catchsegv systemd-run firejail proxychains
-   proxychains4 torsocks taskset numactl prlimit sg let`
+   proxychains4 torsocks taskset numactl prlimit sg let chrt valgrind fakeroot setpriv chpst xvfb-run dbus-run-session
+   setarch linux32 linux64 entr rlwrap sem`
     .split(/\s+/)
     .filter((name) => name !== ''),
 );
@@ -66,4 +67,23 @@ export function commandArity(words: readonly string[]): number {
     if (arity !== undefined) return arity;
   }
   return 1;
+}
+
+/** Shell builtins and common programs that never run their arguments as a command. */
+const PLAIN_COMMANDS = new Set(
+  `echo printf cd pushd popd dirs test [ [[ true false : read mapfile readarray getopts let set unset shift return exit
+   break continue wait jobs fg bg disown umask ulimit type hash help history alias unalias export declare typeset local
+   readonly shopt caller compgen complete enable logout suspend times kill`
+    .split(/\s+/)
+    .filter((name) => name !== ''),
+);
+
+/**
+ * Whether `name` is a program Molf knows that does not run its arguments as a command line: its
+ * arguments are never probed for hidden commands (`git rm x` is git's, not rm).
+ */
+export function isKnownPlainCommand(name: string): boolean {
+  if (EXACT_ONLY_COMMANDS.has(name)) return false;
+  if (PLAIN_COMMANDS.has(name)) return true;
+  return Object.hasOwn(ARITY, name);
 }

@@ -10,8 +10,8 @@ export type ShellParser = {
   parse(source: string, options: { timeoutMs: number }): Tree | undefined;
   /**
    * Finds, natively and in document order, every node the analysis reads: simple commands,
-   * declarations, redirected statements, variable assignments, heredoc bodies and arithmetic
-   * (capture names say which).
+   * declarations, redirected statements, variable assignments, loop variables, heredoc bodies and
+   * arithmetic (capture names say which).
    */
   statements: Query;
 };
@@ -39,7 +39,7 @@ export function loadShellParser(): Promise<ShellParser> {
       language,
       '(command) @command (declaration_command) @declaration (unset_command) @declaration' +
         ' (redirected_statement) @redirected (variable_assignment) @assignment (heredoc_body) @heredoc' +
-        ' (file_redirect) @redirect' +
+        ' (file_redirect) @redirect (for_statement variable: (variable_name) @loopvar)' +
         // Code the parser leaves in words, and where bash evaluates words as arithmetic (`$(( ))`,
         // `(( ))`, `for (( ))`, subscripts, `[[ a -eq b ]]`, `${x:offset}`) or as names (`[ -v a[i] ]`).
         // No pattern with an anonymous child (`(expansion ":")`): those cost time quadratic in the

@@ -12,6 +12,8 @@ export type ShellWord = {
   hasGlob: boolean;
   /** Set when the word expands to more words than Molf follows (a huge brace expansion). */
   unbounded?: string;
+  /** Set for `<(cmd)` / `>(cmd)`: a pipe to commands analyzed on their own, not a file. */
+  processSubstitution?: true;
 };
 
 export type WordContext = {
@@ -198,6 +200,8 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
     }
     case 'ansi_c_string':
       return fromAnsiC(node);
+    case 'process_substitution':
+      return { ...dynamic(node), processSubstitution: true };
     case 'simple_expansion':
     case 'expansion':
       return context.home !== undefined && isHomeExpansion(node)
@@ -240,10 +244,46 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
 /** A static word needs quotes when it has anything but these characters. */
 const PLAIN_WORD = /^[A-Za-z0-9_\-+=.,/:@%^]+$/;
 
-/** Words joined as one unambiguous line: `git commit -m 'fix bug'`. */
+/**
+ * Control characters and characters people cannot see (no-break spaces, line separators…): shown as
+ * escapes, never raw, so a prompt can't be redrawn by the text it shows.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what must never be shown raw
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u00a0\u00ad\u1680\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]/;
+const C_ESCAPES: Record<string, string> = { '\n': '\\n', '\t': '\\t', '\v': '\\v', '\f': '\\f', '\r': '\\r' };
+
+/** `$'…'` quoting, which bash reads back as the same word. */
+function ansiQuote(value: string): string {
+  let quoted = '';
+  for (const char of value) {
+    const code = char.codePointAt(0) as number;
+    if (char === '\\' || char === "'") quoted += `\\${char}`;
+    else if (C_ESCAPES[char] !== undefined) quoted += C_ESCAPES[char];
+    else if (code < 0x20 || code === 0x7f) quoted += `\\x${code.toString(16).padStart(2, '0')}`;
+    else if (UNPRINTABLE.test(char)) quoted += `\\u${code.toString(16).padStart(4, '0')}`;
+    else quoted += char;
+  }
+  return `$'${quoted}'`;
+}
+
+/** Source text as people may see it: unprintable characters as `\xHH` / `\uHHHH` escapes. */
+export function toVisible(text: string): string {
+  if (!UNPRINTABLE.test(text)) return text;
+  let visible = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) as number;
+    if (char === '\n' || char === '\t' || !UNPRINTABLE.test(char)) visible += char;
+    else
+      visible += code <= 0xff ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  }
+  return visible;
+}
+
+/** Words joined as one unambiguous, printable line: `git commit -m 'fix bug'`. */
 export function renderWords(words: readonly ShellWord[]): string {
   return words
     .map((word) => {
+      if (UNPRINTABLE.test(word.value)) return ansiQuote(word.value);
       if (!word.isStatic) return word.value;
       if (PLAIN_WORD.test(word.value)) return word.value;
       return `'${word.value.replaceAll("'", "'\\''")}'`;

@@ -1,71 +1,8 @@
-import {
-  type AnalysisState,
-  addAnalysisProblem,
-  analyzeSource,
-  pushCommand,
-  SHELL_ANALYSIS_LIMITS,
-} from './analyze-shell-line.ts';
-import type { ShellWord } from './shell-words.ts';
-
-/** Options that consume the next word, per wrapper (short and long forms). */
-const OPTIONS_WITH_VALUE: Record<string, ReadonlySet<string>> = {
-  sudo: new Set(['-u', '-g', '-C', '-D', '-h', '-p', '-r', '-t', '-T', '-U', '--user', '--group', '--chdir']),
-  doas: new Set(['-u', '-C']),
-  env: new Set(['-u', '-C', '--unset', '--chdir']),
-  timeout: new Set(['-s', '-k', '--signal', '--kill-after']),
-  nice: new Set(['-n', '--adjustment']),
-  ionice: new Set(['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']),
-  stdbuf: new Set(['-i', '-o', '-e']),
-  exec: new Set(['-a']),
-  time: new Set(['-f', '-o', '--format', '--output']),
-  flock: new Set(['-w', '-E', '--timeout', '--conflict-exit-code']),
-  xargs: new Set([
-    '-I',
-    '-L',
-    '-n',
-    '-P',
-    '-s',
-    '-d',
-    '-E',
-    '-a',
-    '--max-args',
-    '--max-procs',
-    '--arg-file',
-    '--delimiter',
-  ]),
-  ssh: new Set([
-    '-b',
-    '-c',
-    '-D',
-    '-E',
-    '-e',
-    '-F',
-    '-I',
-    '-i',
-    '-J',
-    '-L',
-    '-l',
-    '-m',
-    '-O',
-    '-o',
-    '-p',
-    '-Q',
-    '-R',
-    '-S',
-    '-W',
-    '-w',
-    '-B',
-  ]),
-  watch: new Set(['-n', '-d', '--interval']),
-  su: new Set(['-g', '-G', '-s', '--group', '--supp-group', '--shell']),
-  runuser: new Set(['-g', '-G', '-s', '-u', '--group', '--supp-group', '--shell', '--user']),
-  setsid: new Set([]),
-  nohup: new Set([]),
-  chroot: new Set(['--userspec', '--groups']),
-  command: new Set([]),
-  coproc: new Set([]),
-  builtin: new Set([]),
-};
+import { type AnalysisState, addAnalysisProblem, analyzeSource, pushCommand } from './analyze-shell-line.ts';
+import { optionSet, optionWidth, readOptions } from './command-options.ts';
+import { GIT_CODE_PATH_KEY, GIT_COMMAND_KEY, GIT_GLOBAL_OPTIONS, RUNNERS, type RunnerSpec } from './command-runners.ts';
+import { type ShellWord, staticWord } from './shell-words.ts';
+import { judgeAssignment } from './variable-assignments.ts';
 
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'fish', 'ash', 'yash', 'busybox']);
 const SHELL_OPTIONS_WITH_VALUE = new Set(['-o', '+o', '-O', '+O', '--rcfile', '--init-file']);
@@ -90,109 +27,91 @@ const INTERPRETERS = new Set([
   'irb',
   'ipython',
 ]);
+const SSH_OPTIONS_WITH_VALUE = optionSet('-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B');
+/** `ssh -o Name=value` options whose value is a command ssh runs locally. */
+const SSH_COMMAND_OPTION = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[= ](.*)$/is;
+const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
 
-function basename(path: string): string {
+export function basename(path: string): string {
   const slash = path.lastIndexOf('/');
   return slash === -1 ? path : path.slice(slash + 1);
 }
 
 type Unwrap = { state: AnalysisState; via: string[]; nesting: number };
 
-function descend(options: Unwrap, wrapper: string, inner: ShellWord[]): void {
-  const { state, nesting } = options;
-  if (inner.length === 0) return;
-  if (nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
-    addAnalysisProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
-    return;
-  }
-  const via = [...options.via, wrapper];
-  const command = pushCommand(state, { words: inner, redirects: '', via });
-  if (command !== undefined && command.opaque === undefined) {
-    unwrapCommand(state, { words: inner, via, nesting: nesting + 1 });
-  }
+function nestedTooDeep(options: Unwrap): boolean {
+  if (options.nesting + 1 <= options.state.limits.maxNesting) return false;
+  addAnalysisProblem(options.state, `commands are wrapped more than ${options.state.limits.maxNesting} levels deep`);
+  return true;
 }
 
+/** Records the command a wrapper runs, and what that command runs in turn. */
+function descend(options: Unwrap, wrapper: string, inner: readonly ShellWord[], derived = false): void {
+  const { state, nesting } = options;
+  if (inner.length === 0 || nestedTooDeep(options)) return;
+  const via = [...options.via, wrapper];
+  const command = pushCommand(state, { words: [...inner], redirects: '', via, derived });
+  if (command.opaque === undefined) unwrapCommand(state, { words: inner, via, nesting: nesting + 1 });
+}
+
+/** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`, `script -c '…'`). */
 function descendIntoSource(options: Unwrap, wrapper: string, payload: ShellWord): void {
   const { state, nesting } = options;
   if (!payload.isStatic) {
     addAnalysisProblem(state, `${wrapper} runs a command that is only known when the line runs: ${payload.value}`);
     return;
   }
-  if (nesting + 1 > SHELL_ANALYSIS_LIMITS.maxNesting) {
-    addAnalysisProblem(state, `commands are wrapped more than ${SHELL_ANALYSIS_LIMITS.maxNesting} levels deep`);
-    return;
-  }
+  if (nestedTooDeep(options)) return;
   analyzeSource(state, { source: payload.value, via: [...options.via, wrapper], nesting: nesting + 1 });
 }
 
-/**
- * Skips a wrapper's options and leading `VAR=value` words; returns the index of the wrapped
- * command's first word, or undefined when an option's meaning is unknown (so the wrapped command
- * cannot be found with certainty).
- */
-function skipOptions(
-  words: readonly ShellWord[],
-  options: { start: number; withValue: ReadonlySet<string>; assignments: boolean },
-): number | undefined {
-  let index = options.start;
-  while (index < words.length) {
-    const word = words[index] as ShellWord;
-    if (!word.isStatic) return index;
-    const value = word.value;
-    if (value === '--') return index + 1;
-    if (options.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
-      index += 1;
-      continue;
-    }
-    if (!value.startsWith('-') || value === '-') return index;
-    index += optionWidth(value, options.withValue);
-  }
-  return index;
+/** Words a wrapper joins with spaces and hands to a shell (`watch`, `ssh host …`, `sg group …`). */
+function joined(words: readonly ShellWord[]): ShellWord {
+  const dynamicPart = words.find((word) => !word.isStatic);
+  return dynamicPart ?? staticWord(words.map((word) => word.value).join(' '));
 }
 
-/**
- * How many words an option takes: 2 when it, or the last of a cluster of short options
- * (`sudo -nu bob`), takes the next word as its value; `-ubob` and `--user=bob` carry theirs.
- */
-function optionWidth(value: string, withValue: ReadonlySet<string>): number {
-  if (value.includes('=')) return 1;
-  if (withValue.has(value)) return 2;
-  if (value.startsWith('--')) return 1;
-  const valueAt = [...value.slice(1)].findIndex((char) => withValue.has(`-${char}`));
-  return valueAt !== -1 && valueAt === value.length - 2 ? 2 : 1;
-}
-
-/**
- * The value of the option `short`/`long` when `words[index]` is that option: `-c x`, `-lc x`, `-cx`,
- * `--command=x`, `--command x`. 'none' when the word is some other option; undefined when the
- * value is missing.
- */
-function optionValue(
-  words: readonly ShellWord[],
-  index: number,
-  option: { short: string; long: readonly string[]; withValue: ReadonlySet<string> },
-): ShellWord | undefined | 'none' {
-  const word = words[index] as ShellWord;
-  const value = word.value;
-  if (!word.isStatic || !value.startsWith('-')) return 'none';
-  for (const long of option.long) {
-    if (value === long) return words[index + 1];
-    if (value.startsWith(`${long}=`)) return { ...word, value: value.slice(long.length + 1) };
-  }
-  if (value.startsWith('--')) return 'none';
-  // In a cluster of short options the first that takes a value takes the rest of the word.
-  for (let at = 1; at < value.length; at += 1) {
-    const char = value[at] as string;
-    if (char === option.short) {
-      return at + 1 < value.length ? { ...word, value: value.slice(at + 1) } : words[index + 1];
-    }
-    if (option.withValue.has(`-${char}`)) return 'none';
-  }
-  return 'none';
+/** `NAME=value` words a wrapper passes in the environment of the command (`env`, `sudo`). */
+function judgeEnvironmentWord(options: Unwrap, word: ShellWord): boolean {
+  const match = word.isStatic ? ASSIGNMENT.exec(word.value) : null;
+  if (match === null) return false;
+  const problem = judgeAssignment({
+    name: match[1] as string,
+    value: match[2] as string,
+    hasValue: true,
+    reach: 'environment',
+  });
+  if (problem !== undefined) addAnalysisProblem(options.state, problem);
+  return true;
 }
 
 function reportUnknown(options: Unwrap, wrapper: string): void {
   addAnalysisProblem(options.state, `the command run by ${wrapper} cannot be told apart from its options`);
+}
+
+/** A runner of the table: its source options, then the command after its options and leading operands. */
+function unwrapRunner(options: Unwrap, name: string, words: readonly ShellWord[], spec: RunnerSpec): void {
+  const source = optionSet(spec.source);
+  const noCommand = optionSet(spec.noCommand);
+  const mode = spec.command ?? 'operands';
+  const withValue = new Set([...optionSet(spec.values), ...source]);
+  const read = readOptions(words, { start: 1, withValue, stopAtOperand: mode !== 'none' });
+  for (const option of read.options) {
+    if (!source.has(option.name)) continue;
+    if (option.value === undefined) reportUnknown(options, name);
+    else descendIntoSource(options, `${name} ${option.name}`, option.value);
+  }
+  if (mode === 'none' || read.options.some((option) => noCommand.has(option.name))) return;
+  let rest = read.operands;
+  if (spec.assignments === true) {
+    while (rest[0] !== undefined && judgeEnvironmentWord(options, rest[0])) rest = rest.slice(1);
+  }
+  rest = rest.slice(spec.leading ?? 0);
+  if (mode === 'joined') {
+    if (rest.length > 0) descendIntoSource(options, name, joined(rest));
+  } else {
+    descend(options, name, rest);
+  }
 }
 
 function unwrapShell(options: Unwrap, name: string, words: readonly ShellWord[]): void {
@@ -200,8 +119,6 @@ function unwrapShell(options: Unwrap, name: string, words: readonly ShellWord[])
   let runsString = false;
   if (name === 'busybox') {
     // `busybox sh -c …` runs the applet named by the next word.
-    const applet = words[1];
-    if (applet === undefined) return;
     descend(options, 'busybox', words.slice(1));
     return;
   }
@@ -239,233 +156,356 @@ function unwrapShell(options: Unwrap, name: string, words: readonly ShellWord[])
   }
 }
 
-/** Finds the commands a wrapper, shell or `eval` runs and records them too. */
+function unwrapEnv(options: Unwrap, words: readonly ShellWord[]): void {
+  // Only env's own options (before the command) count: `env ls -S x` runs `ls -S x`.
+  const withValue = optionSet('-u -C --unset --chdir');
+  let index = 1;
+  while (index < words.length) {
+    const word = words[index] as ShellWord;
+    const value = word.value;
+    if (!word.isStatic) break;
+    if (value === '--') {
+      index += 1;
+      break;
+    }
+    // A lone `-` is `-i`.
+    if (value === '-' || judgeEnvironmentWord(options, word)) {
+      index += 1;
+      continue;
+    }
+    if (!value.startsWith('-')) break;
+    const split = readOptions(words.slice(0, index + 2), {
+      start: index,
+      withValue: new Set([...withValue, '-S', '--split-string']),
+      stopAtOperand: true,
+    }).options.find((option) => option.name === '-S' || option.name === '--split-string');
+    if (split !== undefined) {
+      if (split.value === undefined) reportUnknown(options, 'env');
+      else descendIntoSource(options, 'env -S', split.value);
+      return;
+    }
+    index += optionWidth(value, withValue);
+  }
+  descend(options, 'env', words.slice(index));
+}
+
+function unwrapXargs(options: Unwrap, words: readonly ShellWord[]): void {
+  const withValue = optionSet('-I -L -n -P -s -d -E -a --max-args --max-procs --arg-file --delimiter');
+  let index = 1;
+  while (index < words.length) {
+    const value = (words[index] as ShellWord).value;
+    if (value === '--') {
+      index += 1;
+      break;
+    }
+    if (!value.startsWith('-')) break;
+    index += optionWidth(value, withValue);
+  }
+  // Without a command xargs runs echo, which is harmless.
+  descend(options, 'xargs', words.slice(index));
+}
+
+/** `find … -exec CMD {} ;` and `fd -x CMD`; `find … -delete` removes files as `rm -rf` would. */
+function unwrapFind(options: Unwrap, name: string, words: readonly ShellWord[]): void {
+  const execFlags = name === 'find' ? ['-exec', '-execdir', '-ok', '-okdir'] : ['-x', '--exec', '-X', '--exec-batch'];
+  for (let index = 1; index < words.length; index += 1) {
+    if (!execFlags.includes((words[index] as ShellWord).value)) continue;
+    let end = index + 1;
+    while (end < words.length && ![';', '+', '\\;'].includes((words[end] as ShellWord).value)) end += 1;
+    descend(options, `${name} ${(words[index] as ShellWord).value}`, words.slice(index + 1, end));
+    index = end;
+  }
+  if (name === 'find' && words.some((word) => word.value === '-delete')) {
+    // The starting points come before the first test; find's own options (-H -L -P -D x -O3) first.
+    let index = 1;
+    while (index < words.length && /^-([HLP]|O\d*|D)$/.test((words[index] as ShellWord).value)) {
+      index += (words[index] as ShellWord).value === '-D' ? 2 : 1;
+    }
+    const starts: ShellWord[] = [];
+    while (index < words.length && !/^[-(!),]/.test((words[index] as ShellWord).value)) {
+      starts.push(words[index] as ShellWord);
+      index += 1;
+    }
+    const removed = starts.length > 0 ? starts : [staticWord('.')];
+    descend(options, 'find -delete', [staticWord('rm'), staticWord('-rf'), ...removed], true);
+  }
+}
+
+function unwrapSsh(options: Unwrap, name: 'ssh' | 'scp', words: readonly ShellWord[]): void {
+  const read = readOptions(words, { start: 1, withValue: SSH_OPTIONS_WITH_VALUE, stopAtOperand: name === 'ssh' });
+  for (const option of read.options) {
+    const match =
+      option.name === '-o' && option.value?.isStatic === true ? SSH_COMMAND_OPTION.exec(option.value.value) : null;
+    if (match !== null) descendIntoSource(options, `${name} -o ${match[1]}`, staticWord(match[2] as string));
+  }
+  if (name === 'scp') {
+    const program = read.options.find((option) => option.name === '-S');
+    if (program?.value !== undefined) descend(options, 'scp -S', [program.value]);
+    return;
+  }
+  // The first operand is the host; the rest is a command line for the remote shell.
+  const rest = read.operands.slice(1);
+  if (rest.length > 0) descendIntoSource(options, 'ssh', joined(rest));
+}
+
+function unwrapSuOrRunuser(options: Unwrap, name: string, words: readonly ShellWord[]): void {
+  const withValue = optionSet(
+    name === 'su' ? '-g -G -s --group --supp-group --shell' : '-g -G -s -u --group --supp-group --shell --user',
+  );
+  // Options end at `--` (runuser's command follows it).
+  const end = words.findIndex((word) => word.value === '--');
+  const read = readOptions(end === -1 ? words : words.slice(0, end), {
+    start: 1,
+    withValue: new Set([...withValue, '-c', '--command', '--session-command']),
+    stopAtOperand: false,
+  });
+  const command = read.options.find((option) => ['-c', '--command', '--session-command'].includes(option.name));
+  if (command !== undefined) {
+    if (command.value === undefined) reportUnknown(options, name);
+    else descendIntoSource(options, `${name} -c`, command.value);
+    return;
+  }
+  if (name === 'runuser' && end !== -1) descend(options, name, words.slice(end + 1));
+}
+
+/** `coproc CMD`, `coproc NAME { …; }`: the parser reads the group's words as arguments. */
+function unwrapCoproc(options: Unwrap, words: readonly ShellWord[]): void {
+  const groupAt = words.findIndex((word, index) => index <= 2 && (word.value === '{' || word.value === '('));
+  descend(options, 'coproc', words.slice(groupAt === -1 ? 1 : groupAt + 1));
+}
+
+/** `parallel [options] CMD ::: args`, `parallel 'cmd {}' ::: a`, `parallel ::: 'cmd1' 'cmd2'`. */
+function unwrapParallel(options: Unwrap, words: readonly ShellWord[]): void {
+  const withValue = optionSet(
+    '-j -S -N -n -I -a -d -E -P -C --jobs --sshlogin --max-procs --arg-file --delimiter --colsep --joblog --results --tmpdir --timeout --delay --retries --load --memfree --halt --tag-string --basefile --workdir --env --return --transfer-file',
+  );
+  const read = readOptions(words, { start: 1, withValue, stopAtOperand: true });
+  const separator = read.operands.findIndex((word) => /^:{3,4}\+?$/.test(word.value));
+  const template = separator === -1 ? read.operands : read.operands.slice(0, separator);
+  if (template.length > 0) {
+    // parallel hands the command with its arguments to a shell.
+    descendIntoSource(options, 'parallel', joined(template));
+    return;
+  }
+  // Without a command, every argument is a command line of its own.
+  for (const word of read.operands.slice(separator + 1)) {
+    if (!/^:{3,4}\+?$/.test(word.value)) descendIntoSource(options, 'parallel', word);
+  }
+}
+
+/** gdb's options that take a value; gdb spells long options with one dash or two (`-ex`, `--batch`). */
+const GDB_OPTIONS_WITH_VALUE = new Set(
+  'x ex iex ix p c d s e D command eval-command init-command init-eval-command pid core directory symbols exec cd data-directory'.split(
+    ' ',
+  ),
+);
+
+/** `gdb --args CMD…`, and gdb's own `shell CMD` / `!CMD` commands given with `-ex`. */
+function unwrapGdb(options: Unwrap, words: readonly ShellWord[]): void {
+  const operands: ShellWord[] = [];
+  let runs = false;
+  for (let index = 1; index < words.length; index += 1) {
+    const word = words[index] as ShellWord;
+    const option = word.isStatic && word.value.startsWith('-') ? word.value.replace(/^--?/, '') : undefined;
+    if (option === 'args') {
+      descend(options, 'gdb --args', words.slice(index + 1));
+      return;
+    }
+    if (option === undefined) {
+      operands.push(word);
+      continue;
+    }
+    const [name, attached] = option.includes('=')
+      ? [option.slice(0, option.indexOf('=')), option.slice(option.indexOf('=') + 1)]
+      : [option, undefined];
+    if (!GDB_OPTIONS_WITH_VALUE.has(name)) continue;
+    let value: ShellWord | undefined = { ...word, value: attached ?? '' };
+    if (attached === undefined) {
+      index += 1;
+      value = words[index];
+    }
+    if (!['ex', 'iex', 'eval-command', 'init-eval-command'].includes(name) || value === undefined) continue;
+    if (!value.isStatic) {
+      addAnalysisProblem(options.state, 'gdb runs commands only known when the line runs');
+      continue;
+    }
+    const shellCommand = /^\s*(?:shell\s+|!)(.*)$/s.exec(value.value);
+    if (shellCommand !== null) descendIntoSource(options, 'gdb shell', staticWord(shellCommand[1] as string));
+    else if (/^\s*(run|r|start|starti)\b/.test(value.value)) runs = true;
+  }
+  // `gdb -ex run PROGRAM` runs the program it loaded.
+  if (runs && operands[0] !== undefined) descend(options, 'gdb run', [operands[0]]);
+}
+
+/** `sg [-] GROUP [-c] COMMAND`: the command is a line for /bin/sh. */
+function unwrapSg(options: Unwrap, words: readonly ShellWord[]): void {
+  let index = 1;
+  if (words[index]?.value === '-') index += 1;
+  index += 1;
+  if (words[index]?.value === '-c') index += 1;
+  const rest = words.slice(index);
+  if (rest.length > 0) descendIntoSource(options, 'sg', joined(rest));
+}
+
+/** `flock [options] FILE CMD…` or `flock [options] FILE -c 'CMD'`. */
+function unwrapFlock(options: Unwrap, words: readonly ShellWord[]): void {
+  const read = readOptions(words, {
+    start: 1,
+    withValue: optionSet('-w -E --timeout --conflict-exit-code'),
+    stopAtOperand: true,
+  });
+  const rest = read.operands.slice(1);
+  if (rest[0]?.value === '-c' || rest[0]?.value === '--command') {
+    if (rest[1] !== undefined) descendIntoSource(options, 'flock -c', rest[1]);
+  } else {
+    descend(options, 'flock', rest);
+  }
+}
+
+/** A `git -c key=value` (or `git config key value`) setting: a command git may run, or code it loads. */
+function judgeGitSetting(options: Unwrap, setting: string, where: string): void {
+  const equals = setting.indexOf('=');
+  const key = equals === -1 ? setting : setting.slice(0, equals);
+  const value = equals === -1 ? '' : setting.slice(equals + 1);
+  if (GIT_CODE_PATH_KEY.test(key)) {
+    addAnalysisProblem(options.state, `${where} sets ${key}, which points git at code it runs`);
+  } else if (GIT_COMMAND_KEY.test(key)) {
+    addAnalysisProblem(options.state, `${where} sets ${key}, a command git runs`);
+    if (value !== '') descendIntoSource(options, `${where} ${key}`, staticWord(value.replace(/^!/, '')));
+  }
+}
+
+const GIT_RUNS_VALUE = optionSet('-x --exec --extcmd -u --upload-pack --receive-pack');
+
+function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
+  const global = readOptions(words, { start: 1, withValue: optionSet(GIT_GLOBAL_OPTIONS), stopAtOperand: true });
+  for (const option of global.options) {
+    if (option.name === '-c' && option.value?.isStatic === true) judgeGitSetting(options, option.value.value, 'git -c');
+    else if (option.name === '-c' || option.name === '--config-env') {
+      addAnalysisProblem(options.state, `git ${option.name} sets configuration only known when the line runs`);
+    } else if (['--git-dir', '--work-tree', '--exec-path'].includes(option.name)) {
+      addAnalysisProblem(options.state, `git ${option.name} points git at another repository or other programs`);
+    }
+  }
+  const [sub, ...rest] = global.operands;
+  if (sub === undefined) return;
+  switch (sub.value) {
+    case 'bisect':
+      if (rest[0]?.value === 'run') descend(options, 'git bisect run', rest.slice(1));
+      return;
+    case 'submodule': {
+      const foreach = rest.findIndex((word) => word.value === 'foreach');
+      if (foreach === -1) break;
+      const command = rest.slice(foreach + 1).filter((word) => !/^(--recursive|-q|--quiet)$/.test(word.value));
+      if (command.length > 0) descendIntoSource(options, 'git submodule foreach', joined(command));
+      return;
+    }
+    case 'config': {
+      const read = readOptions(rest, {
+        start: 0,
+        withValue: optionSet('-f --file --blob --type --default --comment'),
+        stopAtOperand: false,
+      });
+      const [key, value] = read.operands;
+      if (key?.isStatic === true && value !== undefined) {
+        judgeGitSetting(options, `${key.value}=${value.isStatic ? value.value : ''}`, 'git config');
+        if (!value.isStatic && (GIT_COMMAND_KEY.test(key.value) || GIT_CODE_PATH_KEY.test(key.value))) {
+          addAnalysisProblem(options.state, `git config sets ${key.value} to a value only known when the line runs`);
+        }
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  const read = readOptions(rest, {
+    start: 0,
+    withValue: new Set([...GIT_RUNS_VALUE, '-c', '--config', '--template']),
+    stopAtOperand: false,
+  });
+  for (const option of read.options) {
+    if (GIT_RUNS_VALUE.has(option.name) && !(option.name === '-x' && !['rebase', 'difftool'].includes(sub.value))) {
+      if (option.value !== undefined) descendIntoSource(options, `git ${sub.value} ${option.name}`, option.value);
+    } else if (
+      (option.name === '-c' || option.name === '--config') &&
+      sub.value === 'clone' &&
+      option.value?.isStatic
+    ) {
+      judgeGitSetting(options, option.value.value, 'git clone -c');
+    } else if (option.name === '--template') {
+      addAnalysisProblem(options.state, `git ${sub.value} --template copies hooks that git then runs`);
+    }
+  }
+}
+
+function unwrapEval(options: Unwrap, words: readonly ShellWord[]): void {
+  // `eval -- 'cmd'`: eval takes no options, but bash accepts and drops a leading `--`.
+  const parts = words.slice(words[1]?.value === '--' ? 2 : 1);
+  if (parts.length === 0) return;
+  descendIntoSource(options, 'eval', joined(parts));
+}
+
+function unwrapTrap(options: Unwrap, words: readonly ShellWord[]): void {
+  // `trap 'cmd' EXIT` runs cmd later; `trap - INT` and `trap INT` only reset.
+  const read = readOptions(words, { start: 1, withValue: new Set(), stopAtOperand: true });
+  const action = read.operands[0];
+  if (action !== undefined && read.operands.length >= 2 && action.value !== '-') {
+    descendIntoSource(options, 'trap', action);
+  }
+}
+
+function unwrapCommandBuiltin(options: Unwrap, words: readonly ShellWord[]): void {
+  const read = readOptions(words, { start: 1, withValue: new Set(), stopAtOperand: true });
+  // `command -v x` only looks a name up (a `-v` after the name belongs to the command).
+  if (read.options.some((option) => option.name === '-v' || option.name === '-V')) return;
+  descend(options, 'command', read.operands);
+}
+
+/** Runners whose command is found by a rule of their own. */
+const SPECIAL_RUNNERS: Readonly<Record<string, (unwrap: Unwrap, name: string, words: readonly ShellWord[]) => void>> = {
+  eval: (unwrap, _name, words) => unwrapEval(unwrap, words),
+  env: (unwrap, _name, words) => unwrapEnv(unwrap, words),
+  command: (unwrap, _name, words) => unwrapCommandBuiltin(unwrap, words),
+  trap: (unwrap, _name, words) => unwrapTrap(unwrap, words),
+  xargs: (unwrap, _name, words) => unwrapXargs(unwrap, words),
+  find: (unwrap, name, words) => unwrapFind(unwrap, name, words),
+  fd: (unwrap, name, words) => unwrapFind(unwrap, name, words),
+  ssh: (unwrap, _name, words) => unwrapSsh(unwrap, 'ssh', words),
+  scp: (unwrap, _name, words) => {
+    unwrapSsh(unwrap, 'scp', words);
+    unwrapRunner(unwrap, 'scp', words, RUNNERS.scp as RunnerSpec);
+  },
+  su: unwrapSuOrRunuser,
+  runuser: unwrapSuOrRunuser,
+  coproc: (unwrap, _name, words) => unwrapCoproc(unwrap, words),
+  parallel: (unwrap, _name, words) => unwrapParallel(unwrap, words),
+  sem: (unwrap, _name, words) => unwrapParallel(unwrap, words),
+  gdb: (unwrap, _name, words) => unwrapGdb(unwrap, words),
+  sg: (unwrap, _name, words) => unwrapSg(unwrap, words),
+  flock: (unwrap, _name, words) => unwrapFlock(unwrap, words),
+  git: (unwrap, _name, words) => unwrapGit(unwrap, words),
+};
+
+/** Finds the commands a wrapper, shell, `eval` or a command-running option runs, and records them too. */
 export function unwrapCommand(
   state: AnalysisState,
   options: { words: readonly ShellWord[]; via: string[]; nesting: number },
 ): void {
   const { words } = options;
-  const first = words[0] as ShellWord;
-  const name = basename(first.value);
+  const name = basename((words[0] as ShellWord).value);
   const unwrap: Unwrap = { state, via: options.via, nesting: options.nesting };
 
   if (SHELLS.has(name)) {
     unwrapShell(unwrap, name, words);
     return;
   }
-  switch (name) {
-    case 'eval': {
-      const parts = words.slice(1);
-      if (parts.length === 0) return;
-      const dynamicPart = parts.find((word) => !word.isStatic);
-      descendIntoSource(
-        unwrap,
-        'eval',
-        dynamicPart ?? { value: parts.map((word) => word.value).join(' '), isStatic: true, hasGlob: false },
-      );
-      return;
-    }
-    case 'sudo':
-    case 'doas':
-    case 'nice':
-    case 'ionice':
-    case 'stdbuf':
-    case 'nohup':
-    case 'setsid':
-    case 'exec':
-    case 'time':
-    case 'coproc':
-    case 'builtin': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE[name] as ReadonlySet<string>,
-        assignments: name === 'sudo',
-      });
-      if (start === undefined) reportUnknown(unwrap, name);
-      else descend(unwrap, name, words.slice(start));
-      return;
-    }
-    case 'command': {
-      const start = skipOptions(words, { start: 1, withValue: new Set(), assignments: false });
-      // `command -v x` only looks a name up (a `-v` after the name belongs to the command).
-      if (words.slice(1, start).some((word) => /^-[pvV]*[vV]/.test(word.value))) return;
-      if (start !== undefined) descend(unwrap, name, words.slice(start));
-      return;
-    }
-    case 'env': {
-      // Only env's own options (before the command) count: `env ls -S x` runs `ls -S x`.
-      let index = 1;
-      while (index < words.length) {
-        const word = words[index] as ShellWord;
-        const value = word.value;
-        if (!word.isStatic) break;
-        if (value === '--') {
-          index += 1;
-          break;
-        }
-        // A lone `-` is `-i`.
-        if (value === '-' || /^[A-Za-z_][A-Za-z0-9_]*=/.test(value)) {
-          index += 1;
-          continue;
-        }
-        if (!value.startsWith('-')) break;
-        const payload = optionValue(words, index, {
-          short: 'S',
-          long: ['--split-string'],
-          withValue: OPTIONS_WITH_VALUE.env as ReadonlySet<string>,
-        });
-        if (payload === undefined) {
-          reportUnknown(unwrap, name);
-          return;
-        }
-        if (payload !== 'none') {
-          descendIntoSource(unwrap, 'env -S', payload);
-          return;
-        }
-        index += optionWidth(value, OPTIONS_WITH_VALUE.env as ReadonlySet<string>);
-      }
-      descend(unwrap, name, words.slice(index));
-      return;
-    }
-    case 'trap': {
-      // `trap 'cmd' EXIT` runs cmd later; `trap - INT` and `trap INT` only reset.
-      const start = skipOptions(words, { start: 1, withValue: new Set(), assignments: false }) ?? words.length;
-      const action = words[start];
-      if (action !== undefined && words.length - start >= 2 && action.value !== '-') {
-        descendIntoSource(unwrap, 'trap', action);
-      }
-      return;
-    }
-    case 'timeout': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.timeout as ReadonlySet<string>,
-        assignments: false,
-      });
-      // The first operand is the duration.
-      if (start === undefined) reportUnknown(unwrap, name);
-      else descend(unwrap, name, words.slice(start + 1));
-      return;
-    }
-    case 'chroot': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.chroot as ReadonlySet<string>,
-        assignments: false,
-      });
-      if (start === undefined) reportUnknown(unwrap, name);
-      else descend(unwrap, name, words.slice(start + 1));
-      return;
-    }
-    case 'flock': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.flock as ReadonlySet<string>,
-        assignments: false,
-      });
-      if (start === undefined) {
-        reportUnknown(unwrap, name);
-        return;
-      }
-      const rest = words.slice(start + 1);
-      const commandFlag = rest.findIndex((word) => word.value === '-c' || word.value === '--command');
-      if (commandFlag !== -1) {
-        const payload = rest[commandFlag + 1];
-        if (payload !== undefined) descendIntoSource(unwrap, 'flock -c', payload);
-      } else {
-        descend(unwrap, name, rest);
-      }
-      return;
-    }
-    case 'su':
-    case 'runuser': {
-      const withValue = OPTIONS_WITH_VALUE[name] as ReadonlySet<string>;
-      // Options end at `--` (runuser's command follows it).
-      for (let index = 1; index < words.length && words[index]?.value !== '--'; index += 1) {
-        const payload = optionValue(words, index, { short: 'c', long: ['--command', '--session-command'], withValue });
-        if (payload === 'none') continue;
-        if (payload === undefined) reportUnknown(unwrap, name);
-        else descendIntoSource(unwrap, `${name} -c`, payload);
-        return;
-      }
-      if (name === 'runuser') {
-        const separator = words.findIndex((word) => word.value === '--');
-        if (separator !== -1) descend(unwrap, name, words.slice(separator + 1));
-      }
-      return;
-    }
-    case 'watch': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.watch as ReadonlySet<string>,
-        assignments: false,
-      });
-      if (start === undefined) {
-        reportUnknown(unwrap, name);
-        return;
-      }
-      // watch hands its words to `sh -c` joined by spaces.
-      const rest = words.slice(start);
-      const dynamicPart = rest.find((word) => !word.isStatic);
-      if (rest.length > 0) {
-        descendIntoSource(
-          unwrap,
-          'watch',
-          dynamicPart ?? { value: rest.map((word) => word.value).join(' '), isStatic: true, hasGlob: false },
-        );
-      }
-      return;
-    }
-    case 'ssh': {
-      const start = skipOptions(words, {
-        start: 1,
-        withValue: OPTIONS_WITH_VALUE.ssh as ReadonlySet<string>,
-        assignments: false,
-      });
-      if (start === undefined) return;
-      // The first operand is the host; the rest is a command line for the remote shell.
-      const rest = words.slice(start + 1);
-      const dynamicPart = rest.find((word) => !word.isStatic);
-      if (rest.length > 0) {
-        descendIntoSource(
-          unwrap,
-          'ssh',
-          dynamicPart ?? { value: rest.map((word) => word.value).join(' '), isStatic: true, hasGlob: false },
-        );
-      }
-      return;
-    }
-    case 'xargs': {
-      let index = 1;
-      while (index < words.length) {
-        const value = (words[index] as ShellWord).value;
-        if (value === '--') {
-          index += 1;
-          break;
-        }
-        if (!value.startsWith('-')) break;
-        index += optionWidth(value, OPTIONS_WITH_VALUE.xargs as ReadonlySet<string>);
-      }
-      // Without a command xargs runs echo, which is harmless.
-      descend(unwrap, 'xargs', words.slice(index));
-      return;
-    }
-    case 'find':
-    case 'fd': {
-      const execFlags =
-        name === 'find' ? ['-exec', '-execdir', '-ok', '-okdir'] : ['-x', '--exec', '-X', '--exec-batch'];
-      for (let index = 1; index < words.length; index += 1) {
-        if (!execFlags.includes((words[index] as ShellWord).value)) continue;
-        let end = index + 1;
-        while (end < words.length && ![';', '+', '\\;'].includes((words[end] as ShellWord).value)) end += 1;
-        descend(unwrap, `${name} ${(words[index] as ShellWord).value}`, words.slice(index + 1, end));
-        index = end;
-      }
-      return;
-    }
-    default:
-      return;
+  const special = Object.hasOwn(SPECIAL_RUNNERS, name) ? SPECIAL_RUNNERS[name] : undefined;
+  if (special !== undefined) {
+    special(unwrap, name, words);
+    return;
   }
+  const spec = Object.hasOwn(RUNNERS, name) ? RUNNERS[name] : undefined;
+  if (spec !== undefined) unwrapRunner(unwrap, name, words, spec);
 }
 
 /**

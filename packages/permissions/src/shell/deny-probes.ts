@@ -1,0 +1,45 @@
+import { analyzeShellLine, type SimpleCommand } from './analyze-shell-line.ts';
+import { isKnownPlainCommand } from './command-arity.ts';
+import { FILE_COMMANDS } from './file-arguments.ts';
+import type { ShellParser } from './shell-parser.ts';
+import { renderWords } from './shell-words.ts';
+import { basename } from './unwrap-command.ts';
+
+/** At most this many probes per command: a line of many words stays cheap. */
+const MAX_PROBES = 64;
+/** Words longer than this are not parsed as command lines. */
+const MAX_PAYLOAD_CHARS = 4_096;
+
+/**
+ * Commands an unknown program may run: every tail of its words that starts with a plain word
+ * (`mywrapper --x rm -rf y` may run `rm -rf y`), and every argument that reads like a command line
+ * (`mywrapper -c 'rm -rf y'`). They are only checked for deny, and only when the command itself
+ * asks: an unknown wrapper keeps asking, but a deny found anywhere in the line wins. Programs Molf
+ * knows (`git rm x`, `docker rm y`) are not probed.
+ */
+export function findDenyProbes(
+  parser: ShellParser,
+  command: SimpleCommand,
+  options: { home?: string | undefined },
+): SimpleCommand[] {
+  if (command.redirect === true) return [];
+  const [name, ...rest] = command.words;
+  if (name === undefined) return [];
+  const program = basename(name.value);
+  if (name.isStatic && (isKnownPlainCommand(program) || Object.hasOwn(FILE_COMMANDS, program))) return [];
+  const via = [...command.via, `${name.isStatic ? program : name.value} (an unknown program)`];
+  const probes: SimpleCommand[] = [];
+  rest.forEach((word, index) => {
+    if (probes.length >= MAX_PROBES || !word.isStatic || word.value === '' || word.value.startsWith('-')) return;
+    const words = rest.slice(index);
+    probes.push({ words, text: renderWords(words), via });
+  });
+  for (const word of rest) {
+    if (probes.length >= MAX_PROBES) break;
+    if (!word.isStatic || word.value.length > MAX_PAYLOAD_CHARS || !/[\s;&|()`$]/.test(word.value)) continue;
+    for (const found of analyzeShellLine(parser, word.value, { home: options.home }).commands) {
+      probes.push({ ...found, via: [...via, ...found.via] });
+    }
+  }
+  return probes;
+}
