@@ -130,7 +130,12 @@ export type PermissionExplanation = z.infer<typeof PermissionExplanationSchema>;
  * path really leads. Never offered to the model.
  */
 export const RESOLVE_PATHS_JOB = 'molf.resolve_paths';
-export const ResolvePathsArgsSchema = z.object({ paths: z.array(z.string().max(4_096)).min(1).max(16) });
+export const ResolvePathsArgsSchema = z.object({
+  /** Paths as written (a file tool's path, files a shell line reads or writes). */
+  paths: z.array(z.string().max(4_096)).max(256),
+  /** Glob patterns a shell would expand (`cat .e*`): answered with the forms of every file they name. */
+  patterns: z.array(z.string().max(4_096)).max(64).optional(),
+});
 export const ResolvedPathsSchema = z.object({
   paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),
 });

@@ -111,6 +111,38 @@ describe('molf permissions explain', () => {
     expect(JSON.parse(shell.stdout)).toMatchObject({ decision: 'deny', alwaysPatterns: null });
   });
 
+  it('judges the files a shell line reads where they lead in the workdir: links followed, globs expanded as bash would', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'rules.jsonc'), `{ "read_file": { "*": "allow", "*.env": "deny" }, "shell_exec": { "cat *": "allow" } }`);
+    await writeFile(join(dir, '.env'), 'KEY=1\n');
+    await writeFile(join(dir, 'notes.txt'), 'hello\n');
+    await symlink('.env', join(dir, 'innocent.txt'));
+    const explain = async (command: string) => {
+      const result = await molf([
+        'permissions',
+        'explain',
+        '--file',
+        join(dir, 'rules.jsonc'),
+        '--tool',
+        'shell_exec',
+        '--args',
+        JSON.stringify({ command }),
+        '--workdir',
+        dir,
+        '--json',
+      ]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { decision: string };
+    };
+    expect((await explain('cat innocent.txt')).decision).toBe('deny');
+    expect((await explain('cat .e*')).decision).toBe('deny');
+    expect((await explain('cat < innocent.txt')).decision).toBe('deny');
+    // bash's * skips dotfiles: `cat *` reads notes.txt and innocent.txt (a link to .env).
+    expect((await explain('cat *.txt')).decision).toBe('deny');
+    expect((await explain('cat no*.txt')).decision).toBe('allow');
+    expect((await explain('cat notes.txt')).decision).toBe('allow');
+  });
+
   it('fails with file, line and column for a broken rules file, and with a clear message for bad --args', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'rules.jsonc'), '{\n  "*": "ask",\n  "glob": true\n}\n');

@@ -3,12 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
-import {
-  createPermissionEngine,
-  describeRule,
-  permissionPathArguments,
-  safeParsePermissionsFile,
-} from '@molf/permissions';
+import { createPermissionEngine, describeRule, safeParsePermissionsFile } from '@molf/permissions';
 import {
   MolfError,
   type PermissionExplanation,
@@ -52,13 +47,20 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   }
   const workdir = await validateWorkdir(options.workdir);
   const paths = await createPathPolicy({ workdir });
-  const given = permissionPathArguments(options.tool, args);
+  const engine = await createPermissionEngine();
+  // Where the call's paths lead in the workdir, as the gate asks the worker: links followed, the
+  // globs of a shell line expanded.
+  const wanted = engine.pathArguments({ tool: options.tool, args, home: options.home });
   const canonical = new Map<string, readonly string[]>();
-  if (given.length > 0) {
-    const answer = ResolvedPathsSchema.parse(JSON.parse((await resolvePathsForGate(paths, { paths: given })).output));
+  if (wanted.length > 0) {
+    const resolved = await resolvePathsForGate(paths, {
+      paths: wanted.filter((entry) => !entry.pattern).map((entry) => entry.path),
+      patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
+    });
+    if (resolved.error !== undefined) throw new MolfError('invalid_input', resolved.error);
+    const answer = ResolvedPathsSchema.parse(JSON.parse(resolved.output));
     for (const entry of answer.paths) canonical.set(entry.given, entry.forms);
   }
-  const engine = await createPermissionEngine();
   const evaluation = engine.evaluate({
     tool: options.tool,
     args,

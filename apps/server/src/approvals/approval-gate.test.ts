@@ -659,3 +659,44 @@ describe('the server data directory', () => {
     }
   });
 });
+
+describe('files a shell line reads and writes', () => {
+  it('asks the worker where they lead and where its globs point, and refuses what read_file or write_file may not touch', async () => {
+    await using link = await startTestLink();
+    await writeFile(join(link.workdir, '.env'), 'API_KEY=secret\n');
+    await writeFile(join(link.workdir, 'notes.txt'), 'hello\n');
+    await symlink('.env', join(link.workdir, 'settings.txt'));
+    await writePermissions(
+      link,
+      `${readDefaultPermissionsText().replace(/"shell_exec": "ask"/, '"shell_exec": { "*": "allow", "rm *": "deny" }')}`,
+    );
+    const sessionId = randomUUID();
+    for (const command of ['cat settings.txt', 'cat sett*', 'cat < settings.txt', 'echo x > sub/.git/config']) {
+      const result = await run(link, { sessionId, tool: 'shell_exec', args: { command } });
+      expect(result.meta?.errorKind, command).toBe('permission_denied');
+    }
+    const allowed = await run(link, { sessionId, tool: 'shell_exec', args: { command: 'cat notes.t*' } });
+    expect(allowed.output).toContain('hello');
+  });
+
+  it('keeps the server data directory off limits to a shell line too', async () => {
+    await using project = await createTempDir();
+    const dataDir = join(project.path, '.molf-data');
+    await using server = await startTestServer({ dataDir });
+    const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: project.path });
+    try {
+      await worker.registered;
+      await server.permissions.writeText(worker.workerId, '{ "*": "allow" }');
+      const result = await server.toolCalls.run({
+        sessionId: 's',
+        workerId: worker.workerId,
+        tool: 'shell_exec',
+        args: { command: 'cat .molf-data/credentials.json' },
+      });
+      expect(result.meta?.errorKind).toBe('permission_denied');
+      expect(result.error).toContain("inside the Molf server's data directory");
+    } finally {
+      await worker.close();
+    }
+  });
+});

@@ -206,12 +206,20 @@ export function createApprovalGate(options: {
   ): Promise<
     { ok: true; paths: Map<string, readonly string[]> } | { ok: false; message: string; errorKind: DenyKind }
   > {
-    const given = permissionPathArguments(request.tool, request.args);
-    if (given.length === 0) return { ok: true, paths: new Map() };
+    // A file tool's path, or the files a shell line reads and writes (its glob patterns expanded there).
+    const wanted = engine.pathArguments({
+      tool: request.tool,
+      args: request.args,
+      home: registry.registration(request.workerId)?.home,
+    });
+    if (wanted.length === 0) return { ok: true, paths: new Map() };
     const result = await dispatcher.dispatch({
       workerId: request.workerId,
       toolName: RESOLVE_PATHS_JOB,
-      args: { paths: given },
+      args: {
+        paths: wanted.filter((entry) => !entry.pattern).map((entry) => entry.path),
+        patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
+      },
       timeoutMs: RESOLVE_PATHS_TIMEOUT_MS,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
@@ -273,7 +281,7 @@ export function createApprovalGate(options: {
       home: context.home,
       canonicalPaths: (given) => context.canonicalPaths.get(given),
     });
-    for (const given of permissionPathArguments(request.tool, request.args)) {
+    for (const given of new Set([...permissionPathArguments(request.tool, request.args), ...paths.keys()])) {
       if ((context.canonicalPaths.get(given) ?? []).length === 0) {
         evaluation = atMostAsk(evaluation, `the worker could not tell where "${given}" really leads`);
       }
@@ -439,12 +447,13 @@ export function createApprovalGate(options: {
    * read_file rules to apply to every file it searches.
    */
   async function allowed(
-    request: Pick<GateRequest, 'tool' | 'workerId' | 'agent'>,
+    request: Pick<GateRequest, 'tool' | 'args' | 'workerId' | 'agent'>,
     context: { home: string | undefined; canonicalPaths: ReadonlyMap<string, readonly string[]> },
   ): Promise<GateOutcome> {
     const approvedPaths: Record<string, string> = {};
-    for (const [given, forms] of context.canonicalPaths) {
-      const absolute = forms.find((form) => isAbsolute(form));
+    // Only a file tool's own path is pinned; a shell line's files are judged, not pinned.
+    for (const given of permissionPathArguments(request.tool, request.args)) {
+      const absolute = context.canonicalPaths.get(given)?.find((form) => isAbsolute(form));
       if (absolute !== undefined) approvedPaths[given] = absolute;
     }
     const withPaths = Object.keys(approvedPaths).length === 0 ? {} : { approvedPaths };

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { type ResolvedPaths, ResolvePathsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
+import { expandShellPattern } from './expand-shell-pattern.ts';
 
 /** Where tools may reach: the workdir plus configured extra roots, all canonical (symlinks resolved). */
 export type PathPolicy = {
@@ -104,25 +105,31 @@ function isMissing(error: unknown): boolean {
  */
 export async function resolvePathsForGate(policy: PathPolicy, args: Record<string, unknown>): Promise<ToolResult> {
   const parsed = ResolvePathsArgsSchema.safeParse(args);
-  if (!parsed.success)
-    return toErrorResult('invalid_arguments', 'molf.resolve_paths takes { paths: string[] } (1 to 16).');
+  if (!parsed.success) {
+    return toErrorResult(
+      'invalid_arguments',
+      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[] (at most 64) }.',
+    );
+  }
   const answer: ResolvedPaths = { paths: [] };
-  for (const given of parsed.data.paths) {
-    if (given.includes('\0')) {
-      answer.paths.push({ given, forms: [] });
-      continue;
-    }
-    // A path that can't be resolved (permissions, a name too long) gets no forms: the gate then asks.
-    const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
-    const forms =
-      canonical === undefined
-        ? []
-        : isInside(canonical, policy.workdir)
-          ? [relative(policy.workdir, canonical) || '.', canonical]
-          : [canonical];
-    answer.paths.push({ given, forms });
+  for (const given of parsed.data.paths) answer.paths.push({ given, forms: await formsOf(policy, given) });
+  for (const pattern of parsed.data.patterns ?? []) {
+    // Every file the pattern names, as bash would expand it; none at all when there are too many.
+    const matches = pattern.includes('\0') ? undefined : await expandShellPattern({ pattern, cwd: policy.workdir });
+    const forms = new Set<string>();
+    for (const match of matches ?? []) for (const form of await formsOf(policy, match)) forms.add(form);
+    answer.paths.push({ given: pattern, forms: [...forms] });
   }
   return { output: JSON.stringify(answer) };
+}
+
+/** Where one path leads: relative to the workdir when inside, and absolute; none when it can't be told. */
+async function formsOf(policy: PathPolicy, given: string): Promise<string[]> {
+  if (given.includes('\0')) return [];
+  // A path that can't be resolved (permissions, a name too long) gets no forms: the gate then asks.
+  const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
+  if (canonical === undefined) return [];
+  return isInside(canonical, policy.workdir) ? [relative(policy.workdir, canonical) || '.', canonical] : [canonical];
 }
 
 /**
