@@ -1,4 +1,6 @@
-import { mkdir, utimes, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { mkdir, open, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GLOB_MAX_RESULTS, globTool } from './glob-files.ts';
@@ -68,5 +70,29 @@ describe('glob', () => {
     expect((await box.run(globTool, { pattern: '*.md', path: 'a' })).output).toBe(join('a', 'x.md'));
     expect((await box.run(globTool, { pattern: '*.md', path: '..' })).meta?.errorKind).toBe('workdir_escape');
     expect((await box.run(globTool, { pattern: '*.rs' })).output).toBe('No files match *.rs in the workdir.');
+  });
+
+  it('skips a .gitignore that is a FIFO instead of waiting on it forever', { timeout: 120_000 }, async () => {
+    await using box = await createToolSandbox();
+    await mkdir(join(box.workdir, 'sub'));
+    await writeFile(join(box.workdir, 'sub', 'a.ts'), '');
+    // The walk skips FIFOs; the .gitignore files of the searched directory's ancestors are read by name.
+    const fifo = join(box.workdir, '.gitignore');
+    execFileSync('mkfifo', [fifo]);
+    const call = box.run(globTool, { pattern: '**/*.ts' });
+    let timer: NodeJS.Timeout | undefined;
+    const blocked = new Promise<'blocked'>((resolve) => {
+      // A deadline, not a measurement: far above what listing two files takes.
+      timer = setTimeout(() => resolve('blocked'), 60_000);
+    });
+    const outcome = await Promise.race([call, blocked]);
+    clearTimeout(timer);
+    if (outcome === 'blocked') {
+      // Let a reader stuck in open() go: a writer that opens and closes gives it end of file.
+      await (await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).close();
+      await call;
+    }
+    expect(outcome).not.toBe('blocked');
+    expect(outcome === 'blocked' ? undefined : outcome.output).toBe(join('sub', 'a.ts'));
   });
 });

@@ -1,8 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import { glob } from 'tinyglobby';
+import { NO_WAIT_READ_FLAG } from './no-wait-read-flag.ts';
 
 /**
  * Why a glob pattern could reach outside the directory it is applied to (absolute, or a `..`
@@ -37,9 +38,26 @@ export async function mapWithLimit<T, R>(
   return results;
 }
 
+/** Largest .gitignore read: 1 MiB (tens of thousands of rules); a larger one is skipped. */
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+
+/**
+ * A .gitignore's rules; undefined when there is none, or it is no regular file or too large.
+ * Opened without waiting and checked on the open handle: opening a FIFO for reading the usual
+ * way waits for a writer forever, holding one of libuv's few threads.
+ */
 async function loadIgnore(file: string): Promise<Ignore | undefined> {
-  const text = await readFile(file, 'utf8').catch(() => undefined);
-  return text === undefined ? undefined : ignore().add(text);
+  const handle = await open(file, NO_WAIT_READ_FLAG).catch(() => undefined);
+  if (handle === undefined) return undefined;
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > MAX_IGNORE_FILE_BYTES) return undefined;
+    return ignore().add(await handle.readFile('utf8'));
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
