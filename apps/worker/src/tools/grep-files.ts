@@ -5,8 +5,10 @@ import { delimiter, join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import { listFiles, modificationTimes, patternEscape } from './list-files.ts';
+import { NO_WAIT_READ_FLAG } from './no-wait-read-flag.ts';
 import { looksBinary } from './read-file.ts';
 import { type PathPolicy, resolveToolPath } from './resolve-tool-path.ts';
+import { toStoppedResult } from './stopped-result.ts';
 import { defineToolHandler, type ToolHandler } from './tool-handler.ts';
 import { TRUNCATION_LIMITS } from './truncate-output.ts';
 
@@ -14,11 +16,31 @@ import { TRUNCATION_LIMITS } from './truncate-output.ts';
 export const GREP_MAX_MATCHES = 100;
 /** Longest line shown; longer ones are cut (as in the reference: 500 characters). */
 export const GREP_MAX_LINE_CHARS = 500;
-/** Files larger than this are skipped by the JavaScript engine: 20 MiB. */
-const JS_MAX_FILE_BYTES = 20 * 1024 * 1024;
+/**
+ * Largest file grep searches, with either engine: 20 MiB. Bounds the work of one call whatever
+ * the file (a 50 GB sparse file would otherwise be read to the timeout); a file named as the
+ * path is refused, a larger one met in a directory is skipped and named in a note.
+ */
+export const GREP_MAX_FILE_BYTES = 20 * 1024 * 1024;
+/** Files skipped for size that the note names; the rest are counted. */
+const NAMED_SKIPPED_FILES = 5;
 
 type Match = { file: string; line: number; text: string };
-type Search = { matches: Match[]; capped: boolean } | { error: ToolResult };
+/** `tooLarge`: files of a directory search skipped for size (absolute paths). */
+type Search = { matches: Match[]; capped: boolean; tooLarge: string[] } | { error: ToolResult };
+
+/** A stopped search: by the call's timeout or by a cancel, as the signal says. */
+function stoppedResult(signal: AbortSignal): ToolResult {
+  return toStoppedResult({ tool: 'grep', signal, hint: 'Narrow the path or include.' });
+}
+
+/**
+ * What `rg --debug` logs for a file its `--max-filesize` skips: "ignoring PATH: N bytes" (the
+ * ignore crate's walker, ripgrep 13 and 14). ripgrep has no other way to say which files it skipped.
+ */
+const RG_SKIPPED_FOR_SIZE = /\bignoring (.+): \d+ bytes$/;
+/** A debug line of ripgrep's log (prefixed "rg: " by ripgrep 14), as opposed to an error. */
+const RG_DEBUG_LINE = /^(rg: )?(DEBUG|TRACE)\|/;
 
 /** ripgrep on PATH, looked up once. */
 let ripgrepPath: string | null | undefined;
@@ -54,17 +76,30 @@ function searchWithRipgrep(options: {
   args.push('--max-columns', '4000', '--max-columns-preview');
   // Hidden files yes, .git no; .gitignore honoured in any directory, as the JavaScript engine does.
   args.push('--hidden', '--glob', '!.git', '--no-require-git');
+  // Larger files are skipped while walking (rg skips FIFOs, sockets and devices itself);
+  // --debug is how it tells which: see RG_SKIPPED_FOR_SIZE.
+  args.push('--max-filesize', String(GREP_MAX_FILE_BYTES), '--debug');
   if (options.include !== undefined) args.push('--glob', options.include);
   args.push('-e', options.pattern, '--', options.target);
+  // An abort listener never fires for a signal aborted already.
+  if (options.signal.aborted) return Promise.resolve({ error: stoppedResult(options.signal) });
   return new Promise((resolve) => {
     const child = spawn(options.rg, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const matches: Match[] = [];
+    const tooLarge: string[] = [];
     let capped = false;
     let stderr = '';
     const stop = () => child.kill('SIGTERM');
     options.signal.addEventListener('abort', stop, { once: true });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4_096) stderr += chunk.toString();
+    // Read line by line and never kept whole: with --debug it can be long on a large tree.
+    createInterface({ input: child.stderr, crlfDelay: Number.POSITIVE_INFINITY }).on('line', (line) => {
+      if (!RG_DEBUG_LINE.test(line)) {
+        if (stderr.length < 4_096) stderr += `${line}\n`;
+        return;
+      }
+      // One debug line per file an include glob lets through: test the cheap part first.
+      const skipped = line.endsWith(' bytes') ? RG_SKIPPED_FOR_SIZE.exec(line)?.[1] : undefined;
+      if (skipped !== undefined) tooLarge.push(skipped);
     });
     const lines = createInterface({ input: child.stdout, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on('line', (raw) => {
@@ -83,9 +118,9 @@ function searchWithRipgrep(options: {
       options.signal.removeEventListener('abort', stop);
       // 2 with matches: some file was unreadable or vanished mid-search; the matches still stand.
       if (capped || code === 0 || code === 1 || matches.length > 0) {
-        resolve({ matches, capped });
+        resolve({ matches, capped, tooLarge });
       } else if (options.signal.aborted) {
-        resolve({ error: toErrorResult('cancelled', 'grep was stopped.') });
+        resolve({ error: stoppedResult(options.signal) });
       } else {
         resolve({
           error: toErrorResult(
@@ -96,6 +131,15 @@ function searchWithRipgrep(options: {
       }
     });
   });
+}
+
+/**
+ * The start of a matching line, one character longer than is shown (so the cut is seen), copied
+ * into a string of its own: the line, or a slice of it, could keep a whole line of megabytes (or
+ * the file's whole text) alive as long as the match, for up to 100 files of 20 MiB.
+ */
+function detachedStart(line: string): string {
+  return Buffer.from(line.slice(0, GREP_MAX_LINE_CHARS + 1)).toString();
 }
 
 /** The same search in JavaScript, for machines without ripgrep. */
@@ -119,23 +163,40 @@ async function searchWithJavaScript(options: {
     ? (await listFiles({ root: options.target, workdir: options.paths.workdir, patterns: [include] })).sort()
     : [options.target];
   const matches: Match[] = [];
+  const tooLarge: string[] = [];
   for (const file of files) {
-    if (options.signal.aborted) return { error: toErrorResult('cancelled', 'grep was stopped.') };
+    if (options.signal.aborted) return { error: stoppedResult(options.signal) };
     // Links are not followed, as ripgrep doesn't follow them while walking: one could lead outside.
+    // FIFOs, sockets and devices are skipped: reading one could block or never end.
     const info = await lstat(file).catch(() => undefined);
-    if (info === undefined || !info.isFile() || info.size > JS_MAX_FILE_BYTES) continue;
-    const content = await readFile(file).catch(() => undefined);
+    if (info === undefined || !info.isFile()) continue;
+    if (info.size > GREP_MAX_FILE_BYTES) {
+      tooLarge.push(file);
+      continue;
+    }
+    const content = await readFile(file, { flag: NO_WAIT_READ_FLAG }).catch(() => undefined);
     if (content === undefined || looksBinary(content)) continue;
     const lines = content.toString('utf8').split('\n');
     for (const [index, line] of lines.entries()) {
       const text = line.endsWith('\r') ? line.slice(0, -1) : line;
       if (index === lines.length - 1 && text === '') break;
       if (!regex.test(text)) continue;
-      matches.push({ file, line: index + 1, text });
-      if (matches.length >= GREP_MAX_MATCHES) return { matches, capped: true };
+      matches.push({ file, line: index + 1, text: detachedStart(text) });
+      if (matches.length >= GREP_MAX_MATCHES) return { matches, capped: true, tooLarge };
     }
   }
-  return { matches, capped: false };
+  return { matches, capped: false, tooLarge };
+}
+
+/** The note on files a directory search skipped for size: how many, the first few by name. */
+function tooLargeNote(files: readonly string[], workdir: string): string {
+  if (files.length === 0) return '';
+  const names = files
+    .map((file) => relative(workdir, file))
+    .sort()
+    .slice(0, NAMED_SKIPPED_FILES);
+  const more = files.length > names.length ? ` and ${files.length - names.length} more` : '';
+  return `\n[${files.length} file${files.length === 1 ? '' : 's'} over 20 MiB not searched: ${names.join(', ')}${more}. Read such a file in windows with read_file startLine/endLine, or search it with shell_exec.]`;
 }
 
 export type GrepEngine = 'auto' | 'ripgrep' | 'javascript';
@@ -152,6 +213,20 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
       const target = resolved.value.canonical;
       const info = await stat(target).catch(() => undefined);
       if (info === undefined) return toErrorResult('not_found', `No file or directory at ${args.path}.`);
+      // Checked before either engine runs: a FIFO would block the search until the timeout, and
+      // ripgrep applies --max-filesize only to files it finds while walking, not to a named one.
+      if (!info.isFile() && !info.isDirectory()) {
+        return toErrorResult(
+          'not_regular_file',
+          `${args.path} is not a regular file or a directory (a FIFO, socket or device); grep searches files only.`,
+        );
+      }
+      if (info.isFile() && info.size > GREP_MAX_FILE_BYTES) {
+        return toErrorResult(
+          'too_large',
+          `${args.path} is ${info.size} bytes; grep searches files up to 20 MiB. Read it in windows with read_file startLine/endLine, or search it with shell_exec.`,
+        );
+      }
 
       const rg = engine === 'javascript' ? undefined : findRipgrep();
       if (engine === 'ripgrep' && rg === undefined) return toErrorResult('internal', 'ripgrep is not on PATH.');
@@ -176,12 +251,13 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
           return !denied;
         });
       }
-      const hiddenNote =
-        hidden.size === 0
+      const notes =
+        (hidden.size === 0
           ? ''
-          : `\n[${hidden.size} file${hidden.size === 1 ? '' : 's'} with matches not shown: the read_file rules deny reading ${hidden.size === 1 ? 'it' : 'them'}.]`;
+          : `\n[${hidden.size} file${hidden.size === 1 ? '' : 's'} with matches not shown: the read_file rules deny reading ${hidden.size === 1 ? 'it' : 'them'}.]`) +
+        tooLargeNote(search.tooLarge, paths.workdir);
       if (search.matches.length === 0) {
-        return { output: `No matches for ${args.pattern}.${hiddenNote}`, meta: { truncated: false } };
+        return { output: `No matches for ${args.pattern}.${notes}`, meta: { truncated: false } };
       }
 
       // Newest files first, then by path and line, over the matches found.
@@ -213,7 +289,7 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
         : shown < lines.length
           ? `\n[Showing ${shown} of ${lines.length} matches (output limit); narrow the pattern, the path or include.]`
           : '';
-      return { output: `${lines.slice(0, shown).join('\n')}${note}${hiddenNote}`, meta: { truncated: capped } };
+      return { output: `${lines.slice(0, shown).join('\n')}${note}${notes}`, meta: { truncated: capped } };
     },
   });
 }
