@@ -1,8 +1,22 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { MolfError } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { readFileTool } from './read-file.ts';
+import { runToolInSmallHeap } from './run-tool-in-small-heap.ts';
 import { createToolSandbox } from './tool-test-kit.ts';
+
+/** A file of `megabytes` MiB of `x` on one line (written 1 MiB at a time), then `tail`. */
+async function writeOneLongLine(path: string, megabytes: number, tail = ''): Promise<void> {
+  const handle = await open(path, 'w');
+  try {
+    const chunk = Buffer.alloc(1024 * 1024, 'x');
+    for (let written = 0; written < megabytes; written += 1) await handle.write(chunk);
+    await handle.write(tail);
+  } finally {
+    await handle.close();
+  }
+}
 
 const PNG_HEADER = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]);
 
@@ -79,5 +93,76 @@ describe('read_file', () => {
     const head = await box.run(readFileTool, { path: 'huge.txt' });
     expect(head.meta?.truncated).toBe(true);
     expect(head.output).toContain('Read on with read_file');
+  });
+
+  it('cuts a line over 2,000 characters, saying how long it is', async () => {
+    await using box = await createToolSandbox();
+    await writeFile(join(box.workdir, 'wide.txt'), `short\n${'w'.repeat(3_000)}\nlast\n`);
+    const result = await box.run(readFileTool, { path: 'wide.txt' });
+    expect(result.output).toBe(
+      `Content of wide.txt (3 lines):\n     1\tshort\n     2\t${'w'.repeat(2_000)}… [line cut at 2,000 characters; the whole line is 3000 bytes]\n     3\tlast`,
+    );
+  });
+
+  it('reads a saved tool output in .molf/tool-output, as the truncation note tells the model to', async () => {
+    await using box = await createToolSandbox();
+    await mkdir(join(box.workdir, '.molf', 'tool-output'), { recursive: true });
+    await writeFile(join(box.workdir, '.molf', 'tool-output', 'call_1.txt'), 'first\nsecond\n');
+    const result = await box.run(readFileTool, { path: '.molf/tool-output/call_1.txt', startLine: 2 });
+    expect(result.output).toBe('Content of .molf/tool-output/call_1.txt (2 lines, showing 2–2):\n     2\tsecond');
+  });
+
+  it('splits lines at LF, dropping a CR before it, also where a line spans two chunks of the stream', async () => {
+    await using box = await createToolSandbox();
+    // Read 64 KiB at a time: line 2 starts 3 bytes before the first chunk ends.
+    await writeFile(join(box.workdir, 'crlf.txt'), `${'h'.repeat(65_531)}\r\nabcdef\r\nlone\rCR\r\n`);
+    // The CR of line 1 is the first chunk's last byte, its LF the next chunk's first.
+    await writeFile(join(box.workdir, 'edge.txt'), `${'h'.repeat(65_535)}\r\nnext\n`);
+    expect((await box.run(readFileTool, { path: 'crlf.txt', startLine: 2 })).output).toBe(
+      'Content of crlf.txt (3 lines, showing 2–3):\n     2\tabcdef\n     3\tlone\rCR',
+    );
+    const edge = await box.run(readFileTool, { path: 'edge.txt' });
+    expect(edge.output).toContain('… [line cut at 2,000 characters; the whole line is 65535 bytes]\n     2\tnext');
+  });
+
+  it('reports a read stopped by the call’s timeout as a timeout', async () => {
+    await using box = await createToolSandbox();
+    await writeFile(join(box.workdir, 'a.txt'), 'one\n');
+    const controller = new AbortController();
+    controller.abort(new MolfError('timeout', 'timed out'));
+    const result = await box.run(readFileTool, { path: 'a.txt' }, { signal: controller.signal });
+    expect(result.meta?.errorKind).toBe('timeout');
+  });
+
+  it('reads a file of one 200 MB line in bounded memory, showing the start of the line', {
+    timeout: 300_000,
+  }, async () => {
+    await using box = await createToolSandbox();
+    await writeOneLongLine(join(box.workdir, 'one-line.txt'), 200, '\nsecond line\n');
+    const child = await runToolInSmallHeap({
+      module: './read-file.ts',
+      exportName: 'readFileTool',
+      workdir: box.workdir,
+      args: { path: 'one-line.txt' },
+    });
+    expect(child.stderr).not.toContain('heap out of memory');
+    expect(child.result?.output).toBe(
+      `Content of one-line.txt (209715213 bytes, too large to count its lines; showing 1–2):\n     1\t${'x'.repeat(2_000)}… [line cut at 2,000 characters; the whole line is 209715200 bytes]\n     2\tsecond line`,
+    );
+  });
+
+  it('reads a file of one 20 MB line in bounded memory, counting its lines', { timeout: 300_000 }, async () => {
+    await using box = await createToolSandbox();
+    await writeOneLongLine(join(box.workdir, 'one-line.txt'), 19, '\nsecond line');
+    const child = await runToolInSmallHeap({
+      module: './read-file.ts',
+      exportName: 'readFileTool',
+      workdir: box.workdir,
+      args: { path: 'one-line.txt', startLine: 1 },
+    });
+    expect(child.stderr).not.toContain('heap out of memory');
+    expect(child.result?.output).toBe(
+      `Content of one-line.txt (2 lines):\n     1\t${'x'.repeat(2_000)}… [line cut at 2,000 characters; the whole line is 19922944 bytes]\n     2\tsecond line`,
+    );
   });
 });

@@ -1,13 +1,17 @@
-import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { createInterface } from 'node:readline';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
+import { NO_WAIT_READ_FLAG } from './no-wait-read-flag.ts';
+import { readTextWindow, type TextWindow } from './read-text-window.ts';
 import { resolveToolPath } from './resolve-tool-path.ts';
+import { toStoppedResult } from './stopped-result.ts';
 import { defineToolHandler } from './tool-handler.ts';
 import { TRUNCATION_LIMITS } from './truncate-output.ts';
 
-/** Largest text file read_file loads whole: 20 MiB. Larger ones are read as a stream, one window of lines at a time. */
+/**
+ * Largest text file whose lines read_file counts (reading it to the end): 20 MiB. Every text file
+ * is read as a stream; one larger than this only up to the window asked for.
+ */
 export const MAX_TEXT_FILE_BYTES = 20 * 1024 * 1024;
 /** Largest image or PDF returned as an attachment: 20 MiB (base64 must fit one result). */
 export const MAX_ATTACHMENT_BYTES = 20 * 1024 * 1024;
@@ -37,64 +41,21 @@ export function looksBinary(content: Buffer): boolean {
   return sample.length > 0 && control / sample.length > 0.3;
 }
 
-/** A window of lines from a file too large to load whole, read as a stream and stopped early. */
-async function readWindow(options: {
-  canonical: string;
-  shownPath: string;
-  size: number;
-  first: number;
-  last: number | undefined;
-}): Promise<ToolResult> {
-  const handle = await open(options.canonical, 'r');
+/** The first bytes of a file, for binary detection. */
+async function readSample(path: string): Promise<Buffer> {
+  const handle = await open(path, NO_WAIT_READ_FLAG);
   try {
     const sample = Buffer.alloc(SAMPLE_BYTES);
     const { bytesRead } = await handle.read(sample, 0, SAMPLE_BYTES, 0);
-    if (looksBinary(sample.subarray(0, bytesRead))) {
-      return toErrorResult('binary', `${options.shownPath} looks like a binary file; read_file shows text only.`);
-    }
+    return sample.subarray(0, bytesRead);
   } finally {
     await handle.close();
   }
-  const stream = createReadStream(options.canonical);
-  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  const shown: string[] = [];
-  let bytes = 0;
-  let lineNumber = 0;
-  let more = false;
-  for await (const line of lines) {
-    lineNumber += 1;
-    if (lineNumber < options.first) continue;
-    if (options.last !== undefined && lineNumber > options.last) break;
-    const rendered = `${String(lineNumber).padStart(6)}\t${line.length > 2_000 ? `${line.slice(0, 2_000)}… [line cut at 2,000 characters]` : line}`;
-    const size = Buffer.byteLength(rendered) + 1;
-    if (shown.length >= TRUNCATION_LIMITS.maxLines || bytes + size > TRUNCATION_LIMITS.maxBytes) {
-      more = true;
-      break;
-    }
-    shown.push(rendered);
-    bytes += size;
-  }
-  lines.close();
-  stream.destroy();
-  if (shown.length === 0) {
-    return toErrorResult(
-      'invalid_arguments',
-      `startLine ${options.first} is past the end of ${options.shownPath} (${lineNumber} lines).`,
-    );
-  }
-  const end = options.first + shown.length - 1;
-  const marker = more
-    ? `\n[… cut at line ${end}. Read on with read_file {"path": "${options.shownPath}", "startLine": ${end + 1}}.]`
-    : '';
-  return {
-    output: `Content of ${options.shownPath} (${options.size} bytes, too large to count its lines; showing ${options.first}–${end}):\n${shown.join('\n')}${marker}`,
-    meta: { truncated: more },
-  };
 }
 
 export const readFileTool = defineToolHandler({
   definition: toolDefinitions.read_file,
-  async run(args, { paths, reads, sessionId }) {
+  async run(args, { paths, reads, sessionId, signal }) {
     if (args.startLine !== undefined && args.endLine !== undefined && args.endLine < args.startLine) {
       return toErrorResult(
         'invalid_arguments',
@@ -138,67 +99,83 @@ export const readFileTool = defineToolHandler({
         meta: { truncated: false },
       };
     }
-    if (info.size > MAX_TEXT_FILE_BYTES) {
-      // Too large to load: read just the requested window, streaming (e.g. a spilled tool output).
-      return readWindow({
-        canonical,
-        shownPath: args.path,
-        size: info.size,
+    let window: TextWindow;
+    try {
+      if (looksBinary(await readSample(canonical))) {
+        return toErrorResult(
+          'binary',
+          `${args.path} looks like a binary file (${info.size} bytes); read_file shows text only.`,
+        );
+      }
+      // Read as a stream whatever the size, so no file and no line is ever held whole. A file up
+      // to MAX_TEXT_FILE_BYTES is read to its end to count its lines; a larger one (a spilled
+      // output of gigabytes) only up to the window.
+      window = await readTextWindow({
+        path: canonical,
         first: args.startLine ?? 1,
         last: args.endLine,
+        maxLines: TRUNCATION_LIMITS.maxLines,
+        maxBytes: TRUNCATION_LIMITS.maxBytes,
+        countLines: info.size <= MAX_TEXT_FILE_BYTES,
+        signal,
       });
+    } catch (error) {
+      if (signal.aborted) return toStoppedResult({ tool: 'read_file', signal });
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EACCES' || code === 'EPERM') {
+        return toErrorResult('permission_denied', `Permission denied reading ${args.path}.`);
+      }
+      throw error;
     }
-
-    const handle = await open(canonical, 'r');
-    let content: Buffer;
-    try {
-      content = await handle.readFile();
-    } finally {
-      await handle.close();
-    }
-    if (looksBinary(content)) {
-      return toErrorResult(
-        'binary',
-        `${args.path} looks like a binary file (${info.size} bytes); read_file shows text only.`,
-      );
-    }
+    if (window.totalLines === undefined) return showLargeWindow({ window, shownPath: args.path, size: info.size });
 
     // The session has now seen this version: an edit can be checked against it.
     reads.remember(sessionId, canonical, info);
-    const text = content.toString('utf8');
-    const lines = text === '' ? [] : text.split('\n');
-    if (text.endsWith('\n')) lines.pop();
-    const totalLines = lines.length;
-    const first = args.startLine ?? 1;
-    if (totalLines > 0 && first > totalLines) {
-      return toErrorResult(
-        'invalid_arguments',
-        `startLine ${first} is past the end of ${args.path} (${totalLines} lines).`,
-      );
-    }
-    const last = Math.min(args.endLine ?? totalLines, totalLines);
-
-    // Own truncation: the file itself holds the full text, so nothing is spilled.
-    const shown: string[] = [];
-    let bytes = 0;
-    let lineNumber = first;
-    for (; lineNumber <= last && shown.length < TRUNCATION_LIMITS.maxLines; lineNumber += 1) {
-      const line = (lines[lineNumber - 1] as string).replace(/\r$/, '');
-      const rendered = `${String(lineNumber).padStart(6)}\t${line}`;
-      const size = Buffer.byteLength(rendered) + 1;
-      if (bytes + size > TRUNCATION_LIMITS.maxBytes && shown.length > 0) break;
-      shown.push(
-        size > TRUNCATION_LIMITS.maxBytes ? `${rendered.slice(0, 2_000)}… [line cut at 2,000 characters]` : rendered,
-      );
-      bytes += size;
-    }
-    const truncated = lineNumber <= last;
-    const header = `Content of ${args.path} (${totalLines} line${totalLines === 1 ? '' : 's'}${
-      first > 1 || last < totalLines ? `, showing ${first}–${truncated ? lineNumber - 1 : last}` : ''
-    }):`;
-    const marker = truncated
-      ? `\n[… cut at line ${lineNumber - 1} of ${totalLines}. Read on with read_file {"path": "${args.path}", "startLine": ${lineNumber}}.]`
-      : '';
-    return { output: `${header}\n${shown.join('\n')}${marker}`, meta: { truncated } };
+    return showCountedWindow({ window, shownPath: args.path, totalLines: window.totalLines, endLine: args.endLine });
   },
 });
+
+/** A window of a file whose lines were counted: "Content of P (N lines, showing a–b):". */
+function showCountedWindow(options: {
+  window: TextWindow;
+  shownPath: string;
+  totalLines: number;
+  endLine: number | undefined;
+}): ToolResult {
+  const { window, shownPath, totalLines } = options;
+  if (totalLines > 0 && window.first > totalLines) {
+    return toErrorResult(
+      'invalid_arguments',
+      `startLine ${window.first} is past the end of ${shownPath} (${totalLines} lines).`,
+    );
+  }
+  const last = Math.min(options.endLine ?? totalLines, totalLines);
+  const end = window.cut ? window.first + window.lines.length - 1 : last;
+  const header = `Content of ${shownPath} (${totalLines} line${totalLines === 1 ? '' : 's'}${
+    window.first > 1 || last < totalLines ? `, showing ${window.first}–${end}` : ''
+  }):`;
+  // Own truncation: the file itself holds the full text, so nothing is spilled.
+  const marker = window.cut
+    ? `\n[… cut at line ${end} of ${totalLines}. Read on with read_file {"path": "${shownPath}", "startLine": ${end + 1}}.]`
+    : '';
+  return { output: `${header}\n${window.lines.join('\n')}${marker}`, meta: { truncated: window.cut } };
+}
+
+/** A window of a file too large to count its lines: "Content of P (N bytes, …; showing a–b):". */
+function showLargeWindow(options: { window: TextWindow; shownPath: string; size: number }): ToolResult {
+  const { window, shownPath } = options;
+  if (window.lines.length === 0) {
+    return toErrorResult(
+      'invalid_arguments',
+      `startLine ${window.first} is past the end of ${shownPath} (${window.linesSeen} lines).`,
+    );
+  }
+  const end = window.first + window.lines.length - 1;
+  const marker = window.cut
+    ? `\n[… cut at line ${end}. Read on with read_file {"path": "${shownPath}", "startLine": ${end + 1}}.]`
+    : '';
+  return {
+    output: `Content of ${shownPath} (${options.size} bytes, too large to count its lines; showing ${window.first}–${end}):\n${window.lines.join('\n')}${marker}`,
+    meta: { truncated: window.cut },
+  };
+}
