@@ -1,4 +1,4 @@
-import { chmod, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { editFileTool } from './edit-file.ts';
@@ -95,5 +95,20 @@ describe('edit_file', () => {
     expect(
       editFileTool.definition.args.safeParse({ path: 'a', oldString: 'x', newString: 'y', edits: [] }).success,
     ).toBe(false);
+  });
+
+  it('never edits a file in the worker’s .molf directory, however the path leads there', async () => {
+    await using box = await createToolSandbox();
+    const identity = join(box.workdir, '.molf', 'worker.json');
+    await mkdir(join(box.workdir, '.molf'));
+    await writeFile(identity, '{"workerId": "w1"}');
+    await mkdir(join(box.workdir, 'x'));
+    await symlink(identity, join(box.workdir, 'link.json'));
+    for (const path of ['.molf/worker.json', './x/../.molf/worker.json', 'link.json']) {
+      const result = await box.run(editFileTool, { path, oldString: 'w1', newString: 'w2' });
+      expect(result.meta?.errorKind, path).toBe('permission_denied');
+      expect(result.error, path).toContain('worker’s own .molf directory');
+    }
+    expect(await readFile(identity, 'utf8')).toBe('{"workerId": "w1"}');
   });
 });

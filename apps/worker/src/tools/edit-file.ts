@@ -3,6 +3,7 @@ import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol'
 import writeFileAtomic from 'write-file-atomic';
 import { resolveFileTarget } from './file-target.ts';
 import { looksBinary } from './read-file.ts';
+import { refuseWorkerStateWrite } from './refuse-worker-state-write.ts';
 import { defineToolHandler } from './tool-handler.ts';
 
 type Edit = { oldString: string; newString: string; replaceAll?: boolean | undefined };
@@ -74,6 +75,8 @@ export const editFileTool = defineToolHandler({
     const target = await resolveFileTarget(paths, args.path);
     if (!target.ok) return target.error;
     const { canonical, stats } = target.value;
+    const intoWorkerState = await refuseWorkerStateWrite({ paths, canonical, shownPath: args.path });
+    if (intoWorkerState !== undefined) return intoWorkerState;
     if (stats === undefined) {
       return toErrorResult('not_found', `No file at ${args.path}; create it with write_file.`);
     }

@@ -56,4 +56,51 @@ describe('write_file', () => {
     expect(await readFile(join(outside.workdir, 'victim.txt'), 'utf8')).toBe('safe');
     expect(await readdir(outside.workdir)).toEqual(['victim.txt']);
   });
+
+  it('never writes into the worker’s .molf directory, however the path leads there', async () => {
+    await using box = await createToolSandbox();
+    const identity = join(box.workdir, '.molf', 'worker.json');
+    await mkdir(join(box.workdir, '.molf'));
+    await writeFile(identity, '{"workerId": "w1"}');
+    await mkdir(join(box.workdir, 'x'));
+    await symlink(identity, join(box.workdir, 'link.json'));
+    await symlink(join(box.workdir, '.molf'), join(box.workdir, 'state'));
+    for (const path of [
+      '.molf/worker.json',
+      './x/../.molf/worker.json',
+      'link.json',
+      'state/worker.json',
+      '.molf/tool-output/new.txt',
+    ]) {
+      const result = await box.run(writeFileTool, { path, content: 'pwned', createDirectories: true });
+      expect(result.meta?.errorKind, path).toBe('permission_denied');
+      expect(result.error, path).toContain('worker’s own .molf directory');
+    }
+    expect(await readFile(identity, 'utf8')).toBe('{"workerId": "w1"}');
+    expect(await readdir(join(box.workdir, '.molf'))).toEqual(['worker.json']);
+  });
+
+  it('treats the directory a .molf link leads to as .molf', async () => {
+    await using box = await createToolSandbox();
+    await mkdir(join(box.workdir, 'kept-state'));
+    await symlink('kept-state', join(box.workdir, '.molf'));
+    const result = await box.run(writeFileTool, { path: 'kept-state/worker.json', content: '{}' });
+    expect(result.meta?.errorKind).toBe('permission_denied');
+    expect(await readdir(join(box.workdir, 'kept-state'))).toEqual([]);
+  });
+
+  it('refuses to create .molf when it does not exist yet', async () => {
+    await using box = await createToolSandbox();
+    for (const path of ['.molf', '.molf/worker.json']) {
+      const result = await box.run(writeFileTool, { path, content: '{}', createDirectories: true });
+      expect(result.meta?.errorKind, path).toBe('permission_denied');
+    }
+    expect(await readdir(box.workdir)).toEqual([]);
+  });
+
+  it('still writes files whose names only start like .molf', async () => {
+    await using box = await createToolSandbox();
+    const result = await box.run(writeFileTool, { path: '.molfrc', content: 'ok' });
+    expect(result.output).toBe('Created .molfrc (2 bytes written).');
+  });
 });

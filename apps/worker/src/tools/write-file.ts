@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { toErrorResult, toolDefinitions } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
 import { resolveFileTarget } from './file-target.ts';
+import { refuseWorkerStateWrite } from './refuse-worker-state-write.ts';
 import { defineToolHandler } from './tool-handler.ts';
 
 export const writeFileTool = defineToolHandler({
@@ -11,6 +12,8 @@ export const writeFileTool = defineToolHandler({
     const target = await resolveFileTarget(paths, args.path);
     if (!target.ok) return target.error;
     const { canonical, stats } = target.value;
+    const intoWorkerState = await refuseWorkerStateWrite({ paths, canonical, shownPath: args.path });
+    if (intoWorkerState !== undefined) return intoWorkerState;
     const existed = stats !== undefined;
     if (existed && args.overwrite === false) {
       return toErrorResult(
