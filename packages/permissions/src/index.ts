@@ -6,6 +6,12 @@ export {
   type PermissionLayers,
   type SubjectVerdict,
 } from './evaluate-permission.ts';
+export {
+  MCP_SERVER_TOOL,
+  type McpServerDefinition,
+  toMcpServerSubject,
+  toMcpServerSubjects,
+} from './mcp-server-subject.ts';
 export { safeParseJsonc, textPosition } from './parse-jsonc.ts';
 export {
   MAX_PATTERN_CHARS,
@@ -29,22 +35,22 @@ export {
   type RuleSource,
 } from './permission-rule.ts';
 export {
+  type PathArgument,
   type PermissionSubject,
   permissionPathArguments,
   type ToolCallSubjects,
   toCommandAlwaysPattern,
   toPermissionSubjects,
 } from './permission-subjects.ts';
-  type PathArgument,
 export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
 export {
   analyzeShellLine,
+  type FileAccess,
   SHELL_ANALYSIS_LIMITS,
   type ShellAnalysis,
+  type ShellAnalysisLimits,
   type SimpleCommand,
 } from './shell/analyze-shell-line.ts';
-export { loadShellParser, type ShellParser } from './shell/shell-parser.ts';
-  type FileAccess,
-  type ShellAnalysisLimits,
 export { FILE_COMMANDS } from './shell/file-arguments.ts';
+export { loadShellParser, type ShellParser } from './shell/shell-parser.ts';
 export { HARMLESS_VARIABLES } from './shell/variable-assignments.ts';

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { MCP_SERVER_TOOL, toMcpServerSubjects } from './mcp-server-subject.ts';
 import { escapeGlob } from './permission-rule.ts';
 import {
   analyzeShellLine,
@@ -8,8 +9,8 @@ import {
   type SimpleCommand,
 } from './shell/analyze-shell-line.ts';
 import { commandArity, EXACT_ONLY_COMMANDS } from './shell/command-arity.ts';
-import type { ShellParser } from './shell/shell-parser.ts';
 import { findDenyProbes } from './shell/deny-probes.ts';
+import type { ShellParser } from './shell/shell-parser.ts';
 import { renderWords, toVisible } from './shell/shell-words.ts';
 import { readsProgramFromStdin } from './shell/unwrap-command.ts';
 
@@ -27,7 +28,6 @@ export type PermissionSubject = {
   alwaysPattern: string | null;
   /** Set when the subject cannot be judged by rules: it is at most `ask`. */
   problem?: string;
-};
   /**
    * The tool whose rules judge this subject, when not the call's own: a file a shell line reads is
    * judged by the `read_file` rules, one it writes by the `write_file` rules.
@@ -44,11 +44,12 @@ export type PermissionSubject = {
    * subject asks, a deny of any of them denies it.
    */
   denyProbes?: () => PermissionSubject[];
+};
 
-/** Built-in tools whose argument `path` names one file. */
 /** A path a call's rules need resolved on the worker: a file, or a glob pattern the shell expands. */
 export type PathArgument = { path: string; pattern: boolean };
 
+/** Built-in tools whose argument `path` names one file. */
 const FILE_TOOLS = new Set(['read_file', 'write_file', 'edit_file']);
 
 /**
@@ -78,11 +79,11 @@ export type SubjectOptions = {
   args: Record<string, unknown>;
   parser: ShellParser;
   home?: string | undefined;
-  /**
   /** Bounds of the shell analysis; default SHELL_ANALYSIS_LIMITS. */
   limits?: Partial<ShellAnalysisLimits> | undefined;
   /** The line's analysis when the caller has it already (same command, home and limits). */
   analysis?: ShellAnalysis | undefined;
+  /**
    * Canonical forms of a path argument, authoritative first (relative to the workdir when inside
    * it, else absolute). Without them only lexical forms are used.
    */
@@ -155,7 +156,6 @@ function commandForms(command: SimpleCommand): string[] {
   return [command.text, `${renderWords([{ ...name, value: base }])}${command.text.slice(rendered.length)}`];
 }
 
-/** What a tool call's rules are matched against, per tool. */
 /** Where a file a shell line names lies, as the gate resolves it: relative to the call's `cwd`. */
 function shellFilePath(path: string, cwd: string | undefined): string {
   return cwd === undefined || path.startsWith('/') ? path : posix.join(cwd, path);
@@ -228,6 +228,7 @@ function fileSubject(file: FileAccess, options: SubjectOptions): PermissionSubje
   return { ...subject, label: `${file.by} ${verb} ${subject.label}`, alwaysPattern: null, ruleTool, restrictOnly: true };
 }
 
+/** What a tool call's rules are matched against, per tool. */
 export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects {
   const { tool, args } = options;
   if (FILE_TOOLS.has(tool)) {
@@ -272,6 +273,8 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
       };
     }
   }
+  // Starting a server of .mcp.json: its name, command line and a digest of its definition.
+  if (tool === MCP_SERVER_TOOL) return toMcpServerSubjects(args);
   // MCP and other tools: the rule key is the (qualified) tool name itself.
   return { subjects: [{ kind: 'tool', label: tool, forms: [tool], alwaysPattern: '*' }], problems: [] };
 }
