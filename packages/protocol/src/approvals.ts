@@ -16,9 +16,22 @@ export const SubjectVerdictInfoSchema = z.object({
 });
 export type SubjectVerdictInfo = z.infer<typeof SubjectVerdictInfoSchema>;
 
+/**
+ * What waits for a person: a tool call of a session, or the start of an MCP server that is new or
+ * changed in the worker's `.mcp.json` (tool `mcp.server`, belonging to no session).
+ */
+export const ApprovalKindSchema = z.enum(['tool_call', 'mcp_server']);
+export type ApprovalKind = z.infer<typeof ApprovalKindSchema>;
+
 /** A tool call waiting for a person. Server state: replayed to every client that subscribes. */
 export const ApprovalSchema = z.object({
   approvalId: z.string(),
+  /** Absent from servers older than this field: a tool call. */
+  kind: ApprovalKindSchema.optional(),
+  /**
+   * The session of the call. An `mcp_server` approval belongs to its worker, not to a session:
+   * its session id is `worker:<workerId>`, and answers name that id like any other.
+   */
   sessionId: SessionIdSchema,
   workerId: WorkerIdSchema,
   toolCallId: z.string(),

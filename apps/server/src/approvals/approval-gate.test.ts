@@ -523,6 +523,45 @@ describe('approval gate', () => {
     await expect(readFile(join(link.workdir, 'late-deny.txt'))).rejects.toThrow();
   });
 
+  it('re-judges waiting calls when the file is edited by hand: one a new allow covers runs, one a new deny covers is refused', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const released = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo released' } });
+    const refused = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'touch refused.txt' } });
+    const waiting = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'pwd' } });
+    await waitFor(() => watch.requested().length === 3, { what: 'three approvals' });
+
+    await writePermissions(link, '{ "*": "ask", "shell_exec": { "*": "ask", "echo *": "allow", "touch *": "deny" } }');
+    expect((await released).output).toContain('released');
+    expect((await refused).meta?.errorKind).toBe('permission_denied');
+    await expect(readFile(join(link.workdir, 'refused.txt'))).rejects.toThrow();
+    await waitFor(() => watch.resolved().length === 2);
+    expect(watch.resolved().map((event) => [event.outcome, event.by.startsWith('rule: ')])).toEqual(
+      expect.arrayContaining([
+        ['approved', true],
+        ['denied', true],
+      ]),
+    );
+    expect(link.server.gate.pending().map((approval) => approval.args.command)).toEqual(['pwd']);
+    link.server.gate.close();
+    await waiting;
+  });
+
+  it('after "always", runs the calls of other sessions that the saved rule allows', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    const sessionId = randomUUID();
+    const first = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo first' } });
+    const elsewhere = run(link, { sessionId: randomUUID(), tool: 'shell_exec', args: { command: 'echo elsewhere' } });
+    await waitFor(() => watch.requested().length === 2);
+    const approval = watch.requested().find((candidate) => candidate.args.command === 'echo first');
+    await client.rpc.approvals.approve.mutate({ sessionId, approvalId: approval?.approvalId ?? '', scope: 'always' });
+    expect((await first).output).toContain('first');
+    expect((await elsewhere).output).toContain('elsewhere');
+  });
+
   it('asks nobody about a call to a worker that is already offline', async () => {
     await using link = await startTestLink();
     await link.worker.close();

@@ -13,6 +13,7 @@ import {
 import {
   type Approval,
   type ApprovalEvent,
+  type ApprovalKind,
   type ApprovalScope,
   MolfError,
   type PermissionExplanation,
@@ -38,6 +39,13 @@ export type GateRequest = {
   agent?: { name: string; rules: readonly PermissionRule[] };
   /** Aborting (the turn was aborted) cancels a pending approval. */
   signal?: AbortSignal;
+  /** What waits, as clients show it. Default: a tool call of the session. */
+  kind?: ApprovalKind;
+  /**
+   * Requests of one worker with the same key share one pending approval: a worker that asks again
+   * (after a dropped link) joins the question already waiting instead of asking a second time.
+   */
+  shareKey?: string;
 };
 
 type DenyKind = Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'worker_offline'>;
@@ -75,8 +83,15 @@ export type ApprovalGate = {
   reportProblem(problem: PermissionsProblem): void;
   /** The permissions store read a good file after a problem. */
   reportValid(workerId: WorkerId): void;
-  /** Records a change of a worker's rules made by a person (`permissions.write`). */
+  /** Records a change of a worker's rules made by a person (`permissions.write`), and re-judges its waiting approvals. */
   recordRulesChange(options: { workerId: WorkerId; by: Answerer }): void;
+  /**
+   * A worker's rules may have changed: its waiting approvals that the rules now allow go ahead, and
+   * those they now deny are refused. Also runs by itself when the file changes on disk.
+   */
+  rulesChanged(workerId: WorkerId): Promise<void>;
+  /** Cancels the pending approval of a request with this `shareKey` (the requester no longer needs it). */
+  withdraw(options: { workerId: WorkerId; shareKey: string; reason: string }): { withdrawn: boolean };
   /** Live events; the listener must not throw. */
   subscribe(listener: (event: ApprovalEvent) => void): () => void;
   /** A worker went offline: its pending approvals are denied with a reason. */
@@ -108,6 +123,8 @@ type PendingApproval = {
    */
   claimed: boolean;
   interrupted: Resolution | undefined;
+  /** Later requests with the same `shareKey`, answered together with this one. */
+  joined: Array<(outcome: GateOutcome) => void>;
   finish(outcome: GateOutcome): void;
 };
 
@@ -180,6 +197,8 @@ export function createApprovalGate(options: {
   const pending = new Map<string, PendingApproval>();
   const sessionRules = new Map<string, PermissionRule[]>();
   const problems = new Map<WorkerId, PermissionsProblem>();
+  /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
+  const watchers = new Map<WorkerId, () => void>();
 
   function emit(event: ApprovalEvent): void {
     for (const listener of listeners) {
@@ -255,7 +274,7 @@ export function createApprovalGate(options: {
 
   /** The deny of the built-in protection, when a path of the call leads into a protected root. */
   function protectedPath(request: Pick<GateRequest, 'tool' | 'args'>, paths: ReadonlyMap<string, readonly string[]>) {
-    for (const given of permissionPathArguments(request.tool, request.args)) {
+    for (const given of new Set([...permissionPathArguments(request.tool, request.args), ...paths.keys()])) {
       for (const form of [given, ...(paths.get(given) ?? [])]) {
         if (!isAbsolute(form)) continue;
         const root = options.protectedRoots.find((candidate) => isInside(form, candidate));
@@ -281,7 +300,7 @@ export function createApprovalGate(options: {
       home: context.home,
       canonicalPaths: (given) => context.canonicalPaths.get(given),
     });
-    for (const given of new Set([...permissionPathArguments(request.tool, request.args), ...paths.keys()])) {
+    for (const given of permissionPathArguments(request.tool, request.args)) {
       if ((context.canonicalPaths.get(given) ?? []).length === 0) {
         evaluation = atMostAsk(evaluation, `the worker could not tell where "${given}" really leads`);
       }
@@ -295,6 +314,7 @@ export function createApprovalGate(options: {
   function settle(entry: PendingApproval, result: Resolution, subjects: readonly string[] | undefined): void {
     const { approval } = entry;
     if (!pending.delete(approval.approvalId)) return;
+    unwatchIfIdle(approval.workerId);
     audit.append({
       sessionId: approval.sessionId,
       workerId: approval.workerId,
@@ -325,21 +345,54 @@ export function createApprovalGate(options: {
     else settle(entry, result, undefined);
   }
 
-  /** After a "session" or "always" answer, other waiting calls of the session may now be allowed. */
-  async function cascade(sessionId: string): Promise<void> {
+  /**
+   * Judges waiting approvals again after the rules changed (a "session" or "always" answer, an edit
+   * of the file): those the rules now allow go ahead, those they now deny are refused, the rest wait.
+   */
+  async function rejudge(filter: (approval: Approval) => boolean): Promise<void> {
     for (const entry of [...pending.values()]) {
-      if (entry.approval.sessionId !== sessionId || entry.claimed) continue;
+      if (!filter(entry.approval) || entry.claimed) continue;
       const evaluation = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
-      if (evaluation.decision.type !== 'allow') continue;
-      const gate = await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths });
-      if (!entry.claimed) {
+      const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
+      const by = `rule: ${reasonOf(evaluation)}`;
+      if (evaluation.decision.type === 'allow') {
+        const gate = await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths });
+        if (!entry.claimed) settle(entry, { outcome: 'approved', by, gate }, subjects);
+      } else if (evaluation.decision.type === 'deny' && !entry.claimed) {
+        const message = refusal(entry.request, evaluation);
         settle(
           entry,
-          { outcome: 'approved', by: `rule: ${reasonOf(evaluation)}`, gate },
-          evaluation.verdicts.map((verdict) => verdict.subject.label),
+          {
+            outcome: 'denied',
+            by,
+            reason: 'a rule added while it waited denies it',
+            gate: { type: 'deny', message, errorKind: 'permission_denied' },
+          },
+          subjects,
         );
       }
     }
+  }
+
+  function rulesChanged(workerId: WorkerId): Promise<void> {
+    return rejudge((approval) => approval.workerId === workerId);
+  }
+
+  /** While a worker has approvals waiting, an edit of its rules file (by hand, by a tool) re-judges them. */
+  function watchRules(workerId: WorkerId): void {
+    if (watchers.has(workerId)) return;
+    const stop = store.watch(workerId, () => {
+      rulesChanged(workerId).catch((error: unknown) => {
+        logger.error({ err: error, workerId }, 'judging the waiting approvals again failed');
+      });
+    });
+    watchers.set(workerId, stop);
+  }
+
+  function unwatchIfIdle(workerId: WorkerId): void {
+    if ([...pending.values()].some((entry) => entry.approval.workerId === workerId)) return;
+    watchers.get(workerId)?.();
+    watchers.delete(workerId);
   }
 
   function deny(
@@ -406,9 +459,24 @@ export function createApprovalGate(options: {
       });
     }
 
+    const shared =
+      request.shareKey === undefined
+        ? undefined
+        : [...pending.values()].find(
+            (entry) => entry.approval.workerId === request.workerId && entry.request.shareKey === request.shareKey,
+          );
+    if (shared !== undefined) {
+      logger.info(
+        { approvalId: shared.approval.approvalId, tool: request.tool },
+        'approval request joined the one waiting',
+      );
+      return new Promise<GateOutcome>((resolvePromise) => shared.joined.push(resolvePromise));
+    }
+
     const approvalId = `${request.sessionId}:${randomBytes(6).toString('hex')}`;
     const approval: Approval = {
       approvalId,
+      kind: request.kind ?? 'tool_call',
       sessionId: request.sessionId,
       workerId: request.workerId,
       toolCallId: request.toolCallId,
@@ -429,12 +497,15 @@ export function createApprovalGate(options: {
         home,
         claimed: false,
         interrupted: undefined,
+        joined: [],
         finish: (outcome) => {
           request.signal?.removeEventListener('abort', onAbort);
           resolvePromise(outcome);
+          for (const join of entry.joined) join(outcome);
         },
       };
       pending.set(approvalId, entry);
+      watchRules(request.workerId);
       request.signal?.addEventListener('abort', onAbort, { once: true });
       logger.info({ approvalId, sessionId: request.sessionId, tool: request.tool }, 'approval requested');
       emit({ type: 'approval.requested', approval });
@@ -575,7 +646,9 @@ export function createApprovalGate(options: {
     // An abort or a worker going offline during the save came after the answer: the answer stands,
     // and the call itself is then cancelled or fails at dispatch.
     settle(entry, answered, undefined);
-    if (scope !== 'once') await cascade(sessionId);
+    // Other waiting calls the new rules allow go ahead: the session's, or with "always" the worker's.
+    if (scope === 'session') await rejudge((waiting) => waiting.sessionId === sessionId);
+    if (scope === 'always') await rulesChanged(approval.workerId);
     return { applied: true };
   }
 
@@ -611,10 +684,12 @@ export function createApprovalGate(options: {
       const entry = find(sessionId, approvalId);
       if (entry === undefined) return { applied: false };
       const trimmed = feedback?.trim();
+      const what =
+        entry.approval.kind === 'mcp_server' ? 'starting this MCP server' : `this ${entry.approval.tool} call`;
       const message =
         trimmed === undefined || trimmed === ''
-          ? `The user denied this ${entry.approval.tool} call. Do not retry it; ask the user how to proceed.`
-          : `The user denied this ${entry.approval.tool} call with this feedback: ${trimmed}`;
+          ? `The user denied ${what}. Do not retry it; ask the user how to proceed.`
+          : `The user denied ${what} with this feedback: ${trimmed}`;
       settle(
         entry,
         {
@@ -658,6 +733,20 @@ export function createApprovalGate(options: {
         by: `client:${by.credentialId}`,
         connectionId: by.connectionId,
       });
+      rulesChanged(workerId).catch((error: unknown) => {
+        logger.error({ err: error, workerId }, 'judging the waiting approvals again failed');
+      });
+    },
+
+    rulesChanged,
+
+    withdraw({ workerId, shareKey, reason }) {
+      const entry = [...pending.values()].find(
+        (candidate) => candidate.approval.workerId === workerId && candidate.request.shareKey === shareKey,
+      );
+      if (entry === undefined) return { withdrawn: false };
+      interrupt(entry, { outcome: 'cancelled', by: 'server', reason, gate: CANCELLED });
+      return { withdrawn: true };
     },
 
     subscribe(listener) {
@@ -687,6 +776,8 @@ export function createApprovalGate(options: {
     },
 
     close() {
+      for (const stop of watchers.values()) stop();
+      watchers.clear();
       for (const entry of [...pending.values()]) {
         settle(
           entry,

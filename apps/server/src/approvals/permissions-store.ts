@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
+import { watch as watchDirectory } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { addAllowRules, type PermissionRule, safeParsePermissionsFile } from '@molf/permissions';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
@@ -41,7 +42,16 @@ export type PermissionsStore = {
     workerId: WorkerId,
     options: { tool: string; patterns: readonly string[]; accepts?: (rules: readonly PermissionRule[]) => boolean },
   ): Promise<string[]>;
+  /**
+   * Calls `onChange` when the worker's file may have changed on disk (edited by hand, replaced),
+   * once the changes have settled; returns the function that stops watching. Never throws: a
+   * directory that cannot be watched is logged and changes are then noticed at the next call.
+   */
+  watch(workerId: WorkerId, onChange: () => void): () => void;
 };
+
+/** A file is re-read this long after its last change event, so that an editor's write is complete. */
+const WATCH_SETTLE_MS = 100;
 
 export function versionOf(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 32);
@@ -174,10 +184,33 @@ export function createPermissionsStore(options: {
     await writeFileAtomic(pathOf(workerId), text, { mode: 0o600 });
   }
 
+  function watch(workerId: WorkerId, onChange: () => void): () => void {
+    const file = pathOf(workerId);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The directory, not the file: saves replace the file (write-file-atomic, editors), which a
+      // watch on the file itself would stop following.
+      const watcher = watchDirectory(dirname(file), { persistent: false }, (_event, name) => {
+        if (name !== null && name !== 'permissions.jsonc') return;
+        clearTimeout(timer);
+        timer = setTimeout(onChange, WATCH_SETTLE_MS);
+      });
+      watcher.on('error', (error) => logger.warn({ err: error, file }, 'watching the permissions file failed'));
+      return () => {
+        clearTimeout(timer);
+        watcher.close();
+      };
+    } catch (error) {
+      logger.warn({ err: error, file }, 'cannot watch the permissions file; edits apply at the next tool call');
+      return () => {};
+    }
+  }
+
   return {
     pathOf,
     load,
     readText,
+    watch,
     writeText: (workerId, text, writeOptions = {}) =>
       serialize(workerId, async () => {
         const parsed = safeParsePermissionsFile(text);
