@@ -49,6 +49,17 @@ export type McpConfigResult =
   | { ok: false; error: string };
 
 /**
+ * One enabled server: what runs (interpolated) and its definition as written, with the defaults
+ * filled in (`type`, empty `args`…) but `${VAR}` left as it is. A person approves the definition
+ * as written: interpolated values may be secrets, which must not reach rules or logs.
+ */
+export type McpConfigEntry = { config: McpServerConfig; definition: Record<string, unknown> };
+
+export type McpConfigEntriesResult =
+  | { ok: true; entries: McpConfigEntry[]; warnings: string[] }
+  | { ok: false; error: string };
+
+/**
  * `${VAR}` from the environment (and `${WORKDIR}`); a missing variable becomes "" with one
  * warning per variable.
  */
@@ -76,6 +87,16 @@ export function parseMcpConfig(
   text: string,
   options: { env: NodeJS.ProcessEnv; workdir: string; file?: string },
 ): McpConfigResult {
+  const parsed = parseMcpConfigEntries(text, options);
+  if (!parsed.ok) return parsed;
+  return { ok: true, servers: parsed.entries.map((entry) => entry.config), warnings: parsed.warnings };
+}
+
+/** `parseMcpConfig`, keeping each server's definition as written next to what runs. */
+export function parseMcpConfigEntries(
+  text: string,
+  options: { env: NodeJS.ProcessEnv; workdir: string; file?: string },
+): McpConfigEntriesResult {
   const file = options.file ?? '.mcp.json';
   const read = safeParseJsonc(text);
   if (!read.ok) {
@@ -91,12 +112,13 @@ export function parseMcpConfig(
   }
   const warnings: string[] = [];
   const interpolate = createInterpolator({ env: options.env, workdir: options.workdir, warnings });
-  const servers: McpServerConfig[] = [];
+  const entries: McpConfigEntry[] = [];
   for (const [name, server] of Object.entries(parsed.data.mcpServers)) {
     if (!server.enabled) continue;
+    const { enabled: _enabled, ...definition } = server;
     const at = `mcpServers.${name}`;
     if (server.type === 'stdio') {
-      servers.push({
+      const config: McpServerConfig = {
         name,
         type: 'stdio',
         command: interpolate(server.command, `${at}.command`),
@@ -104,21 +126,23 @@ export function parseMcpConfig(
         env: Object.fromEntries(
           Object.entries(server.env).map(([key, envValue]) => [key, interpolate(envValue, `${at}.env.${key}`)]),
         ),
-      });
+      };
+      entries.push({ config, definition });
       continue;
     }
     const url = interpolate(server.url, `${at}.url`);
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
       return { ok: false, error: `${file}: ${at}.url: "${url}" is not an absolute http(s) URL` };
     }
-    servers.push({
+    const config: McpServerConfig = {
       name,
       type: 'http',
       url,
       headers: Object.fromEntries(
         Object.entries(server.headers).map(([key, header]) => [key, interpolate(header, `${at}.headers.${key}`)]),
       ),
-    });
+    };
+    entries.push({ config, definition });
   }
-  return { ok: true, servers, warnings };
+  return { ok: true, entries, warnings };
 }

@@ -1,11 +1,18 @@
-import { readFileSync } from 'node:fs';
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: .mcp.json's own ${VAR} syntax, kept as written
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
 import { FIXTURE_MCP_SERVER, startFixtureMcpHttpServer } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { createToolSandbox } from '../tools/tool-test-kit.ts';
-import { MCP_RECONNECT, type McpManager, startMcpManager } from './mcp-manager.ts';
+import {
+  MCP_RECONNECT,
+  type McpManager,
+  type McpStartDecision,
+  type McpStartRequest,
+  startMcpManager,
+} from './mcp-manager.ts';
 
 const fixture = { type: 'stdio', command: process.execPath, args: [FIXTURE_MCP_SERVER] };
 
@@ -30,7 +37,12 @@ function isAlive(pid: number): boolean {
 async function startManager(
   workdir: string,
   servers: Record<string, unknown>,
-  options: { reserved?: string[]; onToolsChanged?: () => void; waitReady?: boolean } = {},
+  options: {
+    reserved?: string[];
+    onToolsChanged?: () => void;
+    waitReady?: boolean;
+    approveStart?: (request: McpStartRequest) => Promise<McpStartDecision>;
+  } = {},
 ): Promise<McpManager> {
   await writeFile(join(workdir, '.mcp.json'), JSON.stringify({ mcpServers: servers }));
   const manager = await startMcpManager({
@@ -39,6 +51,7 @@ async function startManager(
     logger: createSilentLogger(),
     reserved: options.reserved ?? [],
     onToolsChanged: options.onToolsChanged ?? (() => {}),
+    ...(options.approveStart === undefined ? {} : { approveStart: options.approveStart }),
   });
   if (options.waitReady !== false) await manager.ready;
   return manager;
@@ -212,5 +225,87 @@ describe('the MCP manager', () => {
     } finally {
       await manager.close();
     }
+  });
+});
+
+/** An approver the test answers by hand: each question waits in `asked` until it is decided. */
+function createManualApprover() {
+  const asked: Array<McpStartRequest & { decide(decision: McpStartDecision): void }> = [];
+  return {
+    asked,
+    approveStart: (request: McpStartRequest) =>
+      new Promise<McpStartDecision>((resolve) => {
+        asked.push({ ...request, decide: resolve });
+      }),
+  };
+}
+
+describe('the MCP manager with an approver', () => {
+  it('starts a new server only once it is allowed, its tools absent meanwhile, and does not wait for it to be ready', async () => {
+    await using sandbox = await createToolSandbox();
+    const startedFile = join(sandbox.workdir, 'starts.log');
+    const approver = createManualApprover();
+    const manager = await startManager(
+      sandbox.workdir,
+      { fixture: { ...fixture, env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY}' } } },
+      { approveStart: approver.approveStart },
+    );
+    try {
+      expect(manager.servers()).toEqual([{ name: 'fixture', type: 'stdio', status: 'awaiting approval', tools: [] }]);
+      await waitFor(() => approver.asked.length === 1, 'the question');
+      const [question] = approver.asked;
+      // The definition as written: KEY is not interpolated (its value could be a secret).
+      expect(question?.definition).toEqual({
+        type: 'stdio',
+        command: process.execPath,
+        args: [FIXTURE_MCP_SERVER],
+        env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY}' },
+      });
+      expect(question?.subject).toMatch(/^fixture: .* #[0-9a-f]{12}$/);
+      expect(manager.handlers()).toEqual([]);
+      expect(existsSync(startedFile)).toBe(false);
+
+      question?.decide({ type: 'allow' });
+      await waitFor(() => manager.servers()[0]?.status === 'connected', 'the start after approval');
+      expect(await call(manager, 'fixture_echo', { text: 'ok' })).toEqual({ output: 'ok' });
+
+      await call(manager, 'fixture_crash');
+      await waitFor(() => manager.servers()[0]?.status !== 'connected', 'the crash to be noticed');
+      await waitFor(() => manager.servers()[0]?.status === 'connected', 'the reconnect');
+      expect(readFileSync(startedFile, 'utf8').trim().split('\n')).toHaveLength(2);
+      expect(approver.asked).toHaveLength(1);
+    } finally {
+      await manager.close();
+    }
+  });
+
+  it('keeps a denied server stopped until its definition changes, and withdraws the question of a server removed while it waits', async () => {
+    await using sandbox = await createToolSandbox();
+    const file = join(sandbox.workdir, '.mcp.json');
+    const approver = createManualApprover();
+    const manager = await startManager(sandbox.workdir, { one: fixture }, { approveStart: approver.approveStart });
+    try {
+      await waitFor(() => approver.asked.length === 1, 'the question');
+      approver.asked[0]?.decide({ type: 'deny', reason: 'not this one' });
+      await waitFor(() => manager.servers()[0]?.status === 'denied', 'the denied status');
+      expect(manager.servers()).toEqual([
+        { name: 'one', type: 'stdio', status: 'denied', reason: 'not this one', tools: [] },
+      ]);
+
+      await writeFile(file, JSON.stringify({ mcpServers: { one: fixture, two: fixture } }));
+      await waitFor(() => approver.asked.length === 2, 'the question about the added server');
+      expect(approver.asked[1]?.name).toBe('two');
+      expect(manager.servers()[0]?.status).toBe('denied');
+
+      await writeFile(file, JSON.stringify({ mcpServers: { one: { ...fixture, args: [FIXTURE_MCP_SERVER, '--x'] } } }));
+      await waitFor(() => approver.asked.length === 3, 'the question about the changed server');
+      expect(approver.asked[2]?.name).toBe('one');
+      expect(approver.asked[2]?.subject).not.toBe(approver.asked[0]?.subject);
+      await waitFor(() => approver.asked[1]?.signal.aborted === true, 'the removed server to withdraw its question');
+      expect(manager.servers().map((server) => server.name)).toEqual(['one']);
+    } finally {
+      await manager.close();
+    }
+    expect(approver.asked[2]?.signal.aborted).toBe(true);
   });
 });

@@ -2,12 +2,14 @@ import { type FSWatcher, watch } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
+import { toMcpServerSubject } from '@molf/permissions';
 import { type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import { defineToolHandler, type ToolHandler } from '../tools/tool-handler.ts';
-import { type McpServerConfig, parseMcpConfig } from './mcp-config.ts';
+import { type McpServerConfig, parseMcpConfigEntries } from './mcp-config.ts';
 import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
 import { assignToolNames } from './mcp-tool-names.ts';
+import { awaitStartDecision, type McpStartApprover } from './mcp-start-approval.ts';
 
 /** tools/list_changed notifications are gathered this long before the tools are listed again. */
 const LIST_CHANGED_SETTLE_MS = 50;
@@ -24,14 +26,20 @@ export const MCP_RECONNECT = { initialMs: 1_000, factor: 1.5, maxMs: 30_000 } as
 export type McpServerState = {
   name: string;
   type: McpServerConfig['type'];
-  status: 'connecting' | 'connected' | 'offline';
-  /** Why it is offline (the last error). */
+  /** `awaiting approval`: new or changed, not started until approved; `denied`: not started until it changes. */
+  status: 'connecting' | 'connected' | 'offline' | 'awaiting approval' | 'denied';
+  /** Why it is offline (the last error) or denied. */
   reason?: string;
   tools: string[];
 };
 
 export type McpManager = {
-  /** Resolves once every server of the file has connected or failed its first attempt. */
+export type { McpStartApprover, McpStartDecision, McpStartRequest } from './mcp-start-approval.ts';
+
+  /**
+   * Resolves once every server of the file has connected, failed its first attempt, or waits for
+   * approval (a person may take a long time; a server approved later starts in the background).
+   */
   ready: Promise<void>;
   /** The MCP tools as worker tool handlers (qualified names), current. */
   handlers(): ToolHandler[];
@@ -44,6 +52,11 @@ export type McpManager = {
 type ServerEntry = {
   config: McpServerConfig;
   connection: McpConnection | undefined;
+  /** As written in `.mcp.json`; with `config`, what identifies this version of the server. */
+  definition: Record<string, unknown>;
+  subject: string;
+  /** Set while the start waits for approval; aborted when the answer is no longer wanted. */
+  approval: AbortController | undefined;
   /** Bumped at each (re)connect: callbacks of an older connection are ignored. */
   generation: number;
   status: McpServerState['status'];
@@ -94,6 +107,10 @@ export async function startMcpManager(options: {
       reserved: options.reserved,
       servers: connected.map((entry) => ({ server: entry.config.name, tools: entry.tools.map((tool) => tool.name) })),
     });
+  /** Subjects approved in this process: a definition changed and changed back is not asked about twice. */
+  const approvedSubjects = new Set<string>();
+  /** Starts waiting for approval, so that close() can wait for the ones just approved. */
+  const admissions = new Set<Promise<void>>();
     for (const warning of assigned.warnings) logger.warn(warning);
     // A registration holds at most 1,000 tools: more would make the server refuse the worker.
     const room = MAX_MCP_TOOLS - options.reserved.length;
@@ -225,7 +242,42 @@ export async function startMcpManager(options: {
     await connection?.close();
   }
 
+  /** Starts a server at once when no approval is needed, else once the approver allows it (in the background). */
+  function admit(entry: ServerEntry): Promise<void> {
+    const { approveStart } = options;
+    if (approveStart === undefined || approvedSubjects.has(entry.subject)) return connect(entry);
+    const controller = new AbortController();
+    entry.approval = controller;
+    entry.status = 'awaiting approval';
+    const { name } = entry.config;
+    const admission = (async () => {
+      const decision = await awaitStartDecision(approveStart, {
+        name,
+        definition: entry.definition,
+        subject: entry.subject,
+        signal: controller.signal,
+      });
+      if (decision === undefined || closing || entries.get(name) !== entry) return;
+      entry.approval = undefined;
+      if (decision.type === 'deny') {
+        entry.status = 'denied';
+        entry.reason = decision.reason;
+        logger.warn({ server: name, reason: decision.reason }, 'MCP server denied; not started until it changes');
+        return;
+      }
+      approvedSubjects.add(entry.subject);
+      logger.info({ server: name }, 'MCP server approved; starting');
+      await connect(entry);
+    })().catch((error: unknown) =>
+      logger.error({ err: error, server: name }, 'MCP: starting an approved server failed'),
+    );
+    admissions.add(admission);
+    void admission.then(() => admissions.delete(admission));
+    return Promise.resolve();
+  }
+
   /**
+    entry.approval?.abort();
    * Makes the running servers match the file: new ones started, removed ones stopped, changed ones
    * restarted. A file that does not parse leaves everything as it is.
    */
@@ -240,8 +292,8 @@ export async function startMcpManager(options: {
     }
     const parsed =
       text === ''
-        ? { ok: true as const, servers: [], warnings: [] }
-        : parseMcpConfig(text, { env: options.env, workdir: options.workdir, file: path });
+        ? { ok: true as const, entries: [], warnings: [] }
+        : parseMcpConfigEntries(text, { env: options.env, workdir: options.workdir, file: path });
     if (!parsed.ok) {
       logger.error(
         `MCP: ${parsed.error}; ${reason === 'start' ? 'no MCP servers are started' : 'the running MCP servers are kept'}`,
@@ -249,11 +301,17 @@ export async function startMcpManager(options: {
       return;
     }
     for (const warning of parsed.warnings) logger.warn(`MCP: ${warning}`);
-    const wanted = new Map(parsed.servers.map((config) => [config.name, config]));
+    const wanted = new Map(parsed.entries.map((wantedEntry) => [wantedEntry.config.name, wantedEntry]));
     const stopping: Promise<void>[] = [];
     for (const [name, entry] of entries) {
       const next = wanted.get(name);
-      if (next !== undefined && JSON.stringify(next) === JSON.stringify(entry.config)) continue;
+      if (
+        next !== undefined &&
+        JSON.stringify(next.config) === JSON.stringify(entry.config) &&
+        JSON.stringify(next.definition) === JSON.stringify(entry.definition)
+      ) {
+        continue;
+      }
       entries.delete(name);
       stopping.push(stop(entry));
       if (reason === 'reload')
@@ -261,7 +319,7 @@ export async function startMcpManager(options: {
     }
     await Promise.all(stopping);
     const started: ServerEntry[] = [];
-    for (const config of wanted.values()) {
+    for (const { config, definition } of wanted.values()) {
       if (entries.has(config.name)) continue;
       const entry: ServerEntry = {
         config,
@@ -275,9 +333,12 @@ export async function startMcpManager(options: {
       };
       entries.set(config.name, entry);
       started.push(entry);
+        definition,
+        subject: toMcpServerSubject({ name: config.name, definition }),
+        approval: undefined,
     }
     rebuild();
-    await Promise.all(started.map((entry) => connect(entry)));
+    await Promise.all(started.map((entry) => admit(entry)));
   }
 
   // Hot reload: the directory is watched (the file may be replaced or created), changes settle 300 ms.
@@ -338,4 +399,6 @@ export async function startMcpManager(options: {
       );
     },
   };
+      for (const entry of entries.values()) entry.approval?.abort();
+      await Promise.all(admissions);
 }
