@@ -16,6 +16,7 @@ import {
   WorkerRegistrationSchema,
 } from '@molf/protocol';
 import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
+import { createServerMcpStartApprover } from './mcp/ask-server-for-mcp-start.ts';
 import { builtinTools } from './tools/builtin-tools.ts';
 import { createReadTracker } from './tools/read-tracker.ts';
 import { createPathPolicy } from './tools/resolve-tool-path.ts';
@@ -176,6 +177,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       if (closing) return;
       switch (status.type) {
         case 'open':
+  /** Resolved and replaced at every registration, for what waits for the next one. */
+  let nextRegistration = Promise.withResolvers<void>();
           linkDown = false;
           logger.debug({ url: config.serverUrl }, 'connected to server');
           break;
@@ -305,6 +308,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           new MolfError(
             'worker_replaced',
             `another worker process registered with this worker id (${workerId}); stopping. ` +
+        nextRegistration.resolve();
+        nextRegistration = Promise.withResolvers<void>();
               'If the project directory was copied, delete .molf/worker.json in the copy to give it its own id.',
           ),
         );
@@ -380,6 +385,17 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           handleMessage(envelope.data);
         },
         onError(error) {
+      // A server new or changed in .mcp.json starts only once the server's approval gate allows it.
+      approveStart: createServerMcpStartApprover({
+        client,
+        workerId,
+        workdir,
+        logger,
+        registered: registered.promise,
+        registrations: () => registrations,
+        nextRegistration: () => nextRegistration.promise,
+        isStopping: () => stopping,
+      }),
           const code = (error as { data?: { code?: string } }).data?.code;
           if (code === 'forbidden' || code === 'invalid_input') {
             // Sending the same registration again can't succeed.

@@ -1,4 +1,6 @@
 export { createWorker, type MolfWorker, type WorkerConfig } from './create-worker.ts';
+export { loadWorkerConfigFile, type WorkerConfigFile, WorkerConfigFileSchema } from './load-worker-config-file.ts';
+export { type McpConfigEntry, parseMcpConfigEntries } from './mcp/mcp-config.ts';
 export { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
 export { qualifyToolName } from './mcp/mcp-tool-names.ts';
 export { builtinTools } from './tools/builtin-tools.ts';

@@ -2,6 +2,7 @@ export * from './approvals.ts';
 export * from './auth.ts';
 export * from './errors.ts';
 export * from './ids.ts';
+export * from './mcp-server-approval.ts';
 export * from './sessions.ts';
 export * from './tool-definitions.ts';
 export * from './tool-result.ts';

@@ -5,6 +5,9 @@ import {
   DenyInputSchema,
   type JobResultAck,
   JobResultInputSchema,
+  McpServerApprovalAnswerSchema,
+  McpServerApprovalInputSchema,
+  McpServerApprovalWithdrawInputSchema,
   MolfError,
   PermissionExplanationSchema,
   PermissionsExplainInputSchema,
@@ -29,6 +32,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
+import { requestMcpServerStart, withdrawMcpServerStart } from '../approvals/mcp-server-approvals.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { AgentRunner } from '../sessions/agent-runner.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
@@ -63,6 +67,13 @@ export function createAppRouter(services: RouterServices) {
       throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
     }
     return session;
+  }
+
+  /** A worker credential may act only for the worker ids it registered. */
+  function ownedWorker(workerId: WorkerId, credentialId: string): void {
+    if (registry.ownerOf(workerId) !== credentialId) {
+      throw new MolfError('forbidden', `worker id ${workerId} is not registered with this credential`);
+    }
   }
 
   function knownWorker(workerId: WorkerId): WorkerId {
@@ -236,6 +247,21 @@ export function createAppRouter(services: RouterServices) {
         }
         return { updated: registry.updateTools(input.workerId, input.tools) };
       }),
+
+      /** May this worker start a server that is new or changed in its .mcp.json? Waits for the gate. */
+      mcpServerApproval: workerProcedure
+        .input(McpServerApprovalInputSchema)
+        .output(McpServerApprovalAnswerSchema)
+        .mutation(({ input, ctx }) => {
+          ownedWorker(input.workerId, ctx.credentialId);
+          return requestMcpServerStart(gate, input);
+        }),
+      mcpServerApprovalWithdraw: workerProcedure
+        .input(McpServerApprovalWithdrawInputSchema)
+        .mutation(({ input, ctx }) => {
+          ownedWorker(input.workerId, ctx.credentialId);
+          return withdrawMcpServerStart(gate, input);
+        }),
 
       // No output validation on this hot path: the server builds the acknowledgement itself.
       result: workerProcedure.input(JobResultInputSchema).mutation(({ input, ctx }): JobResultAck => {

@@ -6,7 +6,14 @@ import { FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
-import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
+import {
+  approveMcpServerStarts,
+  createTempDir,
+  startTestServer,
+  TEST_CLIENT_TOKEN,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from '../testing/test-link.ts';
 
 describe('MCP tools end to end', () => {
   it('offers an MCP tool to the model; the gate asks, the user approves, the result reaches the model', async () => {
@@ -31,6 +38,7 @@ describe('MCP tools end to end', () => {
     const worker = await createWorker({ serverUrl: server.url, token: TEST_WORKER_TOKEN, workdir: project.path });
     try {
       await worker.registered;
+      await approveMcpServerStarts(server, worker.workerId);
       await waitFor(() => server.registry.get(worker.workerId)?.tools.includes('fixture_echo') === true, {
         what: 'the MCP tools to reach the server',
       });
@@ -91,6 +99,7 @@ describe('MCP tools end to end', () => {
     });
     try {
       await worker.registered;
+      await approveMcpServerStarts(server, worker.workerId);
       const hasMcpTools = () => server.registry.get(worker.workerId)?.tools.includes('fixture_echo') === true;
       await waitFor(hasMcpTools, { what: 'the MCP tools to reach the server' });
       proxy.cut();

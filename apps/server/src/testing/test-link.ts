@@ -46,6 +46,23 @@ export async function waitFor(predicate: () => boolean, options: { timeoutMs?: n
 }
 
 /**
+ * Approves once, as a person would, the start of the MCP servers a worker asks about (servers
+ * new in `.mcp.json` start only when approved); waits until `count` of them have asked.
+ */
+export async function approveMcpServerStarts(server: MolfServer, workerId: WorkerId, count = 1): Promise<void> {
+  const waiting = () => server.gate.pending({ workerId }).filter((approval) => approval.kind === 'mcp_server');
+  await waitFor(() => waiting().length >= count, { what: 'the MCP servers to ask for approval' });
+  for (const approval of waiting()) {
+    await server.gate.approve({
+      sessionId: approval.sessionId,
+      approvalId: approval.approvalId,
+      scope: 'once',
+      by: { credentialId: 'test', connectionId: 'test' },
+    });
+  }
+}
+
+/**
  * A real server on port 0 and a registered worker on a temp workdir, all removed on dispose.
  * `worker` options override the defaults (e.g. extra tools, limits).
  */
