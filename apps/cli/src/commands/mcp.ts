@@ -2,6 +2,7 @@ import { createLogger } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
 import { builtinTools, startMcpManager, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
+import { registerMcpTrustCommand } from './mcp-trust.ts';
 
 type McpOptions = { workdir: string; json?: boolean };
 
@@ -34,6 +35,7 @@ export function registerMcpCommand(program: Command): void {
   const mcp = program
     .command('mcp')
     .description("the MCP servers of a project's .mcp.json, as a worker would run them");
+  registerMcpTrustCommand(mcp);
 
   mcp
     .command('list')
