@@ -1,8 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startFakeLlm } from '@molf/testkit';
+import { FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Cleanups, spawnInteractive, startLocalServer, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
 
@@ -143,6 +144,50 @@ describe('molf chat', () => {
     type('o');
     await seen('Done after all.');
     expect(output()).toContain('✓ shell_exec: after-reconnect');
+    type('/exit');
+    expect((await child).exitCode).toBe(0);
+  });
+
+  it('asks about a server new in .mcp.json while idle; "a" starts it and saves the rule for the worker', async () => {
+    const llm = await startFakeLlm({ turns: [] });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFakeModelConfig(home, llm.baseURL);
+    const startedFile = join(project, 'fixture-starts.log');
+    await writeFile(
+      join(project, '.mcp.json'),
+      JSON.stringify({
+        mcpServers: {
+          fixture: {
+            command: process.execPath,
+            args: [FIXTURE_MCP_SERVER],
+            env: { FIXTURE_MCP_STARTED_FILE: startedFile },
+          },
+        },
+      }),
+    );
+    const { child, seen, type, output } = spawnInteractive(cleanups, ['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    });
+    await seen('? MCP server fixture asks to start: fixture: ');
+    await seen('approve [o/a/d]: ');
+    expect(output()).toContain('[o]nce (this worker process)  [a]lways (this exact definition)  [d]eny');
+    expect(existsSync(startedFile)).toBe(false);
+    type('s');
+    await seen('"session" is not offered');
+    type('a');
+    await seen('→ approved');
+    const deadline = Date.now() + 20_000;
+    while (!existsSync(startedFile)) {
+      if (Date.now() > deadline) throw new Error('the approved server did not start');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const [workerId] = await readdir(join(home, 'workers'));
+    expect(await readFile(join(home, 'workers', workerId ?? '', 'permissions.jsonc'), 'utf8')).toContain(
+      '"mcp.server"',
+    );
     type('/exit');
     expect((await child).exitCode).toBe(0);
   });

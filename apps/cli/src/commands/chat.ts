@@ -1,5 +1,5 @@
 import { createInterface, emitKeypressEvents, type Interface } from 'node:readline';
-import type { Approval, SessionEvent } from '@molf/protocol';
+import type { Approval, ApprovalEvent, SessionEvent } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
 
@@ -23,6 +23,8 @@ const HELP = `Commands:
   /exit             leave (also Ctrl-D, or Ctrl-C twice)
 While a tool call waits for approval, answer: o = once, s = this session, a = always (saved for the
 worker), d = deny (then a reason for the model, optional).
+A server new or changed in the project's .mcp.json waits for approval before it starts: o = start it
+for this worker process, a = always start this exact definition (a change asks again), d = deny.
 `;
 
 export function registerChatCommand(program: Command): void {
@@ -37,7 +39,21 @@ export function registerChatCommand(program: Command): void {
   addStackOptions(command).action(chat);
 }
 
+/** The start of an MCP server of the worker's .mcp.json, rather than a tool call of the session. */
+function isServerStart(approval: Approval): boolean {
+  return approval.kind === 'mcp_server';
+}
+
 function describeApproval(approval: Approval): string {
+  if (isServerStart(approval)) {
+    // "session" is not offered: a server start belongs to no session.
+    return [
+      `? MCP server ${String(approval.args.name)} asks to start: ${approval.subjects[0]?.label ?? ''}`,
+      `  (new or changed in .mcp.json; ${approval.reason})`,
+      '  [o]nce (this worker process)  [a]lways (this exact definition)  [d]eny',
+      '',
+    ].join('\n');
+  }
   const subjects = approval.subjects.filter((subject) => subject.decision !== 'allow').map((subject) => subject.label);
   const lines = [
     `? ${approval.tool} asks for approval: ${subjects.join('; ') || approval.tool}`,
@@ -71,13 +87,20 @@ async function chat(options: ChatOptions): Promise<void> {
     output: process.stdout,
     terminal: process.stdin.isTTY,
   });
+  let left = false;
+  rl.once('close', () => {
+    left = true;
+  });
   const newline = () => {
     if (midLine) out('\n');
     midLine = false;
   };
   const showPrompt = () => {
+    // A command or an event that ends after /exit must not prompt on the closed interface (it throws).
+    if (left) return;
     if (denying !== undefined) rl.setPrompt('reason (optional): ');
-    else if (approvals.length > 0) rl.setPrompt('approve [o/s/a/d]: ');
+    else if (approvals.length > 0)
+      rl.setPrompt(isServerStart(approvals[0] as Approval) ? 'approve [o/a/d]: ' : 'approve [o/s/a/d]: ');
     else rl.setPrompt(busy ? '' : '> ');
     if (!busy || approvals.length > 0 || denying !== undefined) rl.prompt();
   };
@@ -149,7 +172,8 @@ async function chat(options: ChatOptions): Promise<void> {
 
   function follow(id: string): void {
     subscription?.unsubscribe();
-    approvals.length = 0;
+    // The worker's own approvals (MCP server starts) stay: they belong to no session.
+    approvals.splice(0, approvals.length, ...approvals.filter(isServerStart));
     // From now on only: old turns are not replayed (`/session` prints the last messages itself).
     subscription = client.rpc.sessions.events.subscribe(
       { sessionId: id, fromNow: true },
@@ -177,6 +201,8 @@ async function chat(options: ChatOptions): Promise<void> {
   async function answerApproval(line: string): Promise<void> {
     const approval = approvals[0];
     if (approval === undefined) return;
+    // A worker's approval names its own session id (`worker:<id>`), not the chat's.
+    const { sessionId } = approval;
     if (denying !== undefined) {
       const feedback = line.trim();
       denying = undefined;
@@ -196,6 +222,11 @@ async function chat(options: ChatOptions): Promise<void> {
           : choice === 'a' || choice === 'always'
             ? 'always'
             : undefined;
+    if (scope === 'session' && isServerStart(approval)) {
+      out('  "session" is not offered for starting a server: o (this worker process), a (always) or d\n');
+      showPrompt();
+      return;
+    }
     if (scope !== undefined) {
       if (scope !== 'once' && approval.alwaysPatterns === null) {
         out('  "session" and "always" are not offered for this call: o or d\n');
@@ -203,6 +234,9 @@ async function chat(options: ChatOptions): Promise<void> {
         return;
       }
       await client.rpc.approvals.approve.mutate({ sessionId, approvalId: approval.approvalId, scope });
+    } else if ((choice === 'd' || choice === 'deny') && isServerStart(approval)) {
+      // No reason to ask for: no model reads it.
+      await client.rpc.approvals.deny.mutate({ sessionId, approvalId: approval.approvalId });
     } else if (choice === 'd' || choice === 'deny') {
       denying = approval;
       showPrompt();
@@ -263,6 +297,31 @@ async function chat(options: ChatOptions): Promise<void> {
   }
 
   follow(sessionId);
+  // Starting the worker's MCP servers is asked outside any session: follow the worker's approvals too.
+  const workerApprovals = client.rpc.approvals.events.subscribe(
+    { workerId },
+    {
+      onData: (event: ApprovalEvent) => {
+        if (event.type === 'approval.requested' && isServerStart(event.approval)) {
+          const { approval } = event;
+          onEvent({
+            type: 'approval.requested',
+            approval,
+            seq: 0,
+            sessionId: approval.sessionId,
+            at: approval.requestedAt,
+          });
+        } else if (
+          event.type === 'approval.resolved' &&
+          approvals.some((approval) => approval.approvalId === event.approvalId && isServerStart(approval))
+        ) {
+          const { type: _type, sessionId: worker, ...rest } = event;
+          onEvent({ type: 'approval.resolved', ...rest, seq: 0, sessionId: worker, at: new Date().toISOString() });
+        }
+      },
+      onError: (error: unknown) => out(`! approvals stream: ${(error as Error).message}\n`),
+    },
+  );
   out(`molf chat — session ${sessionId}. /help for commands.\n`);
   if (process.stdin.isTTY) {
     emitKeypressEvents(process.stdin, rl);
@@ -322,5 +381,6 @@ async function chat(options: ChatOptions): Promise<void> {
   await closed;
   process.off('SIGINT', onInterrupt);
   subscription?.unsubscribe();
+  workerApprovals.unsubscribe();
   // Leaving aborts nothing: a running turn finishes on the server and is there on the next /session.
 }

@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { type FakeLlm, type FakeTurn, FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, startLocalServer } from '../testing/cli-test-kit.ts';
@@ -156,4 +157,46 @@ describe('molf run', () => {
     expect(unknown.stderr).toContain('no session no-such-session');
     expect(unknown.stderr).not.toContain('    at ');
   });
+
+  it.each([
+    { policy: 'deny', line: '[denied by --on-ask deny] MCP server fixture: ', starts: false },
+    { policy: 'allow', line: '[approved by --on-ask allow] MCP server fixture: ', starts: true },
+  ] as const)(
+    "answers its own worker's new MCP server by --on-ask $policy too (started: $starts)",
+    async ({ policy, line, starts }) => {
+      // The turn stalls, so the run lasts until the test has seen the server's approval answered.
+      const { run, project } = await setup([{ text: ['thinking ', 'forever'], stallAfterChunks: 2 }]);
+      const startedFile = join(project, 'fixture-starts.log');
+      await writeFile(
+        join(project, '.mcp.json'),
+        JSON.stringify({
+          mcpServers: {
+            fixture: {
+              command: process.execPath,
+              args: [FIXTURE_MCP_SERVER],
+              env: { FIXTURE_MCP_STARTED_FILE: startedFile },
+            },
+          },
+        }),
+      );
+      const child = run(['think', '--on-ask', policy]);
+      let stderr = '';
+      let stdout = '';
+      child.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      child.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      const deadline = Date.now() + 25_000;
+      // The turn is running (so Ctrl-C aborts it) once its first words are out.
+      while (!stdout.includes('thinking') || !stderr.includes(line) || (starts && !existsSync(startedFile))) {
+        if (Date.now() > deadline) throw new Error(`no "${line}" (or no start) in:\n${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      child.kill('SIGINT');
+      expect((await child).exitCode).toBe(130);
+      expect(existsSync(startedFile)).toBe(starts);
+    },
+  );
 });

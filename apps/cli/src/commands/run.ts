@@ -1,4 +1,4 @@
-import type { SessionEvent } from '@molf/protocol';
+import type { Approval, SessionEvent } from '@molf/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
 
@@ -85,6 +85,38 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
     if (options.onAsk === 'fail') void client.rpc.sessions.abort.mutate({ sessionId: id });
   };
 
+  /** The start of a server new or changed in .mcp.json: a question of the worker, outside the session. */
+  const answerServerStart = (approval: Approval) => {
+    const { approvalId, sessionId: workerSession } = approval;
+    const what = `MCP server ${approval.subjects[0]?.label ?? String(approval.args.name)}`;
+    if (options.onAsk === 'allow') {
+      process.stderr.write(`[approved by --on-ask allow] ${what}\n`);
+      void client.rpc.approvals.approve.mutate({ sessionId: workerSession, approvalId, scope: 'once' });
+      return;
+    }
+    process.stderr.write(`[denied by --on-ask ${options.onAsk}] ${what}\n`);
+    void client.rpc.approvals.deny.mutate({ sessionId: workerSession, approvalId });
+    if (options.onAsk === 'fail') {
+      exitCode = EXIT.asked;
+      void client.rpc.sessions.abort.mutate({ sessionId: id });
+    }
+  };
+  // Without --server the worker is this run's own, so --on-ask answers its server starts too; with
+  // --server they belong to the people watching that server, and the run does not wait for them.
+  const serverStarts =
+    options.server === undefined && stack.workerId !== undefined
+      ? client.rpc.approvals.events.subscribe(
+          { workerId: stack.workerId },
+          {
+            onData: (event) => {
+              if (event.type === 'approval.requested' && event.approval.kind === 'mcp_server') {
+                answerServerStart(event.approval);
+              }
+            },
+          },
+        )
+      : undefined;
+
   let finished = false;
   function handle(event: SessionEvent): void {
     // Nothing after our turn's end is ours (the next status, another client's turn).
@@ -170,6 +202,7 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
     await ended;
   } finally {
     process.off('SIGINT', interrupt);
+    serverStarts?.unsubscribe();
   }
   if (wroteText) print('\n');
   if (options.json !== true) process.stderr.write(`session: ${id}\n`);
