@@ -28,6 +28,8 @@ export const ErrorCodeSchema = z.enum([
   'provider_error',
   'busy',
   'address_in_use',
+  /** `molf worker --sandbox required` and the sandbox's self-test failed. */
+  'sandbox_failed',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

@@ -20,6 +20,8 @@ export const ToolErrorKindSchema = z.enum([
   'worker_offline',
   'worker_restarted',
   'worker_not_found',
+  /** The worker's OS sandbox refused what a command tried (a write outside the writable paths, the network while it is cut). */
+  'sandbox_refused',
   'internal',
 ]);
 export type ToolErrorKind = z.infer<typeof ToolErrorKindSchema>;

@@ -3,6 +3,31 @@ import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 import { ToolDescriptorSchema } from './tool-definitions.ts';
 import { ToolResultSchema } from './tool-result.ts';
 
+/**
+ * A worker's OS sandbox for shell commands and stdio MCP servers, as the worker found it at start:
+ * `active` is whether commands really run in it (mode `on` or `required` and a passed self-test).
+ */
+export const WorkerSandboxSchema = z.object({
+  mode: z.enum(['off', 'on', 'required']),
+  active: z.boolean(),
+  /** Whether sandboxed commands have the network. */
+  network: z.boolean(),
+  /** Whether stdio MCP servers run in the sandbox too. */
+  mcp: z.boolean(),
+  /** The start-up self-test (absent in mode `off`). */
+  selfTest: z
+    .object({
+      ok: z.boolean(),
+      /** Why it failed, for people. */
+      failed: z.string().max(1_000).optional(),
+      checks: z
+        .array(z.object({ name: z.string().max(64), ok: z.boolean(), detail: z.string().max(500).optional() }))
+        .max(32),
+    })
+    .optional(),
+});
+export type WorkerSandbox = z.infer<typeof WorkerSandboxSchema>;
+
 /** What a worker tells the server about itself when it (re-)registers. */
 export const WorkerRegistrationSchema = z.object({
   workerId: WorkerIdSchema,
@@ -17,6 +42,8 @@ export const WorkerRegistrationSchema = z.object({
   version: z.string().max(64),
   /** The worker user's home directory: `~` in permission rules and shell lines means this. */
   home: z.string().max(4_096).optional(),
+  /** The worker's sandbox and its self-test; absent from workers that predate it. */
+  sandbox: WorkerSandboxSchema.optional(),
 });
 export type WorkerRegistration = z.infer<typeof WorkerRegistrationSchema>;
 
@@ -96,6 +123,8 @@ export const WorkerInfoSchema = z.object({
   connectedAt: z.string(),
   /** ISO time the worker was last seen connected. */
   lastSeenAt: z.string(),
+  /** The sandbox the worker reported at its last registration. */
+  sandbox: WorkerSandboxSchema.optional(),
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
 

@@ -35,6 +35,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   provider_error: 'BAD_GATEWAY',
   busy: 'TOO_MANY_REQUESTS',
   address_in_use: 'INTERNAL_SERVER_ERROR',
+  sandbox_failed: 'INTERNAL_SERVER_ERROR',
   internal: 'INTERNAL_SERVER_ERROR',
 };
 
