@@ -14,10 +14,13 @@ import {
   type WorkerId,
   type WorkerRegistration,
   WorkerRegistrationSchema,
+  type WorkerSandbox,
 } from '@molf/protocol';
-import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
 import { createServerMcpStartApprover } from './mcp/ask-server-for-mcp-start.ts';
+import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
+import { prepareSandbox, type SandboxConfig } from './sandbox/index.ts';
 import { builtinTools } from './tools/builtin-tools.ts';
+import { createProcessReaper } from './tools/process-reaper.ts';
 import { createReadTracker } from './tools/read-tracker.ts';
 import { createPathPolicy } from './tools/resolve-tool-path.ts';
 import { runToolCall } from './tools/run-tool-call.ts';
@@ -49,6 +52,11 @@ export type WorkerConfig = {
   requireReadBeforeWrite?: boolean;
   /** Start the MCP servers of `{workdir}/.mcp.json` and offer their tools. Default true. */
   mcp?: boolean;
+  /**
+   * The OS sandbox (bubblewrap) of `shell_exec` and stdio MCP servers, proven by a self-test at
+   * start. Default `{ mode: 'off' }`.
+   */
+  sandbox?: SandboxConfig;
   /**
    * A result larger than this, serialised, is replaced by a `too_large` failure, so it can never
    * exceed the server's message limit (128 MiB). Default 96 MiB.
@@ -100,6 +108,8 @@ export type MolfWorker = AsyncDisposable & {
   stats(): { registrations: number; running: number; undelivered: number; cancelled: number };
   /** The MCP servers of `.mcp.json` and their state. */
   mcpServers(): McpServerState[];
+  /** The sandbox as the start-up self-test found it (also sent with every registration). */
+  sandbox: WorkerSandbox;
   close(): Promise<void>;
 };
 
@@ -118,6 +128,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     workdir,
     ...(config.extraRoots === undefined ? {} : { extraRoots: config.extraRoots }),
   });
+  // Before anything runs: in mode `required` a sandbox that fails its self-test stops the start here.
+  const sandbox = await prepareSandbox({ config: config.sandbox, workdir, env: process.env, logger });
+  const reaper = createProcessReaper();
   const instanceId = randomUUID();
   const name = config.name ?? basename(workdir);
   const handlers = config.tools ?? builtinTools;
@@ -132,6 +145,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     tools: handlers.map((handler) => toToolDescriptor(handler.definition)),
     version: WORKER_VERSION,
     home: homedir(),
+    sandbox: sandbox.status,
   });
   if (!parsedRegistration.success) {
     const issue = parsedRegistration.error.issues[0];
@@ -163,6 +177,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   let linkDown = true;
 
   const registered = Promise.withResolvers<void>();
+  /** Resolved and replaced at every registration, for what waits for the next one. */
+  let nextRegistration = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<void>();
   // A caller that never awaits these must not crash the process on a rejection.
   registered.promise.catch(() => {});
@@ -177,8 +193,6 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       if (closing) return;
       switch (status.type) {
         case 'open':
-  /** Resolved and replaced at every registration, for what waits for the next one. */
-  let nextRegistration = Promise.withResolvers<void>();
           linkDown = false;
           logger.debug({ url: config.serverUrl }, 'connected to server');
           break;
@@ -271,7 +285,16 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     const controller = new AbortController();
     running.set(job.toolCallId, controller);
     logger.debug({ toolCallId: job.toolCallId, toolName: job.toolName }, 'tool call started');
-    void runToolCall({ job, tools, paths, reads, controller, logger }).then((result) => {
+    void runToolCall({
+      job,
+      tools,
+      paths,
+      reads,
+      controller,
+      sandbox: sandbox.runner,
+      reaper,
+      logger,
+    }).then((result) => {
       running.delete(job.toolCallId);
       keepResult(job.toolCallId, result);
       deliver(job.toolCallId);
@@ -285,6 +308,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         resubscribeAttempt = 0;
         logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
         registered.resolve();
+        nextRegistration.resolve();
+        nextRegistration = Promise.withResolvers<void>();
         flushUndelivered();
         // tRPC re-sends the registration it subscribed with, from before the MCP tools came:
         // send the current tool set after every registration.
@@ -308,8 +333,6 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           new MolfError(
             'worker_replaced',
             `another worker process registered with this worker id (${workerId}); stopping. ` +
-        nextRegistration.resolve();
-        nextRegistration = Promise.withResolvers<void>();
               'If the project directory was copied, delete .molf/worker.json in the copy to give it its own id.',
           ),
         );
@@ -362,6 +385,18 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       env: process.env,
       logger,
       reserved: handlers.map((handler) => handler.definition.name),
+      sandbox: sandbox.mcpRunner,
+      // A server new or changed in .mcp.json starts only once the server's approval gate allows it.
+      approveStart: createServerMcpStartApprover({
+        client,
+        workerId,
+        workdir,
+        logger,
+        registered: registered.promise,
+        registrations: () => registrations,
+        nextRegistration: () => nextRegistration.promise,
+        isStopping: () => stopping,
+      }),
       onToolsChanged: () => syncMcpTools(),
     }).then(
       (manager) => {
@@ -385,17 +420,6 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           handleMessage(envelope.data);
         },
         onError(error) {
-      // A server new or changed in .mcp.json starts only once the server's approval gate allows it.
-      approveStart: createServerMcpStartApprover({
-        client,
-        workerId,
-        workdir,
-        logger,
-        registered: registered.promise,
-        registrations: () => registrations,
-        nextRegistration: () => nextRegistration.promise,
-        isStopping: () => stopping,
-      }),
           const code = (error as { data?: { code?: string } }).data?.code;
           if (code === 'forbidden' || code === 'invalid_input') {
             // Sending the same registration again can't succeed.
@@ -443,6 +467,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         }
       } finally {
         closing = true;
+        // Background children of finished commands end with the worker, as on a crash.
+        reaper.close();
         clearTimeout(retryTimer);
         await client.close();
         logger.info('worker stopped');
@@ -461,6 +487,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     stopped: stopped.promise,
     stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
     mcpServers: () => mcp?.servers() ?? [],
+    sandbox: sandbox.status,
     close,
     [Symbol.asyncDispose]: close,
   };

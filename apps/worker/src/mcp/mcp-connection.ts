@@ -6,6 +6,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '@molf/logging';
 import { type Attachment, type ToolResult, toErrorResult } from '@molf/protocol';
+import type { SandboxRunner } from '../sandbox/index.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 
 export const MCP_TIMEOUTS = {
@@ -142,6 +143,8 @@ export async function connectMcpServer(options: {
   connectTimeoutMs?: number;
   /** Aborting gives up connecting and stops what was started (a stdio child included). */
   signal?: AbortSignal;
+  /** Run a stdio server inside the worker's OS sandbox. Default: outside. */
+  sandbox?: SandboxRunner | undefined;
 }): Promise<McpConnection> {
   const { config, logger } = options;
   const connectTimeoutMs = options.connectTimeoutMs ?? MCP_TIMEOUTS.connectMs;
@@ -173,9 +176,14 @@ export async function connectMcpServer(options: {
 
   let client: Client;
   if (config.type === 'stdio') {
+    // In the sandbox the SDK starts bwrap, which starts the server under the worker's policy.
+    const command =
+      options.sandbox === undefined
+        ? { file: config.command, args: config.args }
+        : await options.sandbox.wrap({ file: config.command, args: config.args, cwd: options.workdir });
     const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args,
+      command: command.file,
+      args: command.args,
       env: toChildEnv(options.env, config.env),
       cwd: options.workdir,
       stderr: 'pipe',

@@ -5,11 +5,12 @@ import type { Logger } from '@molf/logging';
 import { toMcpServerSubject } from '@molf/permissions';
 import { type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
+import type { SandboxRunner } from '../sandbox/index.ts';
 import { defineToolHandler, type ToolHandler } from '../tools/tool-handler.ts';
 import { type McpServerConfig, parseMcpConfigEntries } from './mcp-config.ts';
 import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
-import { assignToolNames } from './mcp-tool-names.ts';
 import { awaitStartDecision, type McpStartApprover } from './mcp-start-approval.ts';
+import { assignToolNames } from './mcp-tool-names.ts';
 
 /** tools/list_changed notifications are gathered this long before the tools are listed again. */
 const LIST_CHANGED_SETTLE_MS = 50;
@@ -33,9 +34,9 @@ export type McpServerState = {
   tools: string[];
 };
 
-export type McpManager = {
 export type { McpStartApprover, McpStartDecision, McpStartRequest } from './mcp-start-approval.ts';
 
+export type McpManager = {
   /**
    * Resolves once every server of the file has connected, failed its first attempt, or waits for
    * approval (a person may take a long time; a server approved later starts in the background).
@@ -51,12 +52,12 @@ export type { McpStartApprover, McpStartDecision, McpStartRequest } from './mcp-
 
 type ServerEntry = {
   config: McpServerConfig;
-  connection: McpConnection | undefined;
   /** As written in `.mcp.json`; with `config`, what identifies this version of the server. */
   definition: Record<string, unknown>;
   subject: string;
   /** Set while the start waits for approval; aborted when the answer is no longer wanted. */
   approval: AbortController | undefined;
+  connection: McpConnection | undefined;
   /** Bumped at each (re)connect: callbacks of an older connection are ignored. */
   generation: number;
   status: McpServerState['status'];
@@ -90,6 +91,14 @@ export async function startMcpManager(options: {
   reserved: readonly string[];
   onToolsChanged: () => void;
   connectTimeoutMs?: number;
+  /**
+   * Asked before a server that is new or changed since this manager last started it is started
+   * (not after a crash: a reconnect runs what was approved). Default: every server starts without
+   * asking, as for `molf mcp list` and `molf mcp call`, which the person runs themselves.
+   */
+  approveStart?: McpStartApprover | undefined;
+  /** Run stdio servers inside the worker's OS sandbox. Default: outside. */
+  sandbox?: SandboxRunner | undefined;
 }): Promise<McpManager> {
   const { logger } = options;
   const entries = new Map<string, ServerEntry>();
@@ -98,6 +107,10 @@ export async function startMcpManager(options: {
   let closing = false;
   /** Aborted by close(): every connect in progress gives up and stops what it started. */
   const stopAll = new AbortController();
+  /** Subjects approved in this process: a definition changed and changed back is not asked about twice. */
+  const approvedSubjects = new Set<string>();
+  /** Starts waiting for approval, so that close() can wait for the ones just approved. */
+  const admissions = new Set<Promise<void>>();
 
   function rebuild(): void {
     // Servers keep their tools (and names) while they reconnect: calls answer "offline", and a name
@@ -107,10 +120,6 @@ export async function startMcpManager(options: {
       reserved: options.reserved,
       servers: connected.map((entry) => ({ server: entry.config.name, tools: entry.tools.map((tool) => tool.name) })),
     });
-  /** Subjects approved in this process: a definition changed and changed back is not asked about twice. */
-  const approvedSubjects = new Set<string>();
-  /** Starts waiting for approval, so that close() can wait for the ones just approved. */
-  const admissions = new Set<Promise<void>>();
     for (const warning of assigned.warnings) logger.warn(warning);
     // A registration holds at most 1,000 tools: more would make the server refuse the worker.
     const room = MAX_MCP_TOOLS - options.reserved.length;
@@ -196,6 +205,7 @@ export async function startMcpManager(options: {
         env: options.env,
         logger,
         ...(options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs }),
+        sandbox: options.sandbox,
         signal: stopAll.signal,
         onToolsChanged: () => {
           // A burst of list_changed notifications becomes one listing (and one update of the server).
@@ -232,16 +242,6 @@ export async function startMcpManager(options: {
 
   const path = join(options.workdir, '.mcp.json');
 
-  async function stop(entry: ServerEntry): Promise<void> {
-    clearTimeout(entry.refreshTimer);
-    if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
-    entry.retryTimer = undefined;
-    entry.generation += 1;
-    const connection = entry.connection;
-    entry.connection = undefined;
-    await connection?.close();
-  }
-
   /** Starts a server at once when no approval is needed, else once the approver allows it (in the background). */
   function admit(entry: ServerEntry): Promise<void> {
     const { approveStart } = options;
@@ -276,8 +276,18 @@ export async function startMcpManager(options: {
     return Promise.resolve();
   }
 
-  /**
+  async function stop(entry: ServerEntry): Promise<void> {
     entry.approval?.abort();
+    clearTimeout(entry.refreshTimer);
+    if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
+    entry.retryTimer = undefined;
+    entry.generation += 1;
+    const connection = entry.connection;
+    entry.connection = undefined;
+    await connection?.close();
+  }
+
+  /**
    * Makes the running servers match the file: new ones started, removed ones stopped, changed ones
    * restarted. A file that does not parse leaves everything as it is.
    */
@@ -323,6 +333,9 @@ export async function startMcpManager(options: {
       if (entries.has(config.name)) continue;
       const entry: ServerEntry = {
         config,
+        definition,
+        subject: toMcpServerSubject({ name: config.name, definition }),
+        approval: undefined,
         connection: undefined,
         generation: 0,
         status: 'connecting',
@@ -333,9 +346,6 @@ export async function startMcpManager(options: {
       };
       entries.set(config.name, entry);
       started.push(entry);
-        definition,
-        subject: toMcpServerSubject({ name: config.name, definition }),
-        approval: undefined,
     }
     rebuild();
     await Promise.all(started.map((entry) => admit(entry)));
@@ -389,6 +399,8 @@ export async function startMcpManager(options: {
       watcher?.close();
       await ready;
       await reloading;
+      for (const entry of entries.values()) entry.approval?.abort();
+      await Promise.all(admissions);
       await Promise.all(
         [...entries.values()].map(async (entry) => {
           if (entry.retryTimer !== undefined) clearTimeout(entry.retryTimer);
@@ -399,6 +411,4 @@ export async function startMcpManager(options: {
       );
     },
   };
-      for (const entry of entries.values()) entry.approval?.abort();
-      await Promise.all(admissions);
 }

@@ -9,6 +9,8 @@ import {
   toErrorResult,
 } from '@molf/protocol';
 import { z } from 'zod';
+import type { SandboxRunner } from '../sandbox/index.ts';
+import type { ProcessReaper } from './process-reaper.ts';
 import { answerInstructions } from './read-instructions.ts';
 import type { ReadTracker } from './read-tracker.ts';
 import { checkApprovedPaths, type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
@@ -26,6 +28,10 @@ type RunOptions = {
   reads: ReadTracker;
   /** Aborted by a cancel; the call's timeout aborts it too. */
   controller: AbortController;
+  /** The worker's OS sandbox for commands, when active. */
+  sandbox?: SandboxRunner | undefined;
+  /** Ends commands' process groups with the worker. */
+  reaper?: ProcessReaper | undefined;
   logger: Logger;
 };
 
@@ -96,6 +102,8 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
       reads: options.reads,
       signal: controller.signal,
       ...(job.readRules === undefined ? {} : { isReadDenied: createReadDenial(job.readRules) }),
+      ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
+      ...(options.reaper === undefined ? {} : { reaper: options.reaper }),
       logger: options.logger,
     });
     // A tool that reported its own timeout (with partial output) keeps its result.

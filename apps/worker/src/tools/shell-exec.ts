@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
+import { describeSandboxRefusal, detectSandboxRefusal } from '../sandbox/index.ts';
 import { createBoundedCapture } from './bounded-capture.ts';
 import { pickShell } from './pick-shell.ts';
 import { resolveToolPath } from './resolve-tool-path.ts';
@@ -41,7 +42,7 @@ function previewOf(capture: { head: Buffer; tail: Buffer; totalBytes: number; li
 
 export const shellExecTool = defineToolHandler({
   definition: toolDefinitions.shell_exec,
-  async run(args, { paths, toolCallId, signal, logger }): Promise<ToolResult> {
+  async run(args, { paths, toolCallId, signal, logger, sandbox, reaper }): Promise<ToolResult> {
     let cwd = paths.workdir;
     if (args.cwd !== undefined) {
       const resolved = await resolveToolPath(paths, args.cwd);
@@ -54,14 +55,20 @@ export const shellExecTool = defineToolHandler({
 
     const capture = await createBoundedCapture({ workdir: paths.workdir, outputId: toolCallId });
     const shell = pickShell();
+    const command =
+      sandbox === undefined
+        ? { file: shell, args: ['-c', args.command] }
+        : await sandbox.wrap({ file: shell, args: ['-c', args.command], cwd });
     // Own process group (detached) so a timeout or cancel reaches every grandchild; stdin closed;
     // the environment without Molf tokens or provider keys.
-    const child = spawn(shell, ['-c', args.command], {
+    const child = spawn(command.file, command.args, {
       cwd,
       env: scrubEnvironment(process.env),
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    // The group outlives a worker killed with SIGKILL unless something else ends it.
+    if (child.pid !== undefined) reaper?.track(child.pid);
 
     let stoppedBy: 'timeout' | 'cancel' | undefined;
     const stop = () => {
@@ -136,6 +143,23 @@ export const shellExecTool = defineToolHandler({
     }
     if (stoppedBy === 'cancel') {
       return { output, error: 'The command was cancelled and killed.', meta: { ...meta, errorKind: 'cancelled' } };
+    }
+    const refusal =
+      sandbox === undefined ? undefined : detectSandboxRefusal({ output: body, exitCode, network: sandbox.network });
+    if (refusal !== undefined && sandbox !== undefined) {
+      logger.warn(
+        { toolCallId, refusal: refusal.type, command: args.command.slice(0, 200), exitCode },
+        'sandbox refused',
+      );
+      return {
+        output,
+        error: describeSandboxRefusal(refusal, sandbox),
+        meta: {
+          ...meta,
+          errorKind: refusal.type === 'setup' ? 'internal' : 'sandbox_refused',
+          sandboxRefusal: refusal.type,
+        },
+      };
     }
     return { output, meta };
   },

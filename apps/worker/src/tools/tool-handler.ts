@@ -1,6 +1,8 @@
 import type { Logger } from '@molf/logging';
 import { MolfError, type ToolCallId, type ToolDefinition, type ToolResult } from '@molf/protocol';
 import type { z } from 'zod';
+import type { SandboxRunner } from '../sandbox/index.ts';
+import type { ProcessReaper } from './process-reaper.ts';
 import type { ReadTracker } from './read-tracker.ts';
 import type { PathPolicy } from './resolve-tool-path.ts';
 
@@ -20,6 +22,10 @@ export type ToolContext = {
    * absolute); tools that read many files skip those. Absent: nothing is denied.
    */
   isReadDenied?: (forms: readonly string[]) => boolean;
+  /** The worker's OS sandbox, when commands run in it. Absent: they run as the worker's user. */
+  sandbox?: SandboxRunner;
+  /** Ends the process groups of commands when the worker dies, even by SIGKILL. Absent: nothing does. */
+  reaper?: ProcessReaper;
   logger: Logger;
 };
 

@@ -1,25 +1,44 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSilentLogger } from '@molf/logging';
+import { createSilentLogger, type Logger } from '@molf/logging';
 import type { ToolCallId, ToolResult } from '@molf/protocol';
+import { prepareSandbox, type SandboxConfig } from '../sandbox/index.ts';
 import { createReadTracker } from './read-tracker.ts';
 import { createPathPolicy } from './resolve-tool-path.ts';
 import type { ToolHandler } from './tool-handler.ts';
 
-type RunOptions = { signal?: AbortSignal; toolCallId?: string; sessionId?: string };
+type RunOptions = { signal?: AbortSignal; toolCallId?: string; sessionId?: string; logger?: Logger };
 
 /**
  * A temp workdir (canonical) and a way to run a tool in it as the worker would, with argument
  * validation and one read tracker for the box; removed on dispose.
  */
-export async function createToolSandbox(options: { requireRead?: boolean } = {}): Promise<
+export async function createToolSandbox(
+  options: {
+    requireRead?: boolean;
+    /** Run commands in the OS sandbox with this policy (mode `required`: the self-test must pass). */
+    sandbox?: Omit<SandboxConfig, 'mode'> & { home?: string };
+  } = {},
+): Promise<
   AsyncDisposable & {
     workdir: string;
     run: (tool: ToolHandler, args: unknown, options?: RunOptions) => Promise<ToolResult>;
   }
 > {
   const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-tool-')));
+  const { home, ...sandboxConfig } = options.sandbox ?? {};
+  const sandbox =
+    options.sandbox === undefined
+      ? undefined
+      : (
+          await prepareSandbox({
+            config: { ...sandboxConfig, mode: 'required' },
+            workdir,
+            env: process.env,
+            ...(home === undefined ? {} : { home }),
+          })
+        ).runner;
   const paths = await createPathPolicy({ workdir });
   const reads = createReadTracker(options);
   let calls = 0;
@@ -36,7 +55,8 @@ export async function createToolSandbox(options: { requireRead?: boolean } = {})
         sessionId: runOptions.sessionId,
         reads,
         signal: runOptions.signal ?? new AbortController().signal,
-        logger: createSilentLogger(),
+        ...(sandbox === undefined ? {} : { sandbox }),
+        logger: runOptions.logger ?? createSilentLogger(),
       });
     },
     [Symbol.asyncDispose]: () => rm(workdir, { recursive: true, force: true }),

@@ -1,0 +1,32 @@
+import { describe, expect, it } from 'vitest';
+import { toSandboxSettings } from './sandbox-config.ts';
+
+const context = { workdir: '/work/project', home: '/home/me', env: {} };
+
+describe('the sandbox settings of a config', () => {
+  it('default to off, network on, MCP servers inside, and hide ~/.molf, $MOLF_HOME and $MOLF_CLIENT_DIR', () => {
+    const settings = toSandboxSettings(undefined, {
+      ...context,
+      env: { MOLF_HOME: '/srv/molf-data', MOLF_CLIENT_DIR: '/home/me/.config/molf' },
+    });
+    expect(settings).toMatchObject({ mode: 'off', network: true, mcp: true, writable: [] });
+    expect(settings.hidden).toEqual(['/home/me/.molf', '/srv/molf-data', '/home/me/.config/molf']);
+    expect(settings.readOnly).toEqual(['/work/project/.molf', '/work/project/.git/hooks', '/work/project/.git/config']);
+  });
+
+  it('expands ~/ to the home and resolves relative paths against the workdir', () => {
+    const settings = toSandboxSettings(
+      { mode: 'on', hide: ['~/.ssh', 'secrets/token'], writable: ['~/.npm'] },
+      context,
+    );
+    expect(settings.hidden).toEqual(['/home/me/.molf', '/home/me/.ssh', '/work/project/secrets/token']);
+    expect(settings.writable).toEqual(['/home/me/.npm']);
+  });
+
+  it('refuses to hide the workdir itself when the sandbox is on, and ignores it when off', () => {
+    expect(() => toSandboxSettings({ mode: 'required', hide: ['/work/project'] }, context)).toThrow(
+      expect.objectContaining({ code: 'config_invalid' }),
+    );
+    expect(toSandboxSettings({ hide: ['/work/project'] }, context).mode).toBe('off');
+  });
+});

@@ -1,0 +1,113 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { MolfError } from '@molf/protocol';
+import { z } from 'zod';
+
+export const SandboxModeSchema = z.enum(['off', 'on', 'required']);
+export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+
+/** The sandbox of `shell_exec` and stdio MCP servers, as `createWorker({ sandbox })` takes it. */
+export type SandboxConfig = {
+  /**
+   * `off`: commands run as the worker's user with no sandbox. `on`: a self-test at start; if it
+   * fails the worker says so loudly, reports `failed: …` and runs without the sandbox.
+   * `required`: a failed self-test stops the worker from starting. Default `off`.
+   */
+  mode?: SandboxMode;
+  /** Whether sandboxed commands have the network (off: a namespace with only its own loopback). Default true. */
+  network?: boolean;
+  /** Run stdio MCP servers in the sandbox too, under the same policy. Default true. */
+  mcp?: boolean;
+  /**
+   * Paths hidden from sandboxed commands besides the defaults (`~/.molf`, `$MOLF_HOME`,
+   * `$MOLF_CLIENT_DIR`): a directory looks empty, a file reads empty. `~/` is the worker user's
+   * home; relative paths are against the workdir. Default none.
+   */
+  hide?: string[];
+  /**
+   * Paths sandboxed commands may write besides the workdir and their private `/tmp` (a cache such
+   * as `~/.npm`). `~/` and relative paths as for `hide`. Default none.
+   */
+  writable?: string[];
+  /**
+   * Tests only, never read from a file or a flag: rewrites the bwrap options, so a test can give the
+   * self-test a sandbox that does not enforce. Default none.
+   */
+  testOnlyRewriteArguments?: (args: string[]) => string[];
+};
+
+const PathSchema = z.string().trim().min(1).max(4_096);
+
+/** The `sandbox` object of a worker config file. */
+export const SandboxConfigFileSchema = z
+  .strictObject({
+    mode: SandboxModeSchema,
+    network: z.boolean(),
+    mcp: z.boolean(),
+    hide: z.array(PathSchema).max(256),
+    writable: z.array(PathSchema).max(256),
+  })
+  .partial();
+
+/** Files and directories inside the workdir that commands may read but not write: writing them starts code later. */
+export const READ_ONLY_IN_WORKDIR = ['.molf', '.git/hooks', '.git/config'] as const;
+
+/** A sandbox config with its defaults applied and every path absolute. */
+export type SandboxSettings = {
+  mode: SandboxMode;
+  network: boolean;
+  mcp: boolean;
+  workdir: string;
+  /** Absolute; may not exist (checked again at each spawn). */
+  hidden: string[];
+  writable: string[];
+  readOnly: string[];
+  rewriteArguments: ((args: string[]) => string[]) | undefined;
+};
+
+function toAbsolute(path: string, options: { base: string; home: string }): string {
+  if (path === '~') return options.home;
+  if (path.startsWith('~/')) return join(options.home, path.slice(2));
+  return resolve(options.base, path);
+}
+
+/**
+ * The paths hidden whatever the config says: Molf's default home, the server data dir and the
+ * client dir named by the environment. Read at start, before anything scrubs the environment.
+ */
+export function defaultHiddenPaths(options: { env: NodeJS.ProcessEnv; home: string }): string[] {
+  const paths = [join(options.home, '.molf')];
+  for (const name of ['MOLF_HOME', 'MOLF_CLIENT_DIR'] as const) {
+    const value = options.env[name];
+    if (value !== undefined && value !== '') paths.push(resolve(value));
+  }
+  return paths;
+}
+
+/** Applies the defaults; with the sandbox on, hiding the workdir itself is a `config_invalid` error. */
+export function toSandboxSettings(
+  config: SandboxConfig | undefined,
+  context: { workdir: string; env: NodeJS.ProcessEnv; home?: string },
+): SandboxSettings {
+  const home = context.home ?? homedir();
+  const absolute = (path: string) => toAbsolute(path, { base: context.workdir, home });
+  const hidden = [
+    ...new Set([...defaultHiddenPaths({ env: context.env, home }), ...(config?.hide ?? []).map(absolute)]),
+  ];
+  const mode = config?.mode ?? 'off';
+  // Hiding the workdir would leave commands nothing to work on (a directory above it is fine: the
+  // workdir is mounted again on top of the empty one). Without a sandbox nothing is hidden anyway.
+  if (mode !== 'off' && hidden.includes(context.workdir)) {
+    throw new MolfError('config_invalid', `the sandbox cannot hide ${context.workdir}: it is the workdir`);
+  }
+  return {
+    mode,
+    network: config?.network ?? true,
+    mcp: config?.mcp ?? true,
+    workdir: context.workdir,
+    hidden,
+    writable: [...new Set((config?.writable ?? []).map(absolute))],
+    readOnly: READ_ONLY_IN_WORKDIR.map((name) => join(context.workdir, name)),
+    rewriteArguments: config?.testOnlyRewriteArguments,
+  };
+}

@@ -1,0 +1,207 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createLogger } from '@molf/logging';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { shellExecTool } from '../tools/shell-exec.ts';
+import { createToolSandbox } from '../tools/tool-test-kit.ts';
+import { bwrapUnavailable, outsideTmpDir } from './sandbox-test-kit.ts';
+
+const unavailable = await bwrapUnavailable();
+if (unavailable !== undefined) process.stderr.write(`SKIPPED sandboxed shell_exec tests: ${unavailable}\n`);
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function listenOnLoopback(): Promise<{ server: Server; port: number }> {
+  const server = createServer((socket) => {
+    socket.on('error', () => {});
+    socket.end('hello from the host\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  const address = server.address();
+  return { server, port: typeof address === 'object' && address !== null ? address.port : 0 };
+}
+
+/** A Node one-liner that connects to the host's loopback and prints what it got or why not. */
+const connectCommand = (port: number) =>
+  `node -e "require('net').connect(${port}, '127.0.0.1').on('data', (d) => process.stdout.write(String(d))).on('error', (e) => { console.log(e.message); process.exit(7) })"`;
+
+describe.skipIf(unavailable !== undefined)('shell_exec in the sandbox (real bwrap)', () => {
+  let home: string;
+  let outside: string;
+  beforeAll(async () => {
+    // Outside /tmp, so that only the policy can hide or protect them.
+    const homeDir = await outsideTmpDir('molf-sandbox-home-');
+    const outsideDir = await outsideTmpDir('molf-sandbox-outside-');
+    home = homeDir.path;
+    outside = outsideDir.path;
+    await mkdir(join(home, '.molf'));
+    await writeFile(join(home, '.molf', 'connections.json'), '{"token":"molf_c_must-stay-hidden"}');
+    await writeFile(join(outside, 'worker-token'), 'molf_w_must-stay-hidden');
+    await writeFile(join(outside, 'plain.txt'), 'readable\n');
+    return async () => {
+      await homeDir[Symbol.asyncDispose]();
+      await outsideDir[Symbol.asyncDispose]();
+    };
+  });
+
+  it("cannot read the worker's environment: /proc/<worker pid> is out of sight (it can without the sandbox)", async () => {
+    const command = `cat /proc/${process.pid}/environ > /dev/null && echo READABLE`;
+    await using plain = await createToolSandbox();
+    expect((await plain.run(shellExecTool, { command })).output).toContain('READABLE');
+    await using box = await createToolSandbox({ sandbox: { home } });
+    const result = await box.run(shellExecTool, { command });
+    expect(result.output).not.toContain('READABLE');
+    expect(result.output).toContain('No such file or directory');
+  });
+
+  it('sees ~/.molf as an empty directory and a hidden token file as empty; other files stay readable', async () => {
+    await using box = await createToolSandbox({ sandbox: { home, hide: [join(outside, 'worker-token')] } });
+    const result = await box.run(shellExecTool, {
+      command: `ls -A ${join(home, '.molf')}; cat ${join(home, '.molf', 'connections.json')}; cat ${join(outside, 'worker-token')}; cat ${join(outside, 'plain.txt')}`,
+    });
+    expect(result.output).not.toContain('must-stay-hidden');
+    expect(result.output).toContain('connections.json: No such file or directory');
+    expect(result.output).toContain('readable');
+  });
+
+  it('cannot write outside the workdir: a sandbox_refused error saying what is writable, the output kept, a log line', async () => {
+    const lines: string[] = [];
+    const logger = await createLogger({
+      name: 'sandbox-test',
+      level: 'info',
+      console: 'json',
+      destination: new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString());
+          done();
+        },
+      }),
+    });
+    await using box = await createToolSandbox({ sandbox: { home } });
+    const target = join(outside, 'escaped.txt');
+    const result = await box.run(
+      shellExecTool,
+      { command: `echo before; echo x > ${target}` },
+      { logger, toolCallId: 'call_refused' },
+    );
+    expect(existsSync(target)).toBe(false);
+    expect(result.meta).toMatchObject({ errorKind: 'sandbox_refused', exitCode: 1 });
+    expect(result.output).toContain('before');
+    expect(result.output).toContain('Read-only file system');
+    expect(result.error).toContain('read-only');
+    expect(result.error).toContain(box.workdir);
+    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ msg: 'sandbox refused', toolCallId: 'call_refused', refusal: 'read_only' }),
+    );
+  });
+
+  it('writes in the workdir and its private /tmp, but not in .molf, .git/hooks or .git/config', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    await mkdir(join(box.workdir, '.molf'));
+    await mkdir(join(box.workdir, '.git', 'hooks'), { recursive: true });
+    await writeFile(join(box.workdir, '.git', 'config'), '[core]\n');
+    const ok = await box.run(shellExecTool, { command: 'echo hi > made.txt && echo t > /tmp/t && cat /tmp/t' });
+    expect(ok.meta).toMatchObject({ exitCode: 0 });
+    expect(await readFile(join(box.workdir, 'made.txt'), 'utf8')).toBe('hi\n');
+    for (const path of ['.molf/x', '.git/hooks/pre-commit']) {
+      const refused = await box.run(shellExecTool, { command: `echo evil > ${path}` });
+      expect(refused.meta?.errorKind).toBe('sandbox_refused');
+      expect(existsSync(join(box.workdir, path))).toBe(false);
+    }
+    const config = await box.run(shellExecTool, { command: 'echo "[core] hooksPath=/x" >> .git/config' });
+    expect(config.meta?.errorKind).toBe('sandbox_refused');
+    expect(await readFile(join(box.workdir, '.git', 'config'), 'utf8')).toBe('[core]\n');
+  });
+
+  it('runs npm test of a small project in the workdir', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    await writeFile(
+      join(box.workdir, 'package.json'),
+      JSON.stringify({ name: 'small', version: '1.0.0', scripts: { test: 'node test.js' } }),
+    );
+    await writeFile(
+      join(box.workdir, 'test.js'),
+      "require('node:fs').writeFileSync('result.txt', 'ok'); console.log('1 passed');\n",
+    );
+    const result = await box.run(shellExecTool, { command: 'npm test', timeout: 120_000 });
+    expect(result.meta?.exitCode).toBe(0);
+    expect(result.output).toContain('1 passed');
+    expect(await readFile(join(box.workdir, 'result.txt'), 'utf8')).toBe('ok');
+  });
+
+  it('with the network cut, a loopback connection to the host fails and the error says the network is cut', async () => {
+    const { port } = await listenOnLoopback();
+    await using box = await createToolSandbox({ sandbox: { home, network: false } });
+    const result = await box.run(shellExecTool, { command: connectCommand(port) });
+    expect(result.output).not.toContain('hello from the host');
+    expect(result.output).toContain('ECONNREFUSED');
+    expect(result.meta?.errorKind).toBe('sandbox_refused');
+    expect(result.error).toContain('network');
+  });
+
+  it('with the network on, the same connection works', async () => {
+    const { port } = await listenOnLoopback();
+    await using box = await createToolSandbox({ sandbox: { home } });
+    const result = await box.run(shellExecTool, { command: connectCommand(port) });
+    expect(result.output).toContain('hello from the host');
+    expect(result.error).toBeUndefined();
+  });
+
+  it('cannot hard-link a file from outside into the workdir (EXDEV across the workdir mount)', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    const result = await box.run(shellExecTool, { command: `ln ${join(outside, 'plain.txt')} linked.txt` });
+    expect(result.output).toContain('Invalid cross-device link');
+    expect(result.meta?.exitCode).not.toBe(0);
+    expect(existsSync(join(box.workdir, 'linked.txt'))).toBe(false);
+  });
+
+  it('on timeout kills the sandboxed command and its background children', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    const marker = `molf-sandbox-sleep-${process.pid}-${Date.now()}`;
+    const controller = new AbortController();
+    const pending = box.run(
+      shellExecTool,
+      { command: `exec -a ${marker} sleep 300 & echo started; sleep 300` },
+      { signal: controller.signal },
+    );
+    const hostPids = async () => {
+      const { execFileSync } = await import('node:child_process');
+      try {
+        return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      } catch {
+        return [];
+      }
+    };
+    await until(async () => (await hostPids()).length > 0, 'the background child');
+    const [grandchild] = await hostPids();
+    controller.abort();
+    const result = await pending;
+    expect(result.meta?.errorKind).toBe('cancelled');
+    await until(() => grandchild === undefined || !isAlive(grandchild), 'the background child to end');
+  });
+});

@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { createProcessReaper } from './process-reaper.ts';
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function until(predicate: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A detached shell (its own process group) with a background child; resolves with both pids. */
+async function startGroup(): Promise<{ leader: number; child: number }> {
+  const shell = spawn('/bin/sh', ['-c', 'sleep 300 & echo $!; wait'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  shell.unref();
+  const child = await new Promise<number>((resolve) =>
+    shell.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString()))),
+  );
+  return { leader: shell.pid as number, child };
+}
+
+describe('the process reaper', () => {
+  it("kills every tracked process group, background children included, when the worker's end of the pipe closes", async () => {
+    const reaper = createProcessReaper();
+    const first = await startGroup();
+    const second = await startGroup();
+    const untracked = await startGroup();
+    try {
+      reaper.track(first.leader);
+      reaper.track(second.leader);
+      reaper.close();
+      await until(
+        () => [first, second].every((group) => !isAlive(group.leader) && !isAlive(group.child)),
+        'the tracked groups to end',
+      );
+      expect(isAlive(untracked.child)).toBe(true);
+    } finally {
+      for (const pid of [untracked.leader, untracked.child, first.child, second.child]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone.
+        }
+      }
+    }
+  });
+});
