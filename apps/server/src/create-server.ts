@@ -21,7 +21,7 @@ import { createConnectionGuard } from './auth/connection-guard.ts';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
 import { roleFromPrefix } from './auth/tokens.ts';
 import { ensureDataDir } from './data-dir.ts';
-import { createHttpHandler } from './http/handle-http.ts';
+import { createHttpHandler, toWorkerHealth } from './http/handle-http.ts';
 import { createModelResolver, type ProviderSettings } from './providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from './rpc/router.ts';
 import type { RpcContext } from './rpc/trpc.ts';
@@ -170,7 +170,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     logger,
     protectedRoots: [await realpath(config.dataDir)],
   });
-  const toolCalls = createToolCallRunner({ gate, dispatcher, logger });
+  const toolCalls = createToolCallRunner({ gate, dispatcher, audit, logger });
   const sessions = await openSessionStore({ dataDir: config.dataDir, logger });
   const sessionEvents = createSessionEvents();
   const agent = createAgentRunner({
@@ -215,7 +215,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
           status: 'ok',
           version: SERVER_VERSION,
           uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
-          workers: { online: workers.filter((worker) => worker.state === 'online').length, known: workers.length },
+          workers: toWorkerHealth(workers),
         };
       },
     }),

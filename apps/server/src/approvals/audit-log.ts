@@ -7,10 +7,11 @@ export type AuditRecord = {
   workerId: string;
   /** What the rules were matched against (commands, paths, names), each cut to 500 characters. */
   subjects: string[];
-  decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled' | 'rules_changed';
+  decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled' | 'rules_changed' | 'sandbox_refused';
   /**
    * `rule: …` with the deciding rule, `client:<credential id>` for a person's answer or a rules
-   * edit, or `server: <reason>`.
+   * edit, `server: <reason>`, or `sandbox: <what>` for what a worker's sandbox refused a command
+   * that the gate had let through.
    */
   by: string;
   sessionId?: string;

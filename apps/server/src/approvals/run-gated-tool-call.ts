@@ -3,6 +3,7 @@ import type { Logger } from '@molf/logging';
 import { type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { ApprovalGate, GateOutcome, GateRequest } from './approval-gate.ts';
+import type { AuditLog } from './audit-log.ts';
 
 export type GatedToolCall = {
   sessionId: string;
@@ -26,6 +27,8 @@ export type ToolCallRunner = {
 export function createToolCallRunner(options: {
   gate: ApprovalGate;
   dispatcher: JobDispatcher;
+  /** Where what a worker's sandbox refused is recorded next to the gate's decisions. Default: nowhere. */
+  audit?: AuditLog;
   logger: Logger;
 }): ToolCallRunner {
   return {
@@ -51,7 +54,7 @@ export function createToolCallRunner(options: {
           };
         });
       if (outcome.type === 'deny') return toErrorResult(outcome.errorKind, outcome.message);
-      return options.dispatcher.dispatch({
+      const result = await options.dispatcher.dispatch({
         workerId: call.workerId,
         toolName: call.tool,
         args: call.args,
@@ -62,6 +65,21 @@ export function createToolCallRunner(options: {
         ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
       });
+      if (result.meta?.errorKind === 'sandbox_refused') {
+        // The gate let the command through and the sandbox stopped what it tried: both belong in
+        // the record of what the model was allowed to do.
+        const refusal = typeof result.meta.sandboxRefusal === 'string' ? result.meta.sandboxRefusal : 'refused';
+        options.audit?.append({
+          workerId: call.workerId,
+          sessionId: call.sessionId,
+          toolCallId,
+          tool: call.tool,
+          subjects: [typeof call.args.command === 'string' ? call.args.command : call.tool],
+          decision: 'sandbox_refused',
+          by: `sandbox: ${refusal}`,
+        });
+      }
+      return result;
     },
   };
 }

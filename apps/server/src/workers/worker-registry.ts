@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
-import { type WorkerId, WorkerIdSchema, type WorkerInfo, type WorkerRegistration } from '@molf/protocol';
+import {
+  type WorkerId,
+  WorkerIdSchema,
+  type WorkerInfo,
+  type WorkerRegistration,
+  WorkerSandboxSchema,
+} from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 
@@ -17,6 +23,8 @@ const PersistedWorkerSchema = z.object({
   ownerCredentialId: z.string().optional(),
   connectedAt: z.string(),
   lastSeenAt: z.string(),
+  /** The sandbox reported at the last registration. */
+  sandbox: WorkerSandboxSchema.optional(),
 });
 type PersistedWorker = z.infer<typeof PersistedWorkerSchema>;
 
@@ -145,6 +153,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
           ownerCredentialId: owner.credentialId,
           connectedAt: now,
           lastSeenAt: now,
+          ...(registration.sandbox === undefined ? {} : { sandbox: registration.sandbox }),
         },
         registration,
         lease,
