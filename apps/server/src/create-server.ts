@@ -17,8 +17,9 @@ import {
   type PermissionsStore,
   type ToolCallRunner,
 } from './approvals/index.ts';
-import { createConnectionGuard } from './auth/connection-guard.ts';
+import { createConnectionGuard, isWebSocketProtocolError } from './auth/connection-guard.ts';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
+import { createOriginPolicy, type OriginDecision, parseOrigins } from './auth/origin-policy.ts';
 import { roleFromPrefix } from './auth/tokens.ts';
 import { ensureDataDir } from './data-dir.ts';
 import { createHttpHandler, toWorkerHealth } from './http/handle-http.ts';
@@ -81,6 +82,14 @@ export type ServerConfig = {
    * was revoked are closed. Default 2 s.
    */
   credentialsPollMs?: number;
+  /**
+   * Web pages that may open a WebSocket, `http(s)://host[:port]`, besides the server's own origin
+   * (its listen address and port; on loopback also 127.0.0.1, localhost and [::1]). A connection
+   * without an `Origin` header (CLI, worker) is not affected. Default none.
+   */
+  allowedOrigins?: readonly string[];
+  /** Largest message from a socket that has not authenticated yet. Default 64 KiB. */
+  preAuthMaxPayloadBytes?: number;
 };
 
 export type MolfServer = AsyncDisposable & {
@@ -133,6 +142,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   const host = config.host ?? DEFAULT_HOST;
   const fixedTokens = config.tokens ?? {};
   validateFixedTokens(fixedTokens);
+  parseOrigins(config.allowedOrigins ?? []);
   await ensureDataDir(config.dataDir);
 
   const credentials = openCredentialStore({ dataDir: config.dataDir, fixed: fixedTokens });
@@ -220,9 +230,24 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       },
     }),
   );
+  const maxPayloadBytes = config.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  /** Set once the port is known; nothing can connect before. */
+  let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;
   const wss = new WebSocketServer({
     server: httpServer,
-    maxPayload: config.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+    maxPayload: maxPayloadBytes,
+    // A web page's origin is checked before the upgrade, so a foreign page never gets a socket
+    // (a page on loopback could otherwise reach a loopback server; tokens still guard the rest).
+    verifyClient: (info, callback) => {
+      // ws reads `Origin` (or `Sec-WebSocket-Origin` of protocol version 8); absent means undefined.
+      const origin = info.origin as string | undefined;
+      if (originPolicy?.(origin).type === 'allow') {
+        callback(true);
+        return;
+      }
+      logger.warn({ origin, remoteAddress: info.req.socket.remoteAddress }, 'websocket refused: origin not allowed');
+      callback(false, 403, 'Forbidden');
+    },
   });
   // The WebSocket server re-emits every HTTP server error; without a listener a failed listen
   // (port in use) would crash the process instead of reaching the start-up handler below.
@@ -236,6 +261,8 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     ...(config.authTimeoutMs === undefined ? {} : { authTimeoutMs: config.authTimeoutMs }),
     ...(config.maxUnauthenticated === undefined ? {} : { maxUnauthenticated: config.maxUnauthenticated }),
     ...(config.credentialsPollMs === undefined ? {} : { credentialsPollMs: config.credentialsPollMs }),
+    maxPayloadBytes,
+    ...(config.preAuthMaxPayloadBytes === undefined ? {} : { preAuthMaxPayloadBytes: config.preAuthMaxPayloadBytes }),
   });
   wss.on('connection', (socket, request) => guard.admit(socket, request));
 
@@ -283,7 +310,10 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       return { ...verified, connectionId, remoteAddress, request: req };
     },
     onError({ error, path, type }) {
-      if (error.code === 'INTERNAL_SERVER_ERROR') {
+      if (isWebSocketProtocolError(error.cause)) {
+        // A peer's bad frame (too large, malformed): ws closed the socket and the guard logged it.
+        logger.debug({ code: error.cause.code, message: error.message }, 'websocket protocol error');
+      } else if (error.code === 'INTERNAL_SERVER_ERROR') {
         logger.error({ err: error, path, type }, 'rpc call failed');
       } else {
         logger.debug({ code: error.code, path, type, message: error.message }, 'rpc call rejected');
@@ -321,6 +351,11 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
   listening = true;
 
   const { port } = httpServer.address() as AddressInfo;
+  originPolicy = createOriginPolicy({
+    host,
+    port,
+    ...(config.allowedOrigins === undefined ? {} : { allowedOrigins: config.allowedOrigins }),
+  });
   const urlHost = host.includes(':') ? `[${host}]` : host;
   let closing: Promise<void> | undefined;
 

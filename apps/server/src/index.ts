@@ -1,4 +1,5 @@
 export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
+export { safeParseOrigin } from './auth/origin-policy.ts';
 export { generateToken } from './auth/tokens.ts';
 export { loadServerConfigFile, type ServerConfigFile, toModelSettings } from './config/load-server-config.ts';
 export {

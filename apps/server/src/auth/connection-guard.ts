@@ -3,6 +3,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '@molf/logging';
 import type { WebSocket } from 'ws';
 import type { CredentialStore } from './credential-store.ts';
+import { setSocketPayloadLimit } from './set-socket-payload-limit.ts';
+
+/** An error ws raises for a peer's bad frame (too large, bad opcode, invalid UTF-8…). */
+export function isWebSocketProtocolError(error: unknown): error is Error & { code: string } {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return error instanceof Error && typeof code === 'string' && code.startsWith('WS_ERR_');
+}
+
+/** Largest message a socket may send before it authenticates: the connection params are tiny. */
+export const DEFAULT_PRE_AUTH_MAX_PAYLOAD_BYTES = 64 * 1024;
 
 export type ConnectionGuardOptions = {
   credentials: CredentialStore;
@@ -13,18 +23,27 @@ export type ConnectionGuardOptions = {
   maxUnauthenticated?: { perAddress?: number; total?: number };
   /** How often the credentials file is checked for revocations. Default 2 s. */
   credentialsPollMs?: number;
+  /** Largest message of an authenticated socket: the server's `maxPayloadBytes`. */
+  maxPayloadBytes: number;
+  /**
+   * Largest message of a socket that has not authenticated; a larger one closes it (1009) before
+   * its payload is buffered. Default 64 KiB.
+   */
+  preAuthMaxPayloadBytes?: number;
 };
 
 /**
- * Watches every socket from connection to close: bounds the ones still waiting to authenticate,
- * closes those that never do, and cuts the ones whose credential is revoked.
+ * Watches every socket from connection to close: bounds the ones still waiting to authenticate
+ * and the size of what they may send, closes those that never do, and cuts the ones whose
+ * credential is revoked.
  */
 export type ConnectionGuard = {
   /** Call for each new socket; it may be refused on the spot. */
   admit(socket: WebSocket, request: IncomingMessage): void;
   /**
    * Call once a socket's credential is verified; false if the socket was refused or timed out
-   * meanwhile (a closing socket still delivers frames), and must not be served.
+   * meanwhile (a closing socket still delivers frames), and must not be served. Raises the
+   * socket's message limit to the normal one.
    */
   authenticated(socket: WebSocket, credentialId: string): boolean;
   close(): void;
@@ -35,6 +54,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
   const authTimeoutMs = options.authTimeoutMs ?? 10_000;
   const maxPerAddress = options.maxUnauthenticated?.perAddress ?? 16;
   const maxTotal = options.maxUnauthenticated?.total ?? 256;
+  const preAuthMaxPayloadBytes = options.preAuthMaxPayloadBytes ?? DEFAULT_PRE_AUTH_MAX_PAYLOAD_BYTES;
   /** Sockets waiting to authenticate: their address and their timeout. */
   const waiting = new Map<WebSocket, { address: string; timer: NodeJS.Timeout }>();
   const waitingByAddress = new Map<string, number>();
@@ -71,6 +91,27 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
         socket.terminate();
         return;
       }
+      try {
+        // Without this, a peer with no token could make the server buffer a whole 128 MiB frame.
+        setSocketPayloadLimit(socket, preAuthMaxPayloadBytes);
+      } catch (error) {
+        // Fail closed: serving sockets without the limit would reopen what it closes.
+        logger.error({ err: error }, 'refusing a connection: cannot limit its messages before authentication');
+        socket.terminate();
+        return;
+      }
+      // ws closes the socket itself on a bad frame and then reports it here.
+      socket.on('error', (error) => {
+        if (!isWebSocketProtocolError(error)) return;
+        if (waiting.has(socket) && error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH') {
+          logger.warn(
+            { remoteAddress: address, limitBytes: preAuthMaxPayloadBytes },
+            'closing a connection that sent too large a message before authenticating',
+          );
+        } else {
+          logger.warn({ remoteAddress: address, code: error.code, message: error.message }, 'closing a connection');
+        }
+      });
       const timer = setTimeout(() => {
         logger.warn({ remoteAddress: address }, 'closing a connection that never authenticated');
         stopWaiting(socket);
@@ -89,6 +130,10 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
       if (!waiting.has(socket)) return false;
       stopWaiting(socket);
       live.set(socket, credentialId);
+      // tRPC calls createContext, and so this, synchronously from the connection-params message,
+      // and ws parses the next frame only after that message's handlers return: a reconnecting
+      // client's queued large call, sent right behind its params, meets the raised limit.
+      setSocketPayloadLimit(socket, options.maxPayloadBytes);
       return true;
     },
     close() {

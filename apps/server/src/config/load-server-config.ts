@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { safeParseJsonc } from '@molf/permissions';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
+import { safeParseOrigin } from '../auth/origin-policy.ts';
 import { CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 import type { AgentSettings } from '../sessions/agent-runner.ts';
 
@@ -17,6 +18,20 @@ export const ServerConfigFileSchema = z.strictObject({
   /** Custom OpenAI-compatible providers: `"name": { "baseURL": …, "apiKey"?, "headers"?, "models"? }`. */
   providers: z
     .record(z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a provider name is letters, digits, _ . -'), CustomProviderSchema)
+    .optional(),
+  /**
+   * Origins of web pages that may connect (the WebSocket `Origin` check), `http(s)://host[:port]`.
+   * Default none: only the server's own origin, and clients that send no origin (CLI, workers).
+   */
+  allowedOrigins: z
+    .array(
+      z.string().transform((text, context) => {
+        const parsed = safeParseOrigin(text);
+        if (parsed.ok) return parsed.value;
+        context.addIssue({ code: 'custom', message: parsed.error });
+        return z.NEVER;
+      }),
+    )
     .optional(),
   /** Where Ollama listens (default $OLLAMA_HOST or http://127.0.0.1:11434). */
   ollamaHost: z.string().optional(),
