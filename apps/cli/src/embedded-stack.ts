@@ -3,16 +3,20 @@ import { createMolfClient, type MolfClient } from '@molf/client';
 import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type WorkerId } from '@molf/protocol';
 import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
-import { createWorker, validateWorkdir } from '@molf/worker';
+import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
+import { clientDir } from './connection-store.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
+import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from './sandbox-options.ts';
 
 /** A client, and the worker new sessions run on when it is known. */
 export type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
 
 /** The flags of commands that run their own stack or use a server (`molf run`, `molf chat`). */
 export function addStackOptions(command: Command): Command {
+  // The embedded worker's sandbox (with --server, the server's workers have their own).
+  addSandboxOptions(command, { paths: false });
   return command
     .addOption(serverUrlOption())
     .addOption(new Option('--token <token>', 'client token (with --server)').env('MOLF_CLIENT_TOKEN'))
@@ -46,7 +50,7 @@ export type StackOptions = {
   worker?: string | undefined;
   /** Log file name under `{dataDir}/logs`. */
   logName: string;
-};
+} & SandboxFlags;
 
 /** A server on loopback port 0 and a worker on the current directory, in this process. */
 export async function startEmbeddedStack(options: StackOptions): Promise<Stack> {
@@ -67,7 +71,18 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
   const tokens = { client: generateToken('client'), worker: generateToken('worker') };
   const server = await createServer({ port: 0, dataDir, tokens, models, agent, logger });
   try {
-    const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir, logger });
+    const worker = await createWorker({
+      serverUrl: server.url,
+      token: tokens.worker,
+      workdir,
+      // The data dir (credentials, sessions) and the saved client tokens stay out of commands' sight.
+      sandbox: toSandboxConfig(options, { hide: [dataDir, clientDir()] }),
+      logger,
+    });
+    if (worker.sandbox.mode !== 'off' && !worker.sandbox.active) {
+      // The log goes to a file only here: the person must see that commands run unsandboxed.
+      process.stderr.write(`molf: sandbox ${describeSandbox(worker.sandbox)}; commands run WITHOUT the sandbox\n`);
+    }
     await worker.registered;
     const client = createMolfClient({ url: server.url, token: tokens.client });
     await client.ready();

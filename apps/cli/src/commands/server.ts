@@ -1,16 +1,22 @@
 import { join } from 'node:path';
 import { createLogger, type LogLevel } from '@molf/logging';
-import { createServer, defaultDataDir, loadServerConfigFile, toModelSettings } from '@molf/server';
-import { type Command, Option } from 'commander';
+import { createServer, defaultDataDir, loadServerConfigFile, safeParseOrigin, toModelSettings } from '@molf/server';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
+import type { TokenFile } from '../read-token-file.ts';
+import { resolveTokenOption } from '../resolve-token-option.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
+import { receiveTokensFromParent } from '../token-handover.ts';
 
 type ServerOptions = {
   host: string;
   port: number;
   dataDir?: string;
   clientToken?: string;
+  clientTokenFile?: string;
   workerToken?: string;
+  workerTokenFile?: string;
+  allowedOrigin: string[];
   logLevel: LogLevel;
   model?: string;
   config?: string;
@@ -26,14 +32,34 @@ export function registerServerCommand(program: Command): void {
     .addOption(
       new Option(
         '--client-token <token>',
-        'fixed client token (kept in memory only; default: stored, generated at first start)',
+        'fixed client token (kept in memory only; default: stored, generated at first start; ' +
+          'visible to other processes in ps and /proc: prefer --client-token-file)',
       ).env('MOLF_CLIENT_TOKEN'),
+    )
+    .addOption(
+      new Option('--client-token-file <path>', 'file holding a fixed client token, read at start').env(
+        'MOLF_CLIENT_TOKEN_FILE',
+      ),
     )
     .addOption(
       new Option(
         '--worker-token <token>',
-        'fixed worker token (kept in memory only; default: stored, generated at first start)',
+        'fixed worker token (kept in memory only; default: stored, generated at first start; ' +
+          'visible to other processes in ps and /proc: prefer --worker-token-file)',
       ).env('MOLF_WORKER_TOKEN'),
+    )
+    .addOption(
+      new Option('--worker-token-file <path>', 'file holding a fixed worker token, read at start').env(
+        'MOLF_WORKER_TOKEN_FILE',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--allowed-origin <origin>',
+        'a web page origin that may open a WebSocket, http(s)://host[:port]; repeatable',
+      )
+        .argParser(collectOrigin)
+        .default([], "only the server's own origin and the config file's allowedOrigins"),
     )
     .addOption(new Option('--model <provider/model>', 'default model, e.g. openai/gpt-4.1').env('MOLF_MODEL'))
     .addOption(
@@ -46,7 +72,36 @@ export function registerServerCommand(program: Command): void {
     .action(runServer);
 }
 
+function collectOrigin(value: string, previous: string[]): string[] {
+  const parsed = safeParseOrigin(value);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+  return [...previous, parsed.value];
+}
+
+/** Fixed tokens: handed over by `molf up`, else from the flags, files or environment. */
+async function readFixedTokens(options: ServerOptions): Promise<{ client?: TokenFile; worker?: TokenFile }> {
+  const handed = await receiveTokensFromParent();
+  if (handed !== undefined) {
+    return {
+      ...(handed.client === undefined ? {} : { client: { token: handed.client } }),
+      ...(handed.worker === undefined ? {} : { worker: { token: handed.worker } }),
+    };
+  }
+  const client = await resolveTokenOption({
+    value: options.clientToken,
+    file: options.clientTokenFile,
+    flags: ['--client-token', '--client-token-file'],
+  });
+  const worker = await resolveTokenOption({
+    value: options.workerToken,
+    file: options.workerTokenFile,
+    flags: ['--worker-token', '--worker-token-file'],
+  });
+  return { ...(client === undefined ? {} : { client }), ...(worker === undefined ? {} : { worker }) };
+}
+
 async function runServer(options: ServerOptions): Promise<void> {
+  const fixed = await readFixedTokens(options);
   const dataDir = options.dataDir ?? defaultDataDir();
   const logger = await createLogger({
     name: 'server',
@@ -57,13 +112,15 @@ async function runServer(options: ServerOptions): Promise<void> {
     optional: options.config === undefined,
   });
   const { models, agent } = toModelSettings(file, { model: options.model });
+  for (const read of [fixed.client, fixed.worker]) if (read?.warning !== undefined) logger.warn(read.warning);
   const server = await createServer({
     models,
     agent,
     host: options.host,
     port: options.port,
     dataDir,
-    tokens: { client: options.clientToken, worker: options.workerToken },
+    tokens: { client: fixed.client?.token, worker: fixed.worker?.token },
+    allowedOrigins: [...(file.allowedOrigins ?? []), ...options.allowedOrigin],
     generateMissingTokens: true,
     logger,
   });

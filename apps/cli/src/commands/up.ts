@@ -6,17 +6,19 @@ import { validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { execaNode, type ResultPromise } from 'execa';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
-import { saveConnection } from '../connection-store.ts';
+import { clientDir, saveConnection } from '../connection-store.ts';
+import { addSandboxOptions, type SandboxFlags, toSandboxArguments, toSandboxConfig } from '../sandbox-options.ts';
 import { onShutdownSignal, SUPERVISED_ENV } from '../shutdown-signals.ts';
+import { type HandedTokens, handTokensToChild, TOKENS_FROM_PARENT_ENV } from '../token-handover.ts';
 
-type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel };
+type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel } & SandboxFlags;
 
 const CLI_MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 /** How long a child gets to stop after SIGTERM before it is killed. */
 const STOP_GRACE_MS = 5_000;
 
 export function registerUpCommand(program: Command): void {
-  program
+  const command = program
     .command('up')
     .description(
       'start a server on loopback and a worker on the current directory, with fresh tokens; ' +
@@ -25,18 +27,32 @@ export function registerUpCommand(program: Command): void {
     .addOption(portOption())
     .addOption(dataDirOption())
     .addOption(new Option('--name <name>', 'worker label (default: the directory name)'))
-    .addOption(logLevelOption())
-    .action(runUp);
+    .addOption(logLevelOption());
+  addSandboxOptions(command).action(runUp);
 }
 
 type Child = ResultPromise<{ ipc: true }>;
 
-function startChild(args: string[], env: Record<string, string>): Child {
-  return execaNode(CLI_MAIN, args, {
+/**
+ * Token variables of `up`'s own environment: a child would take them for its own (a client token
+ * the user keeps for `molf workers`, say) instead of the ones handed over.
+ */
+const TOKEN_ENV = ['MOLF_CLIENT_TOKEN', 'MOLF_WORKER_TOKEN', 'MOLF_CLIENT_TOKEN_FILE', 'MOLF_WORKER_TOKEN_FILE'];
+
+/**
+ * Starts `molf <args>` and hands it `tokens` over the IPC channel when it asks. Never in its
+ * environment or arguments: those are readable by every process of the same user
+ * (`/proc/<pid>/environ`, `ps`), the worker's shell commands included.
+ */
+function startChild(args: string[], options: { env: Record<string, string>; tokens: HandedTokens }): Child {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, [TOKENS_FROM_PARENT_ENV]: '1' };
+  for (const name of TOKEN_ENV) delete env[name];
+  const child = execaNode(CLI_MAIN, args, {
     // Under `node --watch` (pnpm dev) the children must not become watchers themselves.
     nodeOptions: process.execArgv.filter((option) => !option.startsWith('--watch')),
     ipc: true,
     env,
+    extendEnv: false,
     stdin: 'ignore',
     stdout: 'inherit',
     stderr: 'inherit',
@@ -44,6 +60,8 @@ function startChild(args: string[], env: Record<string, string>): Child {
     forceKillAfterDelay: STOP_GRACE_MS,
     cleanup: true,
   }) as unknown as Child;
+  handTokensToChild(child, options.tokens);
+  return child;
 }
 
 /** Resolves with the child's ready message, or fails saying so if the child exits first. */
@@ -86,9 +104,8 @@ async function runUp(options: UpOptions): Promise<void> {
 
   const baseEnv = { MOLF_LOG_LEVEL: options.logLevel, [SUPERVISED_ENV]: '1' };
   const server = startChild(['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir], {
-    ...baseEnv,
-    MOLF_CLIENT_TOKEN: clientToken,
-    MOLF_WORKER_TOKEN: workerToken,
+    env: baseEnv,
+    tokens: { client: clientToken, worker: workerToken },
   });
   children.push(server);
   let ready: Record<string, unknown>;
@@ -109,8 +126,11 @@ async function runUp(options: UpOptions): Promise<void> {
       '--workdir',
       projectDir,
       ...(options.name === undefined ? [] : ['--name', options.name]),
+      // The server's data and the saved client token are Molf's own: sandboxed commands never see them.
+      ...toSandboxArguments(toSandboxConfig(options, { hide: [dataDir, clientDir()] })),
     ],
-    { ...baseEnv, MOLF_WORKER_TOKEN: workerToken },
+    // The worker needs only its own token: the client token stays out of its process entirely.
+    { env: baseEnv, tokens: { worker: workerToken } },
   );
   children.push(worker);
   let workerReady: Record<string, unknown>;
@@ -136,7 +156,7 @@ async function runUp(options: UpOptions): Promise<void> {
       '',
       'Molf is up.',
       `  server:  ${url}   (health: ${httpUrl}/healthz)`,
-      `  worker:  ${String(workerReady.name)} on ${projectDir}`,
+      `  worker:  ${String(workerReady.name)} on ${projectDir} (sandbox: ${String(workerReady.sandbox)})`,
       `  client token: ${clientToken}`,
       `  saved to ${savedTo}: \`molf workers\` and other client commands run here need no flags.`,
       '  Ctrl-C stops everything.',

@@ -1,5 +1,6 @@
 import { createMolfClient } from '@molf/client';
 import type { WorkerInfo } from '@molf/protocol';
+import { describeSandbox } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
@@ -20,11 +21,27 @@ export function registerWorkersCommand(program: Command): void {
     });
 }
 
+/** Longest sandbox cell: a failed self-test's reason is cut here (`--json` has it whole). */
+const MAX_SANDBOX_CELL = 60;
+
+function sandboxCell(worker: WorkerInfo): string {
+  if (worker.sandbox === undefined) return '—';
+  const text = describeSandbox(worker.sandbox);
+  return text.length > MAX_SANDBOX_CELL ? `${text.slice(0, MAX_SANDBOX_CELL - 1)}…` : text;
+}
+
 export function formatWorkers(workers: WorkerInfo[]): string {
   if (workers.length === 0) return 'no workers registered\n';
   const rows = [
-    ['NAME', 'STATE', 'ID', 'WORKDIR', 'LAST SEEN'],
-    ...workers.map((worker) => [worker.name, worker.state, worker.workerId, worker.workdir, worker.lastSeenAt]),
+    ['NAME', 'STATE', 'SANDBOX', 'ID', 'WORKDIR', 'LAST SEEN'],
+    ...workers.map((worker) => [
+      worker.name,
+      worker.state,
+      sandboxCell(worker),
+      worker.workerId,
+      worker.workdir,
+      worker.lastSeenAt,
+    ]),
   ];
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
   return `${rows

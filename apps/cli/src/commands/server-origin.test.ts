@@ -1,0 +1,86 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execaNode } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { CLI } from '../testing/cli-test-kit.ts';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-server-origin-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true, maxRetries: 3 }));
+  return path;
+}
+
+/** `open`, or the HTTP status that refused the upgrade. */
+function tryOpen(url: string, origin: string) {
+  return new Promise<'open' | number>((resolve, reject) => {
+    const socket = new WebSocket(url, { origin });
+    socket.on('open', () => {
+      socket.terminate();
+      resolve('open');
+    });
+    socket.on('unexpected-response', (_request, response) => {
+      resolve(response.statusCode ?? 0);
+      socket.terminate();
+    });
+    socket.on('error', reject);
+  });
+}
+
+describe('molf server --allowed-origin', () => {
+  it('accepts browsers from the origins given by flag and by the config file, and refuses others', async () => {
+    const home = await tempDir();
+    await writeFile(join(home, 'config.jsonc'), '{ "allowedOrigins": ["https://from-file.example"] }');
+    const server = execaNode(
+      CLI,
+      [
+        'server',
+        '--port',
+        '0',
+        '--allowed-origin',
+        'https://app.example',
+        '--allowed-origin',
+        'http://dev.example:3000',
+      ],
+      { env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_LOG_LEVEL: 'warn' }, reject: false, stdin: 'ignore' },
+    );
+    cleanups.push(async () => {
+      server.kill('SIGKILL');
+      await server;
+    });
+    const url = await new Promise<string>((resolve, reject) => {
+      let seen = '';
+      server.stdout?.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        const match = /listening on (ws:\/\/\S+)/.exec(seen);
+        if (match?.[1] !== undefined) resolve(match[1]);
+      });
+      void server.then((result) => reject(new Error(`server exited: ${result.stderr}`)));
+    });
+    expect(await tryOpen(url, 'https://app.example')).toBe('open');
+    expect(await tryOpen(url, 'http://dev.example:3000')).toBe('open');
+    expect(await tryOpen(url, 'https://from-file.example')).toBe('open');
+    expect(await tryOpen(url, 'https://evil.example')).toBe(403);
+  });
+
+  it('refuses to start with an allowed origin that is not one', async () => {
+    const home = await tempDir();
+    const result = await execaNode(CLI, ['server', '--port', '0', '--allowed-origin', 'app.example'], {
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+      reject: false,
+      stdin: 'ignore',
+      timeout: 30_000,
+    });
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('--allowed-origin');
+    expect(result.stderr).toContain('app.example');
+    expect(result.stderr).toContain('http(s)://host[:port]');
+  });
+});

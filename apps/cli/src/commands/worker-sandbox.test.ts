@@ -1,0 +1,245 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ToolResult, WorkerId } from '@molf/protocol';
+import { createServer, type MolfServer } from '@molf/server';
+import { prepareSandbox } from '@molf/worker';
+import { execaNode, type ResultPromise } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CLI } from '../testing/cli-test-kit.ts';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const TOKENS = {
+  client: 'molf_c_sandbox-test-client-token-0123',
+  worker: 'molf_w_sandbox-test-worker-token-0123',
+};
+
+async function tempDir(prefix = 'molf-worker-sandbox-'): Promise<string> {
+  const path = await realpath(await mkdtemp(join(tmpdir(), prefix)));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+/** Why the sandbox cannot run here (tests skip with it, printed), or undefined. */
+async function sandboxUnavailable(): Promise<string | undefined> {
+  const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-probe-')));
+  try {
+    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env: process.env });
+    return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
+  } finally {
+    await rm(workdir, { recursive: true, force: true });
+  }
+}
+const unavailable = await sandboxUnavailable();
+if (unavailable !== undefined) process.stderr.write(`SKIPPED molf worker sandbox tests: ${unavailable}\n`);
+
+async function isolatedEnv(): Promise<Record<string, string>> {
+  return {
+    MOLF_HOME: await tempDir(),
+    MOLF_CLIENT_DIR: await tempDir(),
+    MOLF_LOG_LEVEL: 'warn',
+    MOLF_LOG_FILE: 'none',
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+  };
+}
+
+async function startServer(): Promise<MolfServer> {
+  const server = await createServer({ port: 0, dataDir: await tempDir(), tokens: TOKENS });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+/** `molf worker` as a child process in its own process group, killed (with its group) after the test. */
+function spawnWorker(args: string[], env: Record<string, string>): ResultPromise {
+  const child = execaNode(CLI, ['worker', ...args], {
+    env: { ...env, MOLF_WORKER_TOKEN: TOKENS.worker },
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    detached: true,
+  });
+  cleanups.push(async () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Gone.
+    }
+    await child;
+  });
+  return child;
+}
+
+/** Resolves with the stdout seen so far once it contains `text`. */
+function waitForOutput(child: ResultPromise, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve(seen);
+    });
+    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
+  });
+}
+
+/** Pids of the host's processes whose command line contains `text` (read from /proc, no pgrep needed). */
+function processesMatching(text: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(text)) pids.push(Number(entry));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return pids;
+}
+
+async function until(predicate: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * A `sleep` with a duration no other process uses, so it can be found on the host whatever its pid;
+ * whatever is left of it after the test (a failed one) is killed by pid.
+ */
+function uniqueSleep(): string {
+  const command = `sleep 3${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}.5`;
+  cleanups.unshift(async () => {
+    for (const pid of processesMatching(command)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone.
+      }
+    }
+  });
+  return command;
+}
+
+function runShell(server: MolfServer, workerId: string, command: string): Promise<ToolResult> {
+  return server.dispatcher.dispatch({
+    workerId: workerId as WorkerId,
+    toolName: 'shell_exec',
+    args: { command },
+    timeoutMs: 120_000,
+  });
+}
+
+async function startedWorker(args: string[]) {
+  const server = await startServer();
+  const env = await isolatedEnv();
+  const workdir = await tempDir();
+  const child = spawnWorker(['--server', server.url, '--workdir', workdir, ...args], env);
+  const line = await waitForOutput(child, 'serving');
+  const workerId = /\(([0-9a-f-]{36})\)/.exec(line)?.[1] ?? '';
+  return { server, env, workdir, child, line, workerId };
+}
+
+describe('molf worker killed with SIGKILL', { timeout: 90_000 }, () => {
+  it("takes its commands' background children along, also those of finished commands (no sandbox)", async () => {
+    const { server, child, workerId } = await startedWorker([]);
+    const leftBehind = uniqueSleep();
+    const running = uniqueSleep();
+    const runningChild = uniqueSleep();
+    // A finished command that left a daemon behind in its process group…
+    const finished = await runShell(server, workerId, `nohup ${leftBehind} >/dev/null 2>&1 & echo started`);
+    expect(finished.output).toContain('started');
+    // …and a running one with a background child.
+    void runShell(server, workerId, `${runningChild} & ${running}`);
+    await until(
+      () => [leftBehind, running, runningChild].every((text) => processesMatching(text).length > 0),
+      'the commands to run',
+    );
+    child.kill('SIGKILL');
+    await child;
+    await until(
+      () => [leftBehind, running, runningChild].every((text) => processesMatching(text).length === 0),
+      'every command process to end',
+    );
+  });
+
+  it.skipIf(unavailable !== undefined)('takes its sandboxed commands along (--die-with-parent)', async () => {
+    const { server, child, workerId, line } = await startedWorker(['--sandbox', 'required']);
+    expect(line).toContain('(sandbox: on)');
+    const running = uniqueSleep();
+    const runningChild = uniqueSleep();
+    void runShell(server, workerId, `${runningChild} & ${running}`);
+    await until(() => [running, runningChild].every((text) => processesMatching(text).length > 0), 'the command');
+    child.kill('SIGKILL');
+    await child;
+    await until(() => [running, runningChild].every((text) => processesMatching(text).length === 0), 'its end');
+  });
+});
+
+describe('molf worker --sandbox', () => {
+  it('in mode required refuses to start, non-zero and saying why, when bwrap is missing', async () => {
+    const env = { ...(await isolatedEnv()), PATH: '/nonexistent' };
+    const child = spawnWorker(['--workdir', await tempDir(), '--sandbox', 'required'], env);
+    const result = await child;
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain('the sandbox is required (--sandbox required) but its self-test failed');
+    expect(result.stderr).toContain('bwrap is not installed');
+  });
+
+  it('in mode on starts without the sandbox when bwrap is missing, and says so on its start line', async () => {
+    const server = await startServer();
+    const env = { ...(await isolatedEnv()), PATH: '/nonexistent' };
+    const child = spawnWorker(['--server', server.url, '--workdir', await tempDir(), '--sandbox'], env);
+    expect(await waitForOutput(child, 'serving')).toContain('(sandbox: failed: bwrap is not installed');
+  });
+
+  it.skipIf(unavailable !== undefined)(
+    'takes its settings from a config file, flags winning, and molf workers shows them',
+    async () => {
+      const configDir = await tempDir('molf-worker-config-');
+      const config = join(configDir, 'worker.jsonc');
+      await writeFile(
+        config,
+        '{\n  // the sandbox\n  "sandbox": { "mode": "required", "network": false, "mcp": false }\n}\n',
+      );
+      const { server, env, line } = await startedWorker(['--config', config, '--sandbox-mcp', 'on']);
+      expect(line).toContain('(sandbox: on, network off)');
+      const listed = await execaNode(CLI, ['workers', '--server', server.url, '--token', TOKENS.client], {
+        env,
+        extendEnv: false,
+        reject: false,
+      });
+      expect(listed.stdout).toMatch(/SANDBOX[\s\S]*online\s+on, network off\s/);
+      const json = await execaNode(CLI, ['workers', '--json', '--server', server.url, '--token', TOKENS.client], {
+        env,
+        extendEnv: false,
+        reject: false,
+      });
+      expect(JSON.parse(json.stdout)[0].sandbox).toMatchObject({
+        mode: 'required',
+        active: true,
+        network: false,
+        mcp: true,
+      });
+    },
+  );
+
+  it.each([
+    ['inside the workdir', (workdir: string) => join(workdir, 'worker.jsonc'), '{}', 'is inside the workdir'],
+    ['with a syntax error', () => '', '{\n  "sandbox": { "mode": "on",, }\n}', 'line 2, column'],
+    ['with an unknown mode', () => '', '{ "sandbox": { "mode": "sometimes" } }', '"sandbox.mode"'],
+  ])('refuses a config file %s, saying where', async (_name, place, text, message) => {
+    const workdir = await tempDir();
+    const path = place(workdir) || join(await tempDir('molf-worker-config-'), 'worker.jsonc');
+    await writeFile(path, text);
+    const child = spawnWorker(['--workdir', workdir, '--config', path], await isolatedEnv());
+    const result = await child;
+    expect(result.exitCode).toBe(1);
+    expect(result.stderr).toContain(message);
+  });
+});

@@ -1,0 +1,33 @@
+import { fileURLToPath } from 'node:url';
+import { execaNode } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { handTokensToChild, receiveTokensFromParent, TOKENS_FROM_PARENT_ENV } from './token-handover.ts';
+
+const CHILD = fileURLToPath(new URL('./testing/token-handover-child.ts', import.meta.url));
+
+describe('token handover from molf up to its children', () => {
+  it('hands the tokens over the IPC channel once, to a child that asks', async () => {
+    const child = execaNode(CHILD, [], {
+      ipc: true,
+      env: { [TOKENS_FROM_PARENT_ENV]: '1' },
+      reject: false,
+      stdin: 'ignore',
+      timeout: 30_000,
+    });
+    handTokensToChild(child, { worker: 'molf_w_handed-over-token-value' });
+    const messages = (await child).ipcOutput.filter(
+      (message) => (message as { type?: string }).type !== 'tokens.request',
+    );
+    expect(messages).toEqual([
+      // The variable is gone, so the child's own children would not wait for a parent's tokens.
+      { type: 'received', tokens: { worker: 'molf_w_handed-over-token-value' }, variableLeft: null },
+      // A second request is never answered.
+      { type: 'again', outcome: 'timeout' },
+    ]);
+  });
+
+  it('does not wait for a parent when the process was started by hand', async () => {
+    expect(process.env[TOKENS_FROM_PARENT_ENV]).toBeUndefined();
+    expect(await receiveTokensFromParent()).toBeUndefined();
+  });
+});
