@@ -11,6 +11,28 @@ export type SandboxFlags = {
   sandboxWritable?: string[];
 };
 
+const MODES = new Set(['off', 'on', 'required']);
+
+/**
+ * `--sandbox` takes an optional mode, so `molf run --sandbox "fix the tests"` would read the prompt as
+ * the mode: a bare `--sandbox` followed by a word that is no mode becomes `--sandbox=on`.
+ */
+export function normalizeSandboxArguments(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  return argv.map((word, index) => {
+    const next = argv[index + 1];
+    const beforeEnd = end === -1 || index < end;
+    return word === '--sandbox' &&
+      beforeEnd &&
+      next !== undefined &&
+      next !== '--' &&
+      !next.startsWith('-') &&
+      !MODES.has(next)
+      ? '--sandbox=on'
+      : word;
+  });
+}
+
 function parseMode(value: string): SandboxMode {
   if (value === 'off' || value === 'on' || value === 'required') return value;
   throw new InvalidArgumentError('use on, required or off');
