@@ -152,7 +152,12 @@ export function evaluatePermission(options: {
   const judge = (subject: PermissionSubject): PermissionDecision => {
     const decision = judgeSubject(subject, rulesOf(subject));
     // A file no rule of its tool speaks of: the shell rules alone decide the line.
-    if (subject.restrictOnly === true && decision.type === 'ask' && decision.rule === undefined && subject.problem === undefined) {
+    if (
+      subject.restrictOnly === true &&
+      decision.type === 'ask' &&
+      decision.rule === undefined &&
+      subject.problem === undefined
+    ) {
       return { type: 'allow', rule: unrestricted(subject.ruleTool ?? tool) };
     }
     return decision;

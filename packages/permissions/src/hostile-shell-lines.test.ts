@@ -404,6 +404,34 @@ describe('arguments that turn an allowed command into a write or a read', () => 
   });
 });
 
+describe('options read as their command reads them', () => {
+  const allowed = withRules({
+    shell_exec: {
+      'git push *': 'allow',
+      'git add *': 'allow',
+      'openssl *': 'allow',
+      'zip *': 'allow',
+      'make *': 'allow',
+    },
+  });
+
+  it.each(
+    cases([
+      { command: 'git push -u origin main', decision: 'allow', why: '-u of git push sets the upstream' },
+      { command: 'git add -u .', decision: 'allow', why: '-u of git add takes no value' },
+      { command: "git fetch --upload-pack='rm -rf x' origin", decision: 'deny', why: 'fetch --upload-pack runs it' },
+      { command: "git clone -u 'rm -rf x' url dir", decision: 'deny', why: 'clone -u runs it' },
+      { command: 'openssl enc -in .env -out x.enc', decision: 'deny', why: 'a one-dash long option naming a file' },
+      { command: "zip -TT 'rm -rf x' out.zip a", decision: 'deny', why: 'zip -TT runs a command' },
+      { command: 'make test', decision: 'allow', why: 'make' },
+      { command: "make CC='touch x' test", decision: 'ask', why: 'a make variable is an assignment for its recipes' },
+      { command: 'make LANG=C test', decision: 'allow', why: 'a harmless one' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command, { layers: allowed }), row);
+  });
+});
+
 describe('what people are shown', () => {
   it.each([
     ['echo hi\u001b[2J\u001b[Hlooks fine', "echo $'hi\\x1b[2J\\x1b[Hlooks' fine"],

@@ -225,7 +225,13 @@ function fileSubject(file: FileAccess, options: SubjectOptions): PermissionSubje
     };
   }
   const subject = pathSubject(given, options);
-  return { ...subject, label: `${file.by} ${verb} ${subject.label}`, alwaysPattern: null, ruleTool, restrictOnly: true };
+  return {
+    ...subject,
+    label: `${file.by} ${verb} ${subject.label}`,
+    alwaysPattern: null,
+    ruleTool,
+    restrictOnly: true,
+  };
 }
 
 /** What a tool call's rules are matched against, per tool. */

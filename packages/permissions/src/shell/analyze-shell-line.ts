@@ -682,6 +682,16 @@ function judgeNamesAssigned(state: AnalysisState, words: readonly ShellWord[]): 
         if (match !== null) names.push({ ...word, value: match[1] as string });
       }
       break;
+    case 'make':
+    case 'gmake':
+      // `make CC=… test`: a variable given to make is set for every recipe it runs (SHELL, CC…).
+      for (const word of words.slice(1)) {
+        const match = word.isStatic ? /^([A-Za-z_][A-Za-z0-9_]*)[:+?]?=(.*)$/s.exec(word.value) : null;
+        if (match !== null) {
+          judge(state, { name: match[1] as string, value: match[2] as string, hasValue: true, reach: 'environment' });
+        }
+      }
+      return;
     case 'set':
       if (setExportsAssignments(words.map((word) => word.value))) {
         addProblem(state, 'set -a (allexport) or -k passes every later assignment to the programs the line runs');

@@ -68,6 +68,12 @@ export function readOptions(
       }
       continue;
     }
+    // A one-dash long option some commands use (`openssl -in FILE`, `zip -TT CMD`).
+    if (spec.withValue.has(text)) {
+      options.push({ name: text, value: words[index + 1] });
+      index += 2;
+      continue;
+    }
     // A cluster of short options: the first that takes a value takes the rest of the word or the next.
     let consumedNext = false;
     for (let at = 1; at < text.length; at += 1) {

@@ -375,7 +375,17 @@ function judgeGitSetting(options: Unwrap, setting: string, where: string): void 
   }
 }
 
-const GIT_RUNS_VALUE = optionSet('-x --exec --extcmd -u --upload-pack --receive-pack');
+/** Options of git sub-commands whose value is a command git runs. */
+const GIT_RUNS_VALUE: Readonly<Record<string, ReadonlySet<string>>> = {
+  rebase: optionSet('-x --exec'),
+  difftool: optionSet('-x --extcmd'),
+  clone: optionSet('-u --upload-pack'),
+  fetch: optionSet('--upload-pack'),
+  pull: optionSet('--upload-pack'),
+  'ls-remote': optionSet('--upload-pack'),
+  push: optionSet('--receive-pack --exec'),
+  archive: optionSet('--exec'),
+};
 
 function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
   const global = readOptions(words, { start: 1, withValue: optionSet(GIT_GLOBAL_OPTIONS), stopAtOperand: true });
@@ -418,19 +428,16 @@ function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
     default:
       break;
   }
+  const runs = GIT_RUNS_VALUE[sub.value] ?? new Set<string>();
   const read = readOptions(rest, {
     start: 0,
-    withValue: new Set([...GIT_RUNS_VALUE, '-c', '--config', '--template']),
+    withValue: new Set([...runs, ...(sub.value === 'clone' ? ['-c', '--config', '--template'] : ['--template'])]),
     stopAtOperand: false,
   });
   for (const option of read.options) {
-    if (GIT_RUNS_VALUE.has(option.name) && !(option.name === '-x' && !['rebase', 'difftool'].includes(sub.value))) {
+    if (runs.has(option.name)) {
       if (option.value !== undefined) descendIntoSource(options, `git ${sub.value} ${option.name}`, option.value);
-    } else if (
-      (option.name === '-c' || option.name === '--config') &&
-      sub.value === 'clone' &&
-      option.value?.isStatic
-    ) {
+    } else if ((option.name === '-c' || option.name === '--config') && option.value?.isStatic === true) {
       judgeGitSetting(options, option.value.value, 'git clone -c');
     } else if (option.name === '--template') {
       addAnalysisProblem(options.state, `git ${sub.value} --template copies hooks that git then runs`);
