@@ -113,7 +113,10 @@ describe('molf permissions explain', () => {
 
   it('judges the files a shell line reads where they lead in the workdir: links followed, globs expanded as bash would', async () => {
     const dir = await tempDir();
-    await writeFile(join(dir, 'rules.jsonc'), `{ "read_file": { "*": "allow", "*.env": "deny" }, "shell_exec": { "cat *": "allow" } }`);
+    await writeFile(
+      join(dir, 'rules.jsonc'),
+      `{ "read_file": { "*": "allow", "*.env": "deny" }, "shell_exec": { "cat *": "allow" } }`,
+    );
     await writeFile(join(dir, '.env'), 'KEY=1\n');
     await writeFile(join(dir, 'notes.txt'), 'hello\n');
     await symlink('.env', join(dir, 'innocent.txt'));
