@@ -70,4 +70,16 @@ describe('the mounts planned for a sandbox', () => {
     const mounts = await planSandboxMounts({ workdir, writable: [], readOnly: [], hidden: [elsewhere] });
     expect(mounts).toEqual([{ type: 'writable', path: workdir }]);
   });
+
+  it('still hides a path under /tmp inside a directory mounted again read-only (Molf installed in /tmp)', async () => {
+    const workdir = await tempDir();
+    const install = await tempDir();
+    const secrets = join(install, 'data');
+    await mkdir(secrets);
+    const mounts = await planSandboxMounts({ workdir, writable: [], readOnly: [install], hidden: [secrets] });
+    expect(mounts).toContainEqual({ type: 'hidden-directory', path: secrets });
+    expect(mounts.findIndex((mount) => mount.path === install)).toBeLessThan(
+      mounts.findIndex((mount) => mount.path === secrets),
+    );
+  });
 });

@@ -41,6 +41,7 @@ export async function planSandboxMounts(
     ),
   );
   const mounts: SandboxMount[] = [];
+  /** What is mounted again (read-write or read-only): under /tmp only these need hiding inside. */
   const writableRoots: string[] = [];
   for (const found of writable ?? []) {
     if (found === undefined) continue;
@@ -48,7 +49,9 @@ export async function planSandboxMounts(
     mounts.push({ type: 'writable', path: found.path });
   }
   for (const found of readOnly ?? []) {
-    if (found !== undefined) mounts.push({ type: 'read-only', path: found.path });
+    if (found === undefined) continue;
+    writableRoots.push(found.path);
+    mounts.push({ type: 'read-only', path: found.path });
   }
   for (const found of hidden ?? []) {
     if (found === undefined) continue;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toSandboxSettings } from './sandbox-config.ts';
+import { molfRuntimePaths, toSandboxSettings } from './sandbox-config.ts';
 
 const context = { workdir: '/work/project', home: '/home/me', env: {} };
 
@@ -11,7 +11,20 @@ describe('the sandbox settings of a config', () => {
     });
     expect(settings).toMatchObject({ mode: 'off', network: true, mcp: true, writable: [] });
     expect(settings.hidden).toEqual(['/home/me/.molf', '/srv/molf-data', '/home/me/.config/molf']);
-    expect(settings.readOnly).toEqual(['/work/project/.molf', '/work/project/.git/hooks', '/work/project/.git/config']);
+    expect(settings.readOnly).toEqual([
+      '/work/project/.molf',
+      '/work/project/.git/hooks',
+      '/work/project/.git/config',
+      ...molfRuntimePaths(),
+    ]);
+  });
+
+  it("keeps Molf's own Node and installation visible when they live under /tmp, which the sandbox replaces", () => {
+    expect(molfRuntimePaths({ execPath: '/tmp/ci/node_modules/node/bin/node', installRoot: '/tmp/ci' })).toEqual([
+      '/tmp/ci/node_modules/node/bin/node',
+      '/tmp/ci',
+    ]);
+    expect(molfRuntimePaths({ execPath: '/usr/bin/node', installRoot: '/opt/molf' })).toEqual([]);
   });
 
   it('expands ~/ to the home and resolves relative paths against the workdir', () => {

@@ -1,5 +1,7 @@
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
 
@@ -51,6 +53,32 @@ export const SandboxConfigFileSchema = z
 
 /** Files and directories inside the workdir that commands may read but not write: writing them starts code later. */
 export const READ_ONLY_IN_WORKDIR = ['.molf', '.git/hooks', '.git/config'] as const;
+
+/** The root of the Molf installation this worker runs from (its pnpm workspace). */
+function findInstallRoot(): string {
+  let directory = dirname(fileURLToPath(import.meta.url));
+  for (let up = 0; up < 8; up += 1) {
+    if (existsSync(join(directory, 'pnpm-workspace.yaml'))) return directory;
+    directory = dirname(directory);
+  }
+  return resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+}
+
+/**
+ * Molf's own Node binary and installation when they live under /tmp: the sandbox's private /tmp
+ * would hide them, and the self-test probe and Node-run MCP servers need them (a checkout in /tmp,
+ * as CI clones do). Bound again read-only; elsewhere they are on the read-only root already.
+ */
+export function molfRuntimePaths(options: { execPath?: string; installRoot?: string } = {}): string[] {
+  let execPath = options.execPath ?? process.execPath;
+  try {
+    if (options.execPath === undefined) execPath = realpathSync(execPath);
+  } catch {
+    // Not resolvable: keep it as given.
+  }
+  const paths = [execPath, options.installRoot ?? findInstallRoot()];
+  return [...new Set(paths.filter((path) => path === '/tmp' || path.startsWith('/tmp/')))];
+}
 
 /** A sandbox config with its defaults applied and every path absolute. */
 export type SandboxSettings = {
@@ -107,7 +135,7 @@ export function toSandboxSettings(
     workdir: context.workdir,
     hidden,
     writable: [...new Set((config?.writable ?? []).map(absolute))],
-    readOnly: READ_ONLY_IN_WORKDIR.map((name) => join(context.workdir, name)),
+    readOnly: [...READ_ONLY_IN_WORKDIR.map((name) => join(context.workdir, name)), ...molfRuntimePaths()],
     rewriteArguments: config?.testOnlyRewriteArguments,
   };
 }
