@@ -3,8 +3,9 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, execaNode, type ResultPromise } from 'execa';
+import { execa, execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitForOutput } from './testing/cli-test-kit.ts';
 
 const CLI = fileURLToPath(new URL('./main.ts', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -31,18 +32,6 @@ async function isolatedEnv(): Promise<Record<string, string>> {
 
 function molf(args: string[], options: { cwd?: string; env: Record<string, string> }) {
   return execaNode(CLI, args, { cwd: options.cwd, env: options.env, reject: false, stdin: 'ignore', timeout: 30_000 });
-}
-
-/** Resolves with the stdout seen so far once it contains `text`. */
-function waitForOutput(child: ResultPromise, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(text)) resolve(seen);
-    });
-    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
-  });
 }
 
 /** A long-running molf process, killed after the test. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../testing/cli-test-kit.ts';
+import { CLI, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_token-file-test-client-token';
 const WORKER_TOKEN = 'molf_w_token-file-test-worker-token';
@@ -50,20 +50,6 @@ function spawnMolf(args: string[], env: Record<string, string>): ResultPromise {
   return child;
 }
 
-/** Resolves with what the child printed so far once `text` shows on stdout or stderr. */
-function waitForOutput(child: ResultPromise, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    const onData = (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(text)) resolve(seen);
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void child.then(() => reject(new Error(`exited before printing "${text}":\n${seen}`)));
-  });
-}
-
 describe('token files', () => {
   it('molf server takes fixed tokens from files, and molf worker --token-file connects with one', async () => {
     const env = await isolatedEnv();
@@ -74,7 +60,7 @@ describe('token files', () => {
       ['server', '--port', '0', '--client-token-file', clientFile, '--worker-token-file', workerFile],
       env,
     );
-    const banner = await waitForOutput(server, 'data directory');
+    const banner = await waitForOutput(server, 'data directory', { stderr: true });
     // Fixed tokens: nothing generated, nothing shown.
     expect(banner).not.toContain('token:');
     const url = /listening on (ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
@@ -83,7 +69,7 @@ describe('token files', () => {
       ['worker', '--server', url, '--token-file', workerFile, '--workdir', await tempDir()],
       env,
     );
-    await waitForOutput(worker, 'serving');
+    await waitForOutput(worker, 'serving', { stderr: true });
     const listed = await molf(['workers', '--json', '--server', url, '--token', CLIENT_TOKEN], env);
     expect(listed.exitCode).toBe(0);
     expect(JSON.parse(listed.stdout)).toMatchObject([{ state: 'online' }]);
@@ -97,13 +83,14 @@ describe('token files', () => {
       MOLF_CLIENT_TOKEN_FILE: await writeTokenFile(secrets, 'client', CLIENT_TOKEN),
       MOLF_WORKER_TOKEN_FILE: await writeTokenFile(secrets, 'worker', WORKER_TOKEN),
     });
-    const url = /listening on (ws:\/\/\S+)/.exec(await waitForOutput(server, 'data directory'))?.[1] ?? '';
+    const url =
+      /listening on (ws:\/\/\S+)/.exec(await waitForOutput(server, 'data directory', { stderr: true }))?.[1] ?? '';
     const loose = await writeTokenFile(secrets, 'loose', `${WORKER_TOKEN}\n`, 0o644);
     const worker = spawnMolf(['worker', '--server', url, '--workdir', await tempDir()], {
       ...env,
       MOLF_WORKER_TOKEN_FILE: loose,
     });
-    const output = await waitForOutput(worker, 'serving');
+    const output = await waitForOutput(worker, 'serving', { stderr: true });
     expect(output).toContain(`other users can read the token file ${loose} (mode 0644): chmod 600 ${loose}`);
   });
 

@@ -1,12 +1,11 @@
 import { accessSync, constants } from 'node:fs';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeLlm } from '@molf/testkit';
-import { prepareSandbox } from '@molf/worker';
-import { execaNode, type ResultPromise } from 'execa';
+import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../testing/cli-test-kit.ts';
+import { CLI, sandboxUnavailable, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -30,28 +29,8 @@ async function hostDir(prefix: string): Promise<string> {
   return path;
 }
 
-async function sandboxUnavailable(): Promise<string | undefined> {
-  const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-probe-')));
-  try {
-    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env: process.env });
-    return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
-  } finally {
-    await rm(workdir, { recursive: true, force: true });
-  }
-}
 const unavailable = await sandboxUnavailable();
 if (unavailable !== undefined) process.stderr.write(`SKIPPED molf up --sandbox test: ${unavailable}\n`);
-
-function waitForOutput(child: ResultPromise, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(text)) resolve(seen);
-    });
-    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
-  });
-}
 
 describe.skipIf(unavailable !== undefined)(
   'the stacks of molf up and molf run with --sandbox',

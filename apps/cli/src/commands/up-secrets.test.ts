@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMolfClient } from '@molf/client';
 import { startFakeLlm } from '@molf/testkit';
-import { execaNode, type ResultPromise } from 'execa';
+import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../testing/cli-test-kit.ts';
+import { CLI, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -17,18 +17,6 @@ async function tempDir(): Promise<string> {
   const path = await mkdtemp(join(tmpdir(), 'molf-up-secrets-'));
   cleanups.push(() => rm(path, { recursive: true, force: true, maxRetries: 3 }));
   return path;
-}
-
-/** Resolves with the stdout seen so far once it contains `text`. */
-function waitForOutput(child: ResultPromise, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(text)) resolve(seen);
-    });
-    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
-  });
 }
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -4,10 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolResult, WorkerId } from '@molf/protocol';
 import { createServer, type MolfServer } from '@molf/server';
-import { prepareSandbox } from '@molf/worker';
 import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI } from '../testing/cli-test-kit.ts';
+import { CLI, sandboxUnavailable, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -25,16 +24,6 @@ async function tempDir(prefix = 'molf-worker-sandbox-'): Promise<string> {
   return path;
 }
 
-/** Why the sandbox cannot run here (tests skip with it, printed), or undefined. */
-async function sandboxUnavailable(): Promise<string | undefined> {
-  const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-probe-')));
-  try {
-    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env: process.env });
-    return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
-  } finally {
-    await rm(workdir, { recursive: true, force: true });
-  }
-}
 const unavailable = await sandboxUnavailable();
 if (unavailable !== undefined) process.stderr.write(`SKIPPED molf worker sandbox tests: ${unavailable}\n`);
 
@@ -72,18 +61,6 @@ function spawnWorker(args: string[], env: Record<string, string>): ResultPromise
     await child;
   });
   return child;
-}
-
-/** Resolves with the stdout seen so far once it contains `text`. */
-function waitForOutput(child: ResultPromise, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(text)) resolve(seen);
-    });
-    void child.then((result) => reject(new Error(`exited before printing "${text}": ${result.stderr}\n${seen}`)));
-  });
 }
 
 /** Pids of the host's processes whose command line contains `text` (read from /proc, no pgrep needed). */

@@ -1,8 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer, type MolfServer } from '@molf/server';
-import { createWorker, type MolfWorker } from '@molf/worker';
+import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
 import { execaNode, type ResultPromise } from 'execa';
 
 export const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -63,4 +64,34 @@ export function spawnInteractive(
     }
   };
   return { child, seen, type: (line) => void child.stdin?.write(`${line}\n`), output: () => output };
+}
+
+/**
+ * Resolves with the output seen so far once it contains `text` (stdout; stderr too with
+ * `stderr: true`); rejects if the child exits first.
+ */
+export function waitForOutput(child: ResultPromise, text: string, options: { stderr?: boolean } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve(seen);
+    };
+    child.stdout?.on('data', onData);
+    if (options.stderr === true) child.stderr?.on('data', onData);
+    void child.then((result) =>
+      reject(new Error(`exited before printing "${text}": ${options.stderr === true ? '' : result.stderr}\n${seen}`)),
+    );
+  });
+}
+
+/** Why the sandbox cannot run here (its self-test failed), for tests to skip with it printed; or undefined. */
+export async function sandboxUnavailable(): Promise<string | undefined> {
+  const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-probe-')));
+  try {
+    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env: process.env });
+    return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
+  } finally {
+    await rm(workdir, { recursive: true, force: true });
+  }
 }
