@@ -74,6 +74,21 @@ describe('resolveToolPath', () => {
     expect(await resolved('../outside/secret.txt', wider)).toBe(join(outside, 'secret.txt'));
   });
 
+  it('follows a link before the .. after it, as the kernel does', async () => {
+    // nl leads to src/nested: nl/../main.ts is src/main.ts, not the workdir's main.ts.
+    await mkdir(join(workdir, 'src', 'nested'));
+    await symlink(join(workdir, 'src', 'nested'), join(workdir, 'nl'));
+    await mkdir(join(outside, 'deep'));
+    await symlink(join(outside, 'deep'), join(workdir, 'out'));
+    expect(await resolved('nl/../main.ts')).toBe(join(workdir, 'src', 'main.ts'));
+    expect(await resolved('./nl/./../main.ts')).toBe(join(workdir, 'src', 'main.ts'));
+    // out/.. is the outside directory, not the workdir.
+    expect(await resolved('out/../secret.txt')).toBe('workdir_escape');
+    // The path the tool then opens is that same file.
+    const opened = await resolveToolPath(policy, 'nl/../main.ts');
+    expect(opened.ok && opened.value.absolute).toBe(join(workdir, 'src', 'main.ts'));
+  });
+
   it('survives a symlink loop', async () => {
     await symlink(join(workdir, 'b'), join(workdir, 'a'));
     await symlink(join(workdir, 'a'), join(workdir, 'b'));

@@ -1,5 +1,5 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { type ResolvedPaths, ResolvePathsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
 import { expandShellPattern } from './expand-shell-pattern.ts';
 
@@ -44,11 +44,20 @@ export async function resolveToolPath(
   if (requested.includes('\0')) {
     return { ok: false, error: toErrorResult('invalid_arguments', 'The path contains a NUL byte; send a plain path.') };
   }
-  const absolute = resolve(policy.workdir, requested);
+  // The directories on the way are followed as the kernel will (`link/..` is the link target's
+  // parent), the last name is kept: a write must see that it is a link.
+  const name = basename(requested);
+  const absolute =
+    name === '' || name === '.' || name === '..'
+      ? await resolvePhysically(policy.workdir, requested)
+      : join(await resolvePhysically(policy.workdir, dirname(requested)), name);
   const canonical = await canonicalize(absolute);
   const roots = [policy.workdir, ...policy.extraRoots];
   if (roots.some((root) => isInside(canonical, root))) return { ok: true, value: { absolute, canonical } };
-  const shown = canonical === absolute ? `"${requested}"` : `"${requested}" (which leads to ${canonical})`;
+  const shown =
+    canonical === resolve(policy.workdir, requested)
+      ? `"${requested}"`
+      : `"${requested}" (which leads to ${canonical})`;
   return {
     ok: false,
     error: toErrorResult(
@@ -64,6 +73,37 @@ export function isInside(path: string, root: string): boolean {
   if (path === root) return true;
   const fromRoot = relative(root, path);
   return fromRoot !== '' && !fromRoot.startsWith(`..${sep}`) && fromRoot !== '..' && !isAbsolute(fromRoot);
+}
+
+/**
+ * `given` resolved against `base` as the kernel does: each `..` applies to where the path led so
+ * far, links followed (`path.resolve` drops `link/..` without looking, so `hk/../../x` with hk a
+ * link to `.git/hooks` would name the wrong file). Components that do not exist stay as written.
+ */
+export async function resolvePhysically(base: string, given: string): Promise<string> {
+  let current = isAbsolute(given) ? sep : base;
+  let followed = 0;
+  const pending = given.split('/');
+  while (pending.length > 0) {
+    const segment = pending.shift() as string;
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      current = dirname(current);
+      continue;
+    }
+    const next = join(current, segment);
+    const link = await lstat(next).catch(() => undefined);
+    if (link?.isSymbolicLink() === true && followed < MAX_LINK_HOPS) {
+      followed += 1;
+      const target = await readlink(next);
+      // The target's own components are walked the same way, from the link's directory or the root.
+      pending.unshift(...target.split('/'));
+      if (isAbsolute(target)) current = sep;
+      continue;
+    }
+    current = next;
+  }
+  return current;
 }
 
 /** The real location of `absolute`, following symlinks even where the target doesn't exist. */
@@ -127,7 +167,9 @@ export async function resolvePathsForGate(policy: PathPolicy, args: Record<strin
 async function formsOf(policy: PathPolicy, given: string): Promise<string[]> {
   if (given.includes('\0')) return [];
   // A path that can't be resolved (permissions, a name too long) gets no forms: the gate then asks.
-  const canonical = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
+  const canonical = await resolvePhysically(policy.workdir, given)
+    .then(canonicalize)
+    .catch(() => undefined);
   if (canonical === undefined) return [];
   return isInside(canonical, policy.workdir) ? [relative(policy.workdir, canonical) || '.', canonical] : [canonical];
 }
@@ -141,7 +183,9 @@ export async function checkApprovedPaths(
   approvedPaths: Readonly<Record<string, string>>,
 ): Promise<ToolResult | undefined> {
   for (const [given, approved] of Object.entries(approvedPaths)) {
-    const now = await canonicalize(resolve(policy.workdir, given)).catch(() => undefined);
+    const now = await resolvePhysically(policy.workdir, given)
+      .then(canonicalize)
+      .catch(() => undefined);
     if (now !== approved) {
       return toErrorResult(
         'permission_denied',
