@@ -166,7 +166,7 @@ export function evaluatePermission(options: {
   const verdicts: SubjectVerdict[] = [];
   for (const subject of subjects) {
     const decision = judge(subject);
-    verdicts.push({ subject, decision });
+    if (subject.onlyDeny !== true || decision.type === 'deny') verdicts.push({ subject, decision });
     if (decision.type !== 'ask' || subject.denyProbes === undefined) continue;
     // What an unknown program may run: a deny of it wins over the program's own ask.
     for (const probe of subject.denyProbes()) {

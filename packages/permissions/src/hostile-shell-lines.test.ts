@@ -66,8 +66,8 @@ describe('bytes that bash and the parser read differently', () => {
       { command: 'echo \\ #', decision: 'ask', why: 'an escaped blank starting a word asks' },
       {
         command: 'echo a >#b; rm x',
-        decision: 'ask',
-        why: 'bash refuses a # right after > (a comment eats the target)',
+        decision: 'deny',
+        why: 'a line the parser cannot read still denies the commands it names (a comment eats the target)',
       },
       { command: 'echo hi\ue100 there', decision: 'ask', why: 'a private-use character' },
       { command: 'echo hi there # a comment; rm x', decision: 'allow', why: 'a real comment still runs nothing' },
@@ -261,7 +261,12 @@ describe('wrappers that run another command', () => {
       { command: "git submodule foreach 'rm -rf x'", decision: 'deny', why: 'git submodule foreach' },
       { command: "tar -xf a.tar --to-command='rm -rf x'", decision: 'deny', why: 'tar --to-command' },
       { command: 'rsync -e "rm -rf x" a b:', decision: 'deny', why: 'rsync -e' },
-      { command: 'taskset -c 0 ls', decision: 'ask', why: 'a known wrapper itself still asks' },
+      {
+        command: 'taskset -c 0 ls',
+        decision: 'allow',
+        why: 'a known wrapper that changes nothing is judged by what it runs',
+        by: 'ls',
+      },
     ]),
   )('%s', (_title, row) => {
     expectDecision(shell(row.command), row);
@@ -465,5 +470,109 @@ describe('file rules restrict a shell line, they never widen or replace its own 
     expect(shell('cat .env', { layers }).decision.type).toBe('deny');
     expect(shell('cat notes.txt', { layers }).decision.type).toBe('allow');
     expect(shell('echo {} > package.json', { layers }).decision.type).toBe('ask');
+  });
+});
+
+describe('what a line names in another directory, another spelling or another program', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: 'cd sub && cat ../.env', decision: 'deny', why: 'a relative path after cd' },
+      { command: 'cd /home/me && cat .ssh/id_rsa', decision: 'deny', why: 'an absolute cd' },
+      { command: 'pushd sub; cat ../.env', decision: 'deny', why: 'pushd moves too' },
+      { command: 'git -C sub show HEAD:x > ../.env', decision: 'deny', why: 'a redirection is the shell’s, not git’s' },
+      { command: 'tar -C / -xf a.tar etc/passwd', decision: 'ask', why: 'tar -x writes what the archive names' },
+      { command: 'cd "$D" && cat x', decision: 'ask', why: 'a directory only known when the line runs' },
+      { command: 'cat {.env,notes.txt}', decision: 'deny', why: 'a brace expansion names each file' },
+      { command: 'cat .e{n,x}v', decision: 'deny', why: 'inside a word' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    const evaluation = shell(row.command, { layers: everything });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe(row.decision);
+    if (row.by !== undefined) expect(evaluation.decidedBy?.forms).toContain(row.by);
+  });
+
+  it.each(
+    cases([
+      { command: 'timeout 5 cat .env', decision: 'deny', why: 'a wrapper’s command reads a denied file' },
+      { command: 'nice -n 5 ls', decision: 'allow', why: 'a wrapper that changes nothing is judged by what it runs' },
+      { command: 'env LANG=C ls', decision: 'allow', why: 'env with a harmless variable' },
+      { command: 'timeout 5 python3 x.py', decision: 'ask', why: 'the wrapped command’s ask counts' },
+      { command: 'npx rm -rf x', decision: 'deny', why: 'what npx runs is still checked for deny' },
+      { command: 'npm exec -- rm -rf x', decision: 'deny', why: 'npm exec' },
+      { command: 'pnpm dlx rimraf x; uv run rm -rf y', decision: 'deny', why: 'uv run' },
+      { command: 'bundle exec rm -rf x', decision: 'deny', why: 'bundle exec' },
+      {
+        command: "tar -cf a.tar --checkpoint=1 --checkpoint-action=exec='rm x' .",
+        decision: 'deny',
+        why: 'tar runs it',
+      },
+      { command: "git grep -O'rm -rf x' foo", decision: 'deny', why: 'git grep -O opens files with a command' },
+      { command: "git filter-branch --tree-filter 'rm -rf x' HEAD", decision: 'deny', why: 'git filter-branch' },
+      { command: 'git clone ext::sh x', decision: 'ask', why: 'an ext:: URL runs a command' },
+      { command: "ssh -o 'ProxyCommand rm -rf x' host", decision: 'deny', why: 'an ssh option with a space' },
+      { command: "mapfile -C 'rm -rf x' -c 1 lines < notes.txt", decision: 'deny', why: 'a mapfile callback' },
+      { command: "bash <<'EOF'\nrm -rf x\nEOF", decision: 'deny', why: 'a heredoc a shell runs' },
+      { command: "sh <<< 'rm -rf x'", decision: 'deny', why: 'a here-string a shell runs' },
+      { command: 'cat x.sh | bash', decision: 'ask', why: 'a program read from a pipe' },
+      { command: 'bash < script.sh', decision: 'ask', why: 'a program read from a file' },
+      { command: 'echo "${x:-\'$(rm -rf y)\'}"', decision: 'deny', why: 'quotes are literal inside "${…}"' },
+      { command: "alias ll='rm -rf x'", decision: 'deny', why: 'an alias body' },
+      { command: 'shopt -s expand_aliases; ll', decision: 'ask', why: 'a shopt that changes how the line is read' },
+      { command: 'hash -p /bin/rm ls; ls', decision: 'ask', why: 'hash -p makes ls run rm' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+});
+
+describe('declarations read as bash reads them', () => {
+  it.each(
+    cases([
+      { command: "export 'GIT_DIR=x'; git status", decision: 'ask', why: 'a quoted export is an assignment too' },
+      { command: 'export "GIT_${X}=1"; git status', decision: 'ask', why: 'a name only known at run time' },
+      { command: 'export LANG=C; git status', decision: 'ask', why: 'export itself has no rule' },
+      { command: 'declare -n ref=other', decision: 'ask', why: 'a name reference' },
+      { command: 'declare -i n=x+1', decision: 'ask', why: 'an integer variable evaluates its value' },
+      { command: 'unset "a[x]"', decision: 'ask', why: 'unset of a subscript' },
+      { command: 'a=([x]=1)', decision: 'ask', why: 'an array key is arithmetic' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it('allows a harmless quoted export once export is allowed', () => {
+    const layers = withRules({ shell_exec: { 'export *': 'allow' } });
+    expect(shell("export 'LANG=C'; git status", { layers }).decision.type).toBe('allow');
+  });
+});
+
+describe('lines the parser cannot read still deny what they name', () => {
+  it.each(
+    cases([
+      { command: 'echo "unterminated; rm -rf x', decision: 'deny', why: 'an unterminated quote' },
+      { command: 'if then; rm -rf x', decision: 'deny', why: 'a syntax error' },
+      { command: 'ls; ( rm -rf x', decision: 'deny', why: 'an unclosed subshell' },
+      { command: 'ls; (echo x', decision: 'ask', why: 'nothing denied: still ask' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+
+  it('denies a denied command in a line longer than the limit', async () => {
+    const small = await createWarmEngine({ limits: { maxSourceChars: 1000 } });
+    const line = `echo ${'a'.repeat(2000)}; rm -rf x`;
+    const evaluation = evaluateLine(small, line, { layers: { file: rules } });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+    expect(evaluation.problems.join('\n')).toMatch(/longer than 1000 characters/);
+  });
+
+  it('denies a denied command when the line itself ran out of parse time', async () => {
+    const real = await loadShellParser();
+    const parser: ShellParser = { ...real, parse: () => undefined };
+    const impatient = await createWarmEngine({ parser });
+    const evaluation = evaluateLine(impatient, "ls && sudo rm -rf x; echo 'a'", { layers: { file: rules } });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
   });
 });

@@ -44,6 +44,12 @@ export type PermissionSubject = {
    * subject asks, a deny of any of them denies it.
    */
   denyProbes?: () => PermissionSubject[];
+  /**
+   * Set when only a deny of this subject counts: a wrapper that changes nothing about what runs
+   * (`timeout 5 npm test` is judged by `npm test`), what a runner with rules of its own starts
+   * (`npx vitest`), or a stretch of a line the parser could not read.
+   */
+  onlyDeny?: true;
 };
 
 /** A path a call's rules need resolved on the worker: a file, or a glob pattern the shell expands. */
@@ -174,11 +180,23 @@ export function analyzeShellCall(options: SubjectOptions): ShellAnalysis | undef
   );
 }
 
+/**
+ * A file access once for each directory the line may be in when it happens: `cd sub && cat ../.env`
+ * reads `sub/../.env` if the cd worked, and `../.env` if it did not.
+ */
+function filePlaces(files: readonly FileAccess[]): FileAccess[] {
+  return files.flatMap((file) => {
+    const path = file.path.value;
+    if (file.bases.length === 0 || path.startsWith('/')) return [file];
+    return [file, ...file.bases.map((base) => ({ ...file, path: { ...file.path, value: posix.join(base, path) } }))];
+  });
+}
+
 /** The paths of a shell line's file reads and writes that the gate resolves on the worker. */
 export function shellPathArguments(analysis: ShellAnalysis, args: Record<string, unknown>): PathArgument[] {
   const cwd = shellCwd(args);
   const seen = new Map<string, PathArgument>();
-  for (const file of analysis.files) {
+  for (const file of filePlaces(analysis.files)) {
     const path = shellFilePath(file.path.value, cwd);
     if (!seen.has(path)) seen.set(path, { path, pattern: file.path.hasGlob });
   }
@@ -195,8 +213,10 @@ function commandSubject(command: SimpleCommand, options: SubjectOptions, probes:
       return toCommandAlwaysPattern(command);
     },
     ...(command.opaque === undefined ? {} : { problem: command.opaque }),
+    ...(command.onlyDeny === true ? { onlyDeny: true as const } : {}),
   };
-  if (probes) {
+  // A stretch of an unreadable line is matched as it is: probing each would cost more than it finds.
+  if (probes && !(command.onlyDeny === true && command.via.includes('rough scan'))) {
     subject.denyProbes = () =>
       findDenyProbes(options.parser, command, { home: options.home }).map((probe) =>
         commandSubject(probe, options, false),
@@ -266,7 +286,7 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
     if (shell === undefined) return { subjects: [], problems: ['the call has no command string'] };
     const subjects = [
       ...shell.commands.map((command) => commandSubject(command, options, true)),
-      ...shell.files.map((file) => fileSubject(file, options)),
+      ...filePlaces(shell.files).map((file) => fileSubject(file, options)),
     ];
     return { subjects, problems: shell.problems, shell };
   }

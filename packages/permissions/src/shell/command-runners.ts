@@ -20,6 +20,13 @@ export type RunnerSpec = {
   command?: 'operands' | 'joined' | 'none';
   /** `NAME=value` words may stand before the command (`sudo`). */
   assignments?: boolean;
+  /** Options whose value is `NAME=value` set in the command's environment (`systemd-run -E`). */
+  environment?: string;
+  /**
+   * The runner's own rules decide (`"npx vitest *": "allow"`): the command it runs counts only
+   * for deny, so a deny on `rm *` still catches `npx rm -rf x`.
+   */
+  judgedByRunner?: true;
 };
 
 const GIT_GLOBAL_VALUES = '-C -c --git-dir --work-tree --namespace --exec-path --config-env --super-prefix --list-cmds';
@@ -28,7 +35,7 @@ const GIT_GLOBAL_VALUES = '-C -c --git-dir --work-tree --namespace --exec-path -
 export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   sudo: {
     values:
-      '-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type --close-from --other-user --command-timeout',
+      '-u -g -C -D -h -p -r -t -T -U -R -a -c --user --group --chdir --chroot --host --prompt --role --type --close-from --other-user --command-timeout --auth-type --login-class',
     assignments: true,
   },
   doas: { values: '-u -C' },
@@ -63,12 +70,13 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   },
   nsenter: { values: '-t -S -G --target --setuid --setgid --env' },
   'systemd-run': {
+    environment: '-E --setenv',
     values:
-      '-p -u -E -M -H --property --unit --setenv --machine --host --description --slice --uid --gid --nice --working-directory --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --on-clock-change --on-timezone-change --timer-property --path-property --socket-property --service-type --expand-environment',
+      '-p -u -M -H --property --unit --machine --host --description --slice --uid --gid --nice --working-directory --on-active --on-boot --on-startup --on-unit-active --on-unit-inactive --on-calendar --on-clock-change --on-timezone-change --timer-property --path-property --socket-property --service-type --expand-environment',
   },
   valgrind: {},
   fakeroot: { values: '-l -s -i -b --lib --faked' },
-  firejail: {},
+  firejail: { environment: '--env' },
   prlimit: { values: '-p -o --pid --output', noCommand: '-p --pid' },
   numactl: {
     values:
@@ -126,6 +134,39 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   },
   install: { source: '--strip-program', values: '-m -o -g -S -t --mode --owner --group --suffix', command: 'none' },
   make: { source: '--eval', values: '-C -f -I -j -l -o -W --directory --file --include-dir --jobs', command: 'none' },
+  eatmydata: {},
+  npx: { values: '-p --package -c --call', source: '-c --call', judgedByRunner: true },
+  pnpx: { values: '-p --package', judgedByRunner: true },
+  bunx: { values: '-p --package', judgedByRunner: true },
+  uvx: { values: '--from --with --python -p', judgedByRunner: true },
+  'nix-shell': { source: '--run --command', values: '-p -A -I --arg --argstr --packages --attr', command: 'none' },
+};
+
+/** Runners named by a program and a sub-command: `npm exec CMD`, `uv run CMD`, `bundle exec CMD`. */
+export const SUBCOMMAND_RUNNERS: Readonly<Record<string, RunnerSpec>> = {
+  'npm exec': { values: '-p --package -w --workspace', source: '-c --call', judgedByRunner: true },
+  'npm x': { values: '-p --package -w --workspace', source: '-c --call', judgedByRunner: true },
+  'pnpm exec': { values: '-C --dir --filter -F', judgedByRunner: true },
+  'pnpm dlx': { values: '--package', judgedByRunner: true },
+  'yarn exec': { judgedByRunner: true },
+  'yarn dlx': { values: '-p --package', judgedByRunner: true },
+  'bun x': { values: '-p --package', judgedByRunner: true },
+  'bun run': { judgedByRunner: true },
+  'uv run': {
+    values: '--with --python -p --package --project --directory --env-file --group --extra',
+    judgedByRunner: true,
+  },
+  'poetry run': { judgedByRunner: true },
+  'pdm run': { judgedByRunner: true },
+  'hatch run': { judgedByRunner: true },
+  'pipx run': { values: '--spec --python', judgedByRunner: true },
+  'conda run': { values: '-n --name -p --prefix --cwd', judgedByRunner: true },
+  'mamba run': { values: '-n --name -p --prefix --cwd', judgedByRunner: true },
+  'bundle exec': { judgedByRunner: true },
+  'nix develop': { source: '-c --command', values: '--profile -i', command: 'none', judgedByRunner: true },
+  'nix shell': { source: '-c --command', values: '-f --file', command: 'none', judgedByRunner: true },
+  'nix run': { judgedByRunner: true },
+  'dotnet exec': { judgedByRunner: true },
 };
 
 /** Global options of git before its sub-command. */
@@ -136,6 +177,6 @@ export const GIT_GLOBAL_OPTIONS = GIT_GLOBAL_VALUES;
  * `diff.x.command`…), and keys that name files or directories of code (`core.hooksPath`).
  */
 export const GIT_COMMAND_KEY =
-  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|alias\..+|sequence\.editor|diff\.external|pager\..+|web\.browser|gpg(\..+)?\.program|credential(\..+)?\.helper|uploadpack\.packobjectshook|.+\.(command|textconv|driver|clean|smudge|process|cmd|helper|program))$/i;
+  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|alias\..+|sequence\.editor|diff\.external|pager\..+|web\.browser|gpg(\..+)?\.program|credential(\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|submodule\..+\.update|.+command|.+\.(textconv|driver|clean|smudge|process|cmd|helper|program|tool))$/i;
 export const GIT_CODE_PATH_KEY =
-  /^(core\.hookspath|core\.worktree|include\.path|includeif\..+\.path|init\.templatedir)$/i;
+  /^(core\.hookspath|core\.worktree|include\.path|includeif\..+\.path|init\.templatedir|protocol\.(.+\.)?allow|http\..*ssl.*)$/i;

@@ -15,14 +15,14 @@ const MAX_PAYLOAD_CHARS = 4_096;
  * (`mywrapper --x rm -rf y` may run `rm -rf y`), and every argument that reads like a command line
  * (`mywrapper -c 'rm -rf y'`). They are only checked for deny, and only when the command itself
  * asks: an unknown wrapper keeps asking, but a deny found anywhere in the line wins. Programs Molf
- * knows (`git rm x`, `docker rm y`) are not probed.
+ * knows (`git rm x`, `docker rm y`) and wrappers whose commands it found are not probed.
  */
 export function findDenyProbes(
   parser: ShellParser,
   command: SimpleCommand,
   options: { home?: string | undefined },
 ): SimpleCommand[] {
-  if (command.redirect === true) return [];
+  if (command.redirect === true || command.unwrapped === true) return [];
   const [name, ...rest] = command.words;
   if (name === undefined) return [];
   const program = basename(name.value);

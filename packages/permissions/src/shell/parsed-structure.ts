@@ -9,6 +9,11 @@ const CONTENT_CONTAINERS = new Set(['heredoc_body', 'string', 'translated_string
 const OPAQUE_NODES = new Set(['raw_string', 'ansi_c_string', 'comment', 'heredoc_content', 'string_content', 'regex']);
 /** What may stand between two tokens: blanks, newlines and line continuations. */
 const SEPARATOR = /^(?:[ \t\n]|\\\n)*$/;
+/**
+ * `python3 - <<EOF`: the parser drops a lone `-` (standard input) before a heredoc; bash passes it
+ * as a word, which changes nothing about what runs.
+ */
+const DASH_BEFORE_HEREDOC = /^[ \t]+-[ \t]*$/;
 /** Characters after which `#` starts a comment in bash. */
 const COMMENT_MAY_FOLLOW = /[ \t\n;&|()]/;
 
@@ -30,9 +35,10 @@ export function findStructureProblem(tree: Tree, source: string): string | undef
     let covered = 0;
     // Per depth: whether the text directly between this node's children is content.
     const contentAt: boolean[] = [false];
-    const gapProblem = (from: number, to: number): string | undefined => {
+    const gapProblem = (from: number, to: number, next?: string): string | undefined => {
       if (to <= from) return undefined;
       const gap = source.slice(from, to);
+      if (next === 'heredoc_redirect' && DASH_BEFORE_HEREDOC.test(gap)) return undefined;
       return SEPARATOR.test(gap)
         ? undefined
         : `the parser skipped ${JSON.stringify(gap.slice(0, 20))}, which bash reads`;
@@ -45,7 +51,7 @@ export function findStructureProblem(tree: Tree, source: string): string | undef
         // A heredoc body's text before its first substitution lies outside every node; only the
         // rest of the line that started the heredoc is shell syntax.
         const end = cursor.nodeType === 'heredoc_body' ? Math.min(start, lineEnd(source, covered)) : start;
-        const problem = gapProblem(covered, end);
+        const problem = gapProblem(covered, end, cursor.nodeType);
         if (problem !== undefined) return problem;
       }
       covered = Math.max(covered, start);

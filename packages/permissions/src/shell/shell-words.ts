@@ -14,6 +14,8 @@ export type ShellWord = {
   unbounded?: string;
   /** Set for `<(cmd)` / `>(cmd)`: a pipe to commands analyzed on their own, not a file. */
   processSubstitution?: true;
+  /** The words a brace expansion makes (`{.env,notes.txt}`): each is a file of its own. */
+  expansions?: string[];
 };
 
 export type WordContext = {
@@ -231,6 +233,7 @@ export function toShellWord(node: Node, context: WordContext): ShellWord {
         value: words.join(' '),
         isStatic: true,
         hasGlob: true,
+        expansions: words,
         ...(words.length >= MAX_BRACE_WORDS
           ? { unbounded: `a brace expansion makes more than ${MAX_BRACE_WORDS} words` }
           : {}),

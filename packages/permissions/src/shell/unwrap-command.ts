@@ -1,6 +1,14 @@
-import { type AnalysisState, addAnalysisProblem, analyzeSource, pushCommand } from './analyze-shell-line.ts';
+import { type AnalysisState, addProblem as addAnalysisProblem } from './analysis-state.ts';
 import { optionSet, optionWidth, readOptions } from './command-options.ts';
-import { GIT_CODE_PATH_KEY, GIT_COMMAND_KEY, GIT_GLOBAL_OPTIONS, RUNNERS, type RunnerSpec } from './command-runners.ts';
+import {
+  GIT_CODE_PATH_KEY,
+  GIT_COMMAND_KEY,
+  GIT_GLOBAL_OPTIONS,
+  RUNNERS,
+  type RunnerSpec,
+  SUBCOMMAND_RUNNERS,
+} from './command-runners.ts';
+import { FILE_COMMANDS } from './file-arguments.ts';
 import { type ShellWord, staticWord } from './shell-words.ts';
 import { judgeAssignment } from './variable-assignments.ts';
 
@@ -29,7 +37,7 @@ const INTERPRETERS = new Set([
 ]);
 const SSH_OPTIONS_WITH_VALUE = optionSet('-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B');
 /** `ssh -o Name=value` options whose value is a command ssh runs locally. */
-const SSH_COMMAND_OPTION = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[= ](.*)$/is;
+const SSH_COMMAND_OPTION = /^\s*(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[=\s]\s*(.*)$/is;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s;
 
 export function basename(path: string): string {
@@ -37,7 +45,13 @@ export function basename(path: string): string {
   return slash === -1 ? path : path.slice(slash + 1);
 }
 
-type Unwrap = { state: AnalysisState; via: string[]; nesting: number };
+type Unwrap = {
+  state: AnalysisState;
+  via: string[];
+  nesting: number;
+  /** Set when only a deny of what the command runs counts (see `RunnerSpec.judgedByRunner`). */
+  onlyDeny: boolean;
+};
 
 function nestedTooDeep(options: Unwrap): boolean {
   if (options.nesting + 1 <= options.state.limits.maxNesting) return false;
@@ -46,12 +60,21 @@ function nestedTooDeep(options: Unwrap): boolean {
 }
 
 /** Records the command a wrapper runs, and what that command runs in turn. */
-function descend(options: Unwrap, wrapper: string, inner: readonly ShellWord[], derived = false): void {
+function descend(
+  options: Unwrap,
+  wrapper: string,
+  inner: readonly ShellWord[],
+  how: { derived?: boolean; onlyDeny?: boolean } = {},
+): void {
   const { state, nesting } = options;
   if (inner.length === 0 || nestedTooDeep(options)) return;
-  const via = [...options.via, wrapper];
-  const command = pushCommand(state, { words: [...inner], redirects: '', via, derived });
-  if (command.opaque === undefined) unwrapCommand(state, { words: inner, via, nesting: nesting + 1 });
+  state.record({
+    words: [...inner],
+    via: [...options.via, wrapper],
+    nesting: nesting + 1,
+    derived: how.derived === true,
+    onlyDeny: options.onlyDeny || how.onlyDeny === true,
+  });
 }
 
 /** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`, `script -c '…'`). */
@@ -62,7 +85,7 @@ function descendIntoSource(options: Unwrap, wrapper: string, payload: ShellWord)
     return;
   }
   if (nestedTooDeep(options)) return;
-  analyzeSource(state, { source: payload.value, via: [...options.via, wrapper], nesting: nesting + 1 });
+  state.analyze({ source: payload.value, via: [...options.via, wrapper], nesting: nesting + 1 });
 }
 
 /** Words a wrapper joins with spaces and hands to a shell (`watch`, `ssh host …`, `sg group …`). */
@@ -94,12 +117,25 @@ function unwrapRunner(options: Unwrap, name: string, words: readonly ShellWord[]
   const source = optionSet(spec.source);
   const noCommand = optionSet(spec.noCommand);
   const mode = spec.command ?? 'operands';
-  const withValue = new Set([...optionSet(spec.values), ...source]);
+  const withValue = new Set([...optionSet(spec.values), ...source, ...optionSet(spec.environment)]);
   const read = readOptions(words, { start: 1, withValue, stopAtOperand: mode !== 'none' });
   for (const option of read.options) {
     if (!source.has(option.name)) continue;
     if (option.value === undefined) reportUnknown(options, name);
     else descendIntoSource(options, `${name} ${option.name}`, option.value);
+  }
+  for (const option of read.options) {
+    if (optionSet(spec.environment).has(option.name) && option.value !== undefined)
+      judgeEnvironmentWord(options, option.value);
+  }
+  if (name === 'tar') {
+    // `--checkpoint-action=exec=CMD` runs CMD at each checkpoint.
+    for (const option of read.options) {
+      const action = option.name === '--checkpoint-action' ? option.value : undefined;
+      if (action?.isStatic === true && action.value.startsWith('exec=')) {
+        descendIntoSource(options, 'tar --checkpoint-action', staticWord(action.value.slice('exec='.length)));
+      }
+    }
   }
   if (mode === 'none' || read.options.some((option) => noCommand.has(option.name))) return;
   let rest = read.operands;
@@ -110,7 +146,7 @@ function unwrapRunner(options: Unwrap, name: string, words: readonly ShellWord[]
   if (mode === 'joined') {
     if (rest.length > 0) descendIntoSource(options, name, joined(rest));
   } else {
-    descend(options, name, rest);
+    descend(options, name, rest, { onlyDeny: spec.judgedByRunner === true });
   }
 }
 
@@ -190,19 +226,24 @@ function unwrapEnv(options: Unwrap, words: readonly ShellWord[]): void {
 }
 
 function unwrapXargs(options: Unwrap, words: readonly ShellWord[]): void {
-  const withValue = optionSet('-I -L -n -P -s -d -E -a --max-args --max-procs --arg-file --delimiter');
-  let index = 1;
-  while (index < words.length) {
-    const value = (words[index] as ShellWord).value;
-    if (value === '--') {
-      index += 1;
-      break;
-    }
-    if (!value.startsWith('-')) break;
-    index += optionWidth(value, withValue);
-  }
+  const withValue = optionSet(
+    '-I -L -n -P -s -d -E -a --max-args --max-procs --arg-file --delimiter --max-chars --max-lines --eof --process-slot-var',
+  );
+  const read = readOptions(words, { start: 1, withValue, stopAtOperand: true });
+  const replace = read.options.find(
+    (option) => option.name === '-I' || option.name === '--replace' || option.name === '-i',
+  );
+  const placeholder = replace?.value?.value ?? (replace === undefined ? undefined : '{}');
+  // The words xargs adds (or puts where -I's placeholder is) are only known when the line runs.
+  const inner = read.operands.map((word) =>
+    placeholder !== undefined && word.value.includes(placeholder) ? { ...word, isStatic: false } : word,
+  );
   // Without a command xargs runs echo, which is harmless.
-  descend(options, 'xargs', words.slice(index));
+  descend(options, 'xargs', inner);
+  const program = basename(inner[0]?.value ?? '');
+  if (inner[0]?.isStatic === true && Object.hasOwn(FILE_COMMANDS, program)) {
+    addAnalysisProblem(options.state, `xargs gives ${program} file names only known when the line runs`);
+  }
 }
 
 /** `find … -exec CMD {} ;` and `fd -x CMD`; `find … -delete` removes files as `rm -rf` would. */
@@ -212,7 +253,11 @@ function unwrapFind(options: Unwrap, name: string, words: readonly ShellWord[]):
     if (!execFlags.includes((words[index] as ShellWord).value)) continue;
     let end = index + 1;
     while (end < words.length && ![';', '+', '\\;'].includes((words[end] as ShellWord).value)) end += 1;
-    descend(options, `${name} ${(words[index] as ShellWord).value}`, words.slice(index + 1, end));
+    // `{}` stands for each file found: only known when the line runs.
+    const inner = words
+      .slice(index + 1, end)
+      .map((word) => (word.value.includes('{}') ? { ...word, isStatic: false } : word));
+    descend(options, `${name} ${(words[index] as ShellWord).value}`, inner);
     index = end;
   }
   if (name === 'find' && words.some((word) => word.value === '-delete')) {
@@ -227,7 +272,7 @@ function unwrapFind(options: Unwrap, name: string, words: readonly ShellWord[]):
       index += 1;
     }
     const removed = starts.length > 0 ? starts : [staticWord('.')];
-    descend(options, 'find -delete', [staticWord('rm'), staticWord('-rf'), ...removed], true);
+    descend(options, 'find -delete', [staticWord('rm'), staticWord('-rf'), ...removed], { derived: true });
   }
 }
 
@@ -385,6 +430,9 @@ const GIT_RUNS_VALUE: Readonly<Record<string, ReadonlySet<string>>> = {
   'ls-remote': optionSet('--upload-pack'),
   push: optionSet('--receive-pack --exec'),
   archive: optionSet('--exec'),
+  'filter-branch': optionSet(
+    '--tree-filter --index-filter --msg-filter --env-filter --commit-filter --parent-filter --tag-name-filter --setup',
+  ),
 };
 
 function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
@@ -397,8 +445,19 @@ function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
       addAnalysisProblem(options.state, `git ${option.name} points git at another repository or other programs`);
     }
   }
+  // `ext::CMD` URLs make git run CMD (when protocol.ext.allow lets it).
+  if (words.some((word) => /^ext::/i.test(word.value))) {
+    addAnalysisProblem(options.state, 'git runs the command of an ext:: URL');
+  }
   const [sub, ...rest] = global.operands;
   if (sub === undefined) return;
+  if (sub.value === 'grep') {
+    // `git grep -O<cmd>` opens the files it finds with that command (the value is attached only).
+    for (const word of rest) {
+      const pager = /^(?:-O|--open-files-in-pager=)(.+)$/s.exec(word.value)?.[1];
+      if (pager !== undefined) descendIntoSource(options, 'git grep -O', { ...word, value: pager });
+    }
+  }
   switch (sub.value) {
     case 'bisect':
       if (rest[0]?.value === 'run') descend(options, 'git bisect run', rest.slice(1));
@@ -478,6 +537,7 @@ const SPECIAL_RUNNERS: Readonly<Record<string, (unwrap: Unwrap, name: string, wo
   find: (unwrap, name, words) => unwrapFind(unwrap, name, words),
   fd: (unwrap, name, words) => unwrapFind(unwrap, name, words),
   ssh: (unwrap, _name, words) => unwrapSsh(unwrap, 'ssh', words),
+  sftp: (unwrap, _name, words) => unwrapSsh(unwrap, 'scp', words),
   scp: (unwrap, _name, words) => {
     unwrapSsh(unwrap, 'scp', words);
     unwrapRunner(unwrap, 'scp', words, RUNNERS.scp as RunnerSpec);
@@ -496,23 +556,23 @@ const SPECIAL_RUNNERS: Readonly<Record<string, (unwrap: Unwrap, name: string, wo
 /** Finds the commands a wrapper, shell, `eval` or a command-running option runs, and records them too. */
 export function unwrapCommand(
   state: AnalysisState,
-  options: { words: readonly ShellWord[]; via: string[]; nesting: number },
-): void {
+  options: { words: readonly ShellWord[]; via: string[]; nesting: number; onlyDeny: boolean },
+): boolean {
   const { words } = options;
   const name = basename((words[0] as ShellWord).value);
-  const unwrap: Unwrap = { state, via: options.via, nesting: options.nesting };
-
+  const unwrap: Unwrap = { state, via: options.via, nesting: options.nesting, onlyDeny: options.onlyDeny };
+  const before = state.analysis.commands.length;
+  const subcommand = SUBCOMMAND_RUNNERS[`${name} ${words[1]?.value ?? ''}`];
   if (SHELLS.has(name)) {
     unwrapShell(unwrap, name, words);
-    return;
+  } else if (subcommand !== undefined) {
+    unwrapRunner(unwrap, `${name} ${words[1]?.value}`, words.slice(1), subcommand);
+  } else if (Object.hasOwn(SPECIAL_RUNNERS, name)) {
+    (SPECIAL_RUNNERS[name] as (typeof SPECIAL_RUNNERS)[string])(unwrap, name, words);
+  } else if (Object.hasOwn(RUNNERS, name)) {
+    unwrapRunner(unwrap, name, words, RUNNERS[name] as RunnerSpec);
   }
-  const special = Object.hasOwn(SPECIAL_RUNNERS, name) ? SPECIAL_RUNNERS[name] : undefined;
-  if (special !== undefined) {
-    special(unwrap, name, words);
-    return;
-  }
-  const spec = Object.hasOwn(RUNNERS, name) ? RUNNERS[name] : undefined;
-  if (spec !== undefined) unwrapRunner(unwrap, name, words, spec);
+  return state.analysis.commands.length > before;
 }
 
 /**

@@ -1,0 +1,278 @@
+import { posix } from 'node:path';
+import {
+  type AnalysisState,
+  addProblem,
+  type FileAccess,
+  judge,
+  NAME_PROBLEM,
+  pushCommand,
+  type RecordOptions,
+  type SimpleCommand,
+  type SourcePosition,
+} from './analysis-state.ts';
+import { ARITHMETIC_PROBLEM } from './arithmetic.ts';
+import { optionSet, readOptions } from './command-options.ts';
+import { DEVICE_TARGETS, fileArgumentsOf } from './file-arguments.ts';
+import { renderWords, type ShellWord } from './shell-words.ts';
+import { basename, unwrapCommand } from './unwrap-command.ts';
+import { setExportsAssignments } from './variable-assignments.ts';
+
+/**
+ * Wrappers that change nothing about which program runs or what it may touch: `timeout 5 npm test`
+ * is judged as `npm test` (the wrapper itself can only be denied, never asked about).
+ */
+const TRANSPARENT_WRAPPERS = new Set([
+  'timeout',
+  'time',
+  'nice',
+  'ionice',
+  'nohup',
+  'stdbuf',
+  'setsid',
+  'command',
+  'builtin',
+  'exec',
+  'env',
+  'chrt',
+  'taskset',
+  'unbuffer',
+  'caffeinate',
+  'numactl',
+]);
+
+const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
+
+/** `/dev/null`, the standard streams, `/dev/fd/N`: reading or writing them changes no file. */
+export function isDeviceTarget(path: string): boolean {
+  return DEVICE_TARGETS.has(path) || /^\/dev\/fd\/\d+$/.test(path);
+}
+
+/** Records a file the line reads or writes; a name only known at run time makes the line ask. */
+export function recordFile(state: AnalysisState, access: Omit<FileAccess, 'bases'>): void {
+  const { path } = access;
+  // `diff <(sort a) <(sort b)`: a pipe from commands analyzed on their own, no file.
+  if (path.processSubstitution === true) return;
+  if (!path.isStatic) {
+    addProblem(
+      state,
+      `${access.by} ${access.access === 'read' ? 'reads' : 'writes'} a file whose name is only known when the line runs`,
+    );
+    return;
+  }
+  // `cat {.env,notes.txt}` names two files.
+  for (const value of path.expansions ?? [path.value]) {
+    if (isDeviceTarget(value)) continue;
+    if (NETWORK_TARGET.test(value)) {
+      addProblem(state, `it opens a network connection through ${value}`);
+      continue;
+    }
+    const single: ShellWord =
+      path.expansions === undefined ? path : { value, isStatic: true, hasGlob: /[*?[]/.test(value) };
+    state.analysis.files.push({ ...access, path: single, bases: [...state.directories] });
+  }
+}
+
+/** The words a file argument stands for: itself, or the values of the loop variable it expands. */
+function possibleValues(state: AnalysisState, word: ShellWord, where: SourcePosition | undefined): ShellWord[] {
+  if (word.isStatic || where === undefined) return [word];
+  const name = /^"?\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?"?$/.exec(word.value)?.[1];
+  const loop = state.loops.findLast(
+    (candidate) =>
+      candidate.name === name &&
+      candidate.source === where.source &&
+      candidate.start <= where.at &&
+      where.at < candidate.end,
+  );
+  return loop?.values ?? [word];
+}
+
+/** A directory the line moves to (`cd x`, `git -C x`); one only known at run time makes the line ask. */
+function changeDirectory(state: AnalysisState, target: ShellWord | undefined, by: string): void {
+  const home = state.context.home;
+  const value = target === undefined ? home : target.isStatic ? target.value : undefined;
+  if (value === undefined || value === '-' || target?.hasGlob === true) {
+    addProblem(state, `${by} changes to a directory only known when the line runs, so its files cannot be judged`);
+    return;
+  }
+  const last = state.directories.at(-1);
+  state.directories.push(last === undefined || value.startsWith('/') ? value : posix.join(last, value));
+}
+
+/** Options of commands that run in another directory: their files are judged from there too. */
+const DIRECTORY_OPTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
+  git: optionSet('-C'),
+  env: optionSet('-C --chdir'),
+  sudo: optionSet('-D --chdir'),
+  make: optionSet('-C --directory'),
+  tar: optionSet('-C --directory'),
+};
+
+/** `shopt -s` options that change how bash reads the rest of the line. */
+const LINE_CHANGING_SHOPTS = /^(expand_aliases|dotglob|nocaseglob|globstar|extglob|nullglob|failglob)$/;
+
+/**
+ * What a command changes about the shell itself: variables it assigns by name (`read NAME`,
+ * `printf -v NAME`, `mapfile NAME`, `getopts OPTS NAME`, `let NAME=…`, `make NAME=…`), the directory
+ * (`cd`), options (`set -a`, `shopt -s expand_aliases`), aliases and the command hash.
+ */
+function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], options: RecordOptions): void {
+  const name = basename((words[0] as ShellWord).value);
+  const names: ShellWord[] = [];
+  const directoryOptions = Object.hasOwn(DIRECTORY_OPTIONS, name) ? DIRECTORY_OPTIONS[name] : undefined;
+  if (directoryOptions !== undefined) {
+    const read = readOptions(words, { start: 1, withValue: directoryOptions, stopAtOperand: name !== 'tar' });
+    for (const option of read.options) {
+      if (directoryOptions.has(option.name)) changeDirectory(state, option.value, `${name} ${option.name}`);
+    }
+  }
+  switch (name) {
+    case 'cd':
+    case 'pushd': {
+      const read = readOptions(words, { start: 1, withValue: new Set(), stopAtOperand: true });
+      changeDirectory(state, read.operands[0], name);
+      break;
+    }
+    case 'read': {
+      const read = readOptions(words, {
+        start: 1,
+        withValue: optionSet('-a -d -i -n -N -p -t -u'),
+        stopAtOperand: false,
+      });
+      names.push(
+        ...read.operands,
+        ...read.options.filter((option) => option.name === '-a').flatMap((option) => option.value ?? []),
+      );
+      break;
+    }
+    case 'printf': {
+      const read = readOptions(words, { start: 1, withValue: optionSet('-v'), stopAtOperand: true });
+      names.push(...read.options.filter((option) => option.name === '-v').flatMap((option) => option.value ?? []));
+      break;
+    }
+    case 'mapfile':
+    case 'readarray': {
+      const read = readOptions(words, { start: 1, withValue: optionSet('-d -n -O -s -u -C -c'), stopAtOperand: false });
+      names.push(...read.operands.slice(-1));
+      // `mapfile -C CALLBACK`: the callback is evaluated as a command line.
+      for (const option of read.options) {
+        if (option.name !== '-C' || option.value === undefined) continue;
+        if (option.value.isStatic)
+          state.analyze({
+            source: option.value.value,
+            via: [...options.via, `${name} -C`],
+            nesting: options.nesting + 1,
+          });
+        else addProblem(state, `${name} -C runs a callback only known when the line runs`);
+      }
+      break;
+    }
+    case 'unset':
+      names.push(...words.slice(1).filter((word) => !word.value.startsWith('-')));
+      for (const word of names) {
+        if (!word.isStatic || /\[[^\]]*[A-Za-z_$`]/.test(word.value)) addProblem(state, NAME_PROBLEM);
+      }
+      return;
+    case 'getopts':
+      if (words[2] !== undefined) names.push(words[2]);
+      break;
+    case 'let':
+      for (const word of words.slice(1)) {
+        const match = /^([A-Za-z_][A-Za-z0-9_]*)\s*[-+*/%^|&]?=/.exec(word.value);
+        if (match !== null) names.push({ ...word, value: match[1] as string });
+      }
+      break;
+    case 'make':
+    case 'gmake':
+      // `make CC=… test`: a variable given to make is set for every recipe it runs (SHELL, CC…).
+      for (const word of words.slice(1)) {
+        const match = word.isStatic ? /^([A-Za-z_][A-Za-z0-9_]*)[:+?]?=(.*)$/s.exec(word.value) : null;
+        if (match !== null) {
+          judge(state, { name: match[1] as string, value: match[2] as string, hasValue: true, reach: 'environment' });
+        }
+      }
+      return;
+    case 'set':
+    case 'shopt': {
+      const values = words.map((word) => word.value);
+      if (setExportsAssignments(values)) {
+        addProblem(state, 'set -a (allexport) or -k passes every later assignment to the programs the line runs');
+      }
+      if (name === 'shopt' && values.some((value) => /^-[a-z]*s/.test(value))) {
+        const changed = values.slice(1).filter((value) => LINE_CHANGING_SHOPTS.test(value));
+        if (changed.length > 0) addProblem(state, `shopt -s ${changed.join(' ')} changes how bash reads the line`);
+      }
+      return;
+    }
+    case 'alias':
+      // With expand_aliases an alias runs its value in place of a command name.
+      for (const word of words.slice(1)) {
+        const value = /^[^=]+=(.*)$/s.exec(word.value)?.[1];
+        if (word.isStatic && value !== undefined) {
+          addProblem(state, 'alias defines a command name that runs something else');
+          state.analyze({ source: value, via: [...options.via, 'alias'], nesting: options.nesting + 1 });
+        }
+      }
+      return;
+    case 'hash':
+      if (words.some((word) => /^-[a-z]*p/.test(word.value))) {
+        addProblem(state, 'hash -p makes a command name run another program');
+      }
+      return;
+    case 'enable':
+      if (words.some((word) => /^-[a-z]*f/.test(word.value)))
+        addProblem(state, 'enable -f loads a builtin from a library');
+      return;
+    default:
+      return;
+  }
+  for (const word of names) {
+    if (!word.isStatic) {
+      addProblem(state, NAME_PROBLEM);
+      continue;
+    }
+    // `read 'arr[x]'`: an index of an indexed array is evaluated as arithmetic.
+    if (/\[[^\]]*[A-Za-z_]/.test(word.value)) addProblem(state, ARITHMETIC_PROBLEM);
+    judge(state, { name: word.value.replace(/\[.*$/s, ''), value: undefined, hasValue: false, reach: 'shell' });
+  }
+}
+
+/** The file arguments of a command Molf understands, as files the line reads and writes. */
+function recordFileArguments(state: AnalysisState, words: readonly ShellWord[], options: RecordOptions): void {
+  const files = fileArgumentsOf(words);
+  const by = renderWords(words.slice(0, 2));
+  for (const [access, list] of [
+    ['read', files.reads],
+    ['write', files.writes],
+  ] as const) {
+    for (const word of list) {
+      for (const path of possibleValues(state, word, state.position)) {
+        recordFile(state, { access, path, via: options.via, by });
+      }
+    }
+  }
+  for (const problem of files.problems) addProblem(state, problem);
+}
+
+/**
+ * Records one command found in the line or through a wrapper: the command, what it changes about
+ * the shell, the files it names, and the commands it runs in turn. Every command takes this path,
+ * so `timeout 5 cat .env` is judged like `cat .env`.
+ */
+export function recordCommand(state: AnalysisState, options: RecordOptions): SimpleCommand {
+  const { words } = options;
+  // A command a wrapper runs stands where the wrapper stands (for the loops around it).
+  const position = options.position ?? state.position;
+  state.position = position;
+  const onlyDeny = options.onlyDeny === true;
+  const command = pushCommand(state, { words, via: options.via, derived: options.derived, onlyDeny });
+  if (command.opaque !== undefined) return command;
+  // What only a deny counts for changes nothing the line's own rules judge; what it runs may still be denied.
+  if (!onlyDeny) {
+    recordShellEffects(state, words, options);
+    recordFileArguments(state, words, options);
+  }
+  const foundInner = unwrapCommand(state, { words, via: options.via, nesting: options.nesting, onlyDeny });
+  if (foundInner) command.unwrapped = true;
+  if (foundInner && TRANSPARENT_WRAPPERS.has(basename((words[0] as ShellWord).value))) command.onlyDeny = true;
+  return command;
+}

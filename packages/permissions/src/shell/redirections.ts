@@ -1,0 +1,90 @@
+import type { Node } from 'web-tree-sitter';
+import { type AnalysisState, addProblem, pushCommand } from './analysis-state.ts';
+import { isDeviceTarget, recordFile } from './record-command.ts';
+import { renderWords, type ShellWord, staticWord, toShellWord } from './shell-words.ts';
+import { basename, readsProgramFromStdin } from './unwrap-command.ts';
+
+/** Output operators that write to a file (`>&` only when its target is not a descriptor). */
+const OUTPUT_OPERATORS = new Set(['>', '>>', '&>', '&>>', '>|', '<>', '>&']);
+const INPUT_OPERATORS = new Set(['<', '<>', '<&']);
+const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
+
+/**
+ * `echo x >> ~/.bashrc` writes a file and `cat < .env` reads one: both are subjects of their own. A
+ * write is also a command-like subject (`> out.txt`) that the shell rules judge.
+ */
+export function visitFileRedirect(state: AnalysisState, node: Node, via: string[]): void {
+  const operator = node.children.find(
+    (child) => child !== null && (OUTPUT_OPERATORS.has(child.type) || INPUT_OPERATORS.has(child.type)),
+  );
+  const destination = node.childForFieldName('destination');
+  if (operator === undefined || operator === null || destination === null) return;
+  const target = toShellWord(destination, state.context);
+  // `>&2`, `<&0`, `>&-`: descriptors, no files.
+  if ((operator.type === '>&' || operator.type === '<&') && target.isStatic && /^(\d+|-)$/.test(target.value)) return;
+  const by = `${operator.type} ${renderWords([target])}`;
+  if (INPUT_OPERATORS.has(operator.type)) recordFile(state, { access: 'read', path: target, via, by });
+  if (!OUTPUT_OPERATORS.has(operator.type)) return;
+  recordFile(state, { access: 'write', path: target, via, by });
+  // A device or a network connection changes no file: nothing for the shell rules to judge.
+  if (target.isStatic && (isDeviceTarget(target.value) || NETWORK_TARGET.test(target.value))) return;
+  const command = pushCommand(state, { words: [staticWord(operator.type), target], via });
+  delete command.opaque;
+  command.redirect = true;
+  command.text = by;
+}
+
+const SHELL_PROGRAMS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash']);
+
+/**
+ * A shell given its program by a heredoc or a here-string (`bash <<'EOF' … EOF`, `sh <<< 'cmd'`):
+ * that program is analyzed like `bash -c`. `command` is the command node, `redirects` the nodes
+ * that may feed it (a here-string can stand inside the command node). Returns whether one did.
+ */
+export function visitFedProgram(
+  state: AnalysisState,
+  command: Node,
+  redirects: readonly (Node | null)[],
+  options: { via: string[]; nesting: number },
+): boolean {
+  const name = command.childForFieldName('name')?.text ?? '';
+  if (!SHELL_PROGRAMS.has(basename(name))) return false;
+  const words = command.children
+    .filter(
+      (child) =>
+        child !== null &&
+        child.type !== 'command_name' &&
+        child.type !== 'variable_assignment' &&
+        !child.type.endsWith('_redirect'),
+    )
+    .map((child) => toShellWord(child as Node, state.context));
+  if (!readsProgramFromStdin([staticWord(name), ...words])) return false;
+  let fed = false;
+  for (const redirect of redirects) {
+    if (redirect === null) continue;
+    let program: ShellWord | undefined;
+    if (redirect.type === 'heredoc_redirect') {
+      const bodyNode = redirect.children.find((child) => child?.type === 'heredoc_body');
+      program = { value: bodyNode?.text ?? '', isStatic: true, hasGlob: false };
+    } else if (redirect.type === 'herestring_redirect') {
+      const word = redirect.namedChildren.find((child) => child !== null);
+      program = word === undefined || word === null ? undefined : toShellWord(word, state.context);
+    }
+    if (program === undefined) continue;
+    fed = true;
+    if (!program.isStatic) addProblem(state, `${name} runs a program only known when the line runs`);
+    else state.analyze({ source: program.value, via: [...options.via, `${name} <<`], nesting: options.nesting + 1 });
+  }
+  return fed;
+}
+
+/** A redirected statement whose command is a shell fed its program: returns the command node's id. */
+export function visitRedirectedStatement(
+  state: AnalysisState,
+  node: Node,
+  options: { via: string[]; nesting: number },
+): number | undefined {
+  const body = node.childForFieldName('body');
+  if (body?.type !== 'command') return undefined;
+  return visitFedProgram(state, body, node.children, options) ? body.id : undefined;
+}

@@ -1,0 +1,86 @@
+import type { Node } from 'web-tree-sitter';
+import { type AnalysisState, addProblem, NAME_PROBLEM } from './analysis-state.ts';
+
+/**
+ * Backticks in an unquoted heredoc body run when the line runs, but the parser leaves them as
+ * text (it parses only `$(…)` and `${…}` there): analyze each one as a line of its own.
+ */
+export function visitHeredocBody(state: AnalysisState, body: Node, options: { via: string[]; nesting: number }): void {
+  const start = body.parent?.children.find((child) => child?.type === 'heredoc_start');
+  if (start === undefined || start === null || /['"\\]/.test(start.text)) return;
+  const bodyText = body.text;
+  if (!bodyText.includes('`')) return;
+  // Blank the substitutions the parser did read: they are analyzed already.
+  let text = '';
+  let copied = 0;
+  for (const child of body.namedChildren) {
+    if (child === null || child.type === 'heredoc_content') continue;
+    const from = child.startIndex - body.startIndex;
+    const to = child.endIndex - body.startIndex;
+    text += `${bodyText.slice(copied, from)}${' '.repeat(to - from)}`;
+    copied = to;
+  }
+  text += bodyText.slice(copied);
+  let open = -1;
+  for (let index = 0; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\\') {
+      index += 1;
+    } else if (char === '`' && open === -1) {
+      open = index + 1;
+    } else if (char === '`') {
+      if (options.nesting + 1 > state.limits.maxNesting) {
+        addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
+        return;
+      }
+      const source = text.slice(open, index).replace(/\\([\\`$])/g, '$1');
+      state.analyze({ source, via: options.via, nesting: options.nesting + 1 });
+      open = -1;
+    }
+  }
+  if (open !== -1) addProblem(state, 'a heredoc has a backtick without its closing one');
+}
+
+/** Text the parser left as a word although bash runs it: backticks, `$( )`, `<( )`. */
+const CODE_IN_TEXT = /`|\$\(|[<>]\(/;
+
+/**
+ * Code the parser reads as plain text: nested backticks (inside backticks, bash turns `\``, `\$`
+ * and `\\` into `` ` ``, `$` and `\`, so `` `echo \`rm x\`` `` runs rm), backticks and
+ * substitutions in the words and patterns of `${x:-…}`, `${x#…}`, `${x/…/…}`; and `${x@P}`, which
+ * expands a run-time value as a prompt (with its substitutions).
+ */
+export function visitUnparsedCode(state: AnalysisState, node: Node, options: { via: string[]; nesting: number }): void {
+  const sources: string[] = [];
+  if (node.type === 'command_substitution') {
+    if (node.firstChild?.type === '`' && /\\[`$]/.test(node.text)) {
+      sources.push(node.text.slice(1, -1).replace(/\\([\\`$])/g, '$1'));
+    }
+  } else {
+    const children = node.children;
+    for (let index = 0; index < children.length; index += 1) {
+      const child = children[index];
+      if (child?.type === '@' && children[index + 1]?.text === 'P') {
+        addProblem(state, 'it expands a value only known when the line runs as a prompt, which can run commands');
+      }
+      // `${!x}` reads the variable x names, and a subscript in that name runs commands (`${!x*}` and
+      // `${!a[@]}` only list names and keys).
+      if (index === 1 && child?.type === '!' && !/^\$\{!\w+(\*|@|\[[*@]\])\}$/.test(node.text)) {
+        addProblem(state, NAME_PROBLEM);
+      }
+      if ((child?.type === 'word' || child?.type === 'regex') && CODE_IN_TEXT.test(child.text)) {
+        sources.push(child.text);
+      }
+      // Inside double quotes and heredocs, quotes in `${x:-'…'}` are literal: `"${x:-'$(rm y)'}"`
+      // runs rm. The parser still reads a raw string there.
+      if (child?.type === 'raw_string' && CODE_IN_TEXT.test(child.text)) sources.push(child.text.slice(1, -1));
+    }
+  }
+  for (const source of sources) {
+    if (options.nesting + 1 > state.limits.maxNesting) {
+      addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
+      return;
+    }
+    state.analyze({ source, via: options.via, nesting: options.nesting + 1 });
+  }
+}
