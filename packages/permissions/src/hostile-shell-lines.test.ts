@@ -576,3 +576,27 @@ describe('lines the parser cannot read still deny what they name', () => {
     expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
   });
 });
+
+describe('files named the other ways commands take them', () => {
+  it.each(
+    cases([
+      { command: 'git log --outp=.git/hooks/x', decision: 'deny', why: 'an abbreviated long option (git, GNU)' },
+      { command: 'sort --out=.git/x a.txt', decision: 'deny', why: 'sort --output abbreviated' },
+      { command: 'git diff --ext', decision: 'ask', why: 'an abbreviated flag' },
+      { command: 'cp evil .git/hooks', decision: 'deny', why: 'a directory destination receives the file' },
+      { command: 'cp evil.sh .git', decision: 'deny', why: 'into .git itself' },
+      { command: 'cp -t .git/hooks evil', decision: 'deny', why: 'cp -t DIR' },
+      { command: 'mv .git/config x', decision: 'deny', why: 'mv removes its source' },
+      { command: 'ln .git/config x', decision: 'deny', why: 'a hard link makes the source writable elsewhere' },
+      { command: 'ln -s notes.txt link', decision: 'allow', why: 'a symbolic link writes only the link' },
+      { command: 'find . -fprint .git/hooks/pre-commit', decision: 'deny', why: 'find -fprint writes a file' },
+      { command: 'git show HEAD:.env', decision: 'deny', why: 'a file at a revision' },
+      { command: 'git log -p -- .env', decision: 'deny', why: 'the history of a denied file' },
+      { command: 'git blame .env', decision: 'deny', why: 'git blame prints the file' },
+      { command: 'git log --oneline -5 main', decision: 'allow', why: 'revisions are no denied files' },
+      { command: 'git show HEAD:src/a.ts', decision: 'allow', why: 'an ordinary file at a revision' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } }) }), row);
+  });
+});

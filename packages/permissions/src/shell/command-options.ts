@@ -29,10 +29,28 @@ export type ParsedOption = {
  * unknown options are flags. Options end at `--` or, when `stopAtOperand`, at the first operand (the
  * command of a wrapper). A word only known at run time is an operand.
  */
+/**
+ * GNU and git programs accept any unambiguous prefix of a long option (`--outp=x` is `--output=x`):
+ * a prefix of one known option is read as that option. Several candidates are read as the first
+ * that takes a value, the one that matters for which words are files.
+ */
+function fullLongName(name: string, known: ReadonlySet<string>, withValue: ReadonlySet<string>): string {
+  if (known.has(name) || name.length < 4) return name;
+  const candidates = [...known].filter((option) => option.startsWith('--') && option.startsWith(name));
+  return candidates.find((option) => withValue.has(option)) ?? candidates[0] ?? name;
+}
+
 export function readOptions(
   words: readonly ShellWord[],
-  spec: { start: number; withValue: ReadonlySet<string>; stopAtOperand: boolean },
+  spec: {
+    start: number;
+    withValue: ReadonlySet<string>;
+    stopAtOperand: boolean;
+    /** Long options that take no value, for reading abbreviations (`--ext` of `--ext-diff`). */
+    flags?: ReadonlySet<string>;
+  },
 ): { options: ParsedOption[]; operands: ShellWord[]; operandsStart: number } {
+  const known = new Set([...spec.withValue, ...(spec.flags ?? [])]);
   const options: ParsedOption[] = [];
   const operands: ShellWord[] = [];
   let operandsStart = -1;
@@ -56,14 +74,15 @@ export function readOptions(
     }
     if (text.startsWith('--')) {
       const equals = text.indexOf('=');
+      const name = fullLongName(equals === -1 ? text : text.slice(0, equals), known, spec.withValue);
       if (equals !== -1) {
-        options.push({ name: text.slice(0, equals), value: { ...word, value: text.slice(equals + 1) } });
+        options.push({ name, value: { ...word, value: text.slice(equals + 1) } });
         index += 1;
-      } else if (spec.withValue.has(text)) {
-        options.push({ name: text, value: words[index + 1] });
+      } else if (spec.withValue.has(name)) {
+        options.push({ name, value: words[index + 1] });
         index += 2;
       } else {
-        options.push({ name: text, value: undefined });
+        options.push({ name, value: undefined });
         index += 1;
       }
       continue;

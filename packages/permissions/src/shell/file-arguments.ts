@@ -34,6 +34,10 @@ type FileSpec = {
   hiddenWrites?: string;
   /** Where the command's program comes from, to scan it for commands and writes (sed, awk). */
   program?: 'sed' | 'awk';
+  /** Long options without a value that change what it does, so that abbreviations are read (`--sym`). */
+  flags?: string;
+  /** Operands may name a file at a revision (`HEAD:.env`): the path after the colon is read. */
+  revisionPaths?: true;
 };
 
 const READER = (values = ''): FileSpec => ({ operands: 'read', values });
@@ -55,11 +59,14 @@ const AWK: FileSpec = {
 };
 const DIFF_FLAGS = '--ext-diff';
 const GIT_DIFF: FileSpec = {
-  operands: 'none',
+  // `git log -p -- .env` and `git show HEAD:.env` print the file's content.
+  operands: 'read',
+  revisionPaths: true,
   writes: '--output',
   runsConfigured: DIFF_FLAGS,
   values:
-    '-n -U --max-count --skip --since --until --after --before --author --committer --grep --format --pretty --unified --abbrev --date --encoding',
+    '-n -U -S -G -L --max-count --skip --since --until --after --before --author --committer --grep --format --pretty --unified --abbrev --date --encoding --diff-filter --word-diff-regex --src-prefix --dst-prefix --line-prefix --relative',
+  reads: '-O',
 };
 const ARCHIVE_READER: FileSpec = { operands: 'read' };
 
@@ -245,6 +252,7 @@ export const FILE_COMMANDS: Readonly<Record<string, FileSpec>> = {
     reads: '--passphrase-file --keyring',
   },
   time: { operands: 'none', writes: '-o --output' },
+  find: { operands: 'none', writes: '-fprint -fprint0 -fprintf -fls' },
   make: { operands: 'none', reads: '-f --file --makefile' },
   git: { operands: 'none' },
 };
@@ -261,6 +269,14 @@ const GIT_COMMANDS: Readonly<Record<string, FileSpec>> = {
   'diff-files': GIT_DIFF,
   'format-patch': { ...GIT_DIFF, writes: '--output -o --output-directory' },
   grep: { operands: 'none', reads: '-f', runsConfigured: '-O --open-files-in-pager' },
+  blame: {
+    operands: 'read',
+    revisionPaths: true,
+    values: '-L -S -C -M --contents --since --ignore-rev --ignore-revs-file --abbrev',
+    reads: '--contents --ignore-revs-file',
+  },
+  annotate: { operands: 'read', revisionPaths: true, values: '-L -S' },
+  'cat-file': { operands: 'read', revisionPaths: true, values: '--path --filters --batch' },
   apply: { operands: 'read', hiddenWrites: 'git apply changes the files the patch names' },
   am: { operands: 'read', hiddenWrites: 'git am changes the files the patches name' },
   config: { operands: 'none', writes: '-f --file' },
@@ -371,7 +387,12 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   }
   const read = readOptions(
     expanded.filter((word) => word !== undefined),
-    { start, withValue, stopAtOperand: false },
+    {
+      start,
+      withValue,
+      stopAtOperand: false,
+      flags: new Set([...optionSet(spec.runsConfigured), ...optionSet(spec.inPlace), ...optionSet(spec.flags)]),
+    },
   );
   const result: FileArguments = {
     reads: [...optionValues(read.options, optionSet(spec.reads)), ...pairSecond],
@@ -411,23 +432,16 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
         result[access === 'read' ? 'reads' : 'writes'].push({ ...word, value: word.value.slice(equals + 1) });
     }
   }
-  const symbolic = name === 'ln' && (given.has('-s') || given.has('--symbolic'));
-  const target = given.has('-t') || given.has('--target-directory');
   switch (spec.operands) {
     case 'read':
-      result.reads.push(...operands);
+      result.reads.push(...(spec.revisionPaths === true ? operands.flatMap(revisionPath) : operands));
       break;
     case 'write':
       result.writes.push(...operands);
       break;
-    case 'copy': {
-      // With -t DIR every operand is a source; otherwise the last one is the destination.
-      const sources = target ? operands : operands.slice(0, -1);
-      if (!target && operands.length > 1) result.writes.push(operands[operands.length - 1] as ShellWord);
-      // A symbolic link only names its target; it reads nothing.
-      if (!symbolic) result.reads.push(...sources);
+    case 'copy':
+      copyArguments(name, operands, read.options, result);
       break;
-    }
     case 'in-out':
       if (operands[0] !== undefined) result.reads.push(operands[0]);
       if (operands[1] !== undefined) result.writes.push(operands[1]);
@@ -455,6 +469,49 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   if (name === 'curl') result.reads.push(...curlDataFiles(read.options));
   if (name === 'git' && words.some((word) => word.value === '--no-index')) result.reads.push(...operands);
   return result;
+}
+
+/** `HEAD:.env`, `:src/a.ts` name a file at a revision; a plain operand may be a path too. */
+function revisionPath(word: ShellWord): ShellWord[] {
+  if (!word.isStatic) return [word];
+  const colon = word.value.indexOf(':');
+  // `:/message` searches commit messages; `a..b` and `HEAD~1` name no file (read as one, no rule matches).
+  if (colon === -1) return [word];
+  const path = word.value.slice(colon + 1);
+  if (path === '' || word.value.startsWith(':/')) return [];
+  return [{ ...word, value: path }];
+}
+
+/**
+ * cp, mv, install, ln, scp, rsync: the last operand (or `-t DIR`) is written, the others read. A
+ * destination that is a directory receives each source under its own name, so both are writes;
+ * mv also removes its sources (a write), and a hard link makes its source writable under a new
+ * name (`ln .git/config x`), so its sources count as written too.
+ */
+function copyArguments(
+  name: string,
+  operands: readonly ShellWord[],
+  options: readonly ParsedOption[],
+  result: FileArguments,
+): void {
+  const given = new Set(options.map((option) => option.name));
+  const symbolic = name === 'ln' && (given.has('-s') || given.has('--symbolic'));
+  const targetDirectories = optionValues(options, optionSet('-t --target-directory'));
+  const sources = targetDirectories.length > 0 ? [...operands] : operands.slice(0, -1);
+  const destinations = targetDirectories.length > 0 ? targetDirectories : operands.slice(-1);
+  if (targetDirectories.length === 0 && operands.length > 1) result.writes.push(...destinations);
+  if (sources.length === 0) return;
+  for (const destination of destinations) {
+    if (!destination.isStatic) continue;
+    for (const source of sources) {
+      const base = source.value.replace(/\/+$/, '').split('/').pop() ?? '';
+      if (!source.isStatic || base === '' || /^[^/]*:/.test(destination.value)) continue;
+      result.writes.push({ ...destination, value: `${destination.value.replace(/\/+$/, '')}/${base}` });
+    }
+  }
+  // A symbolic link only names its target; it reads nothing.
+  if (!symbolic) result.reads.push(...sources);
+  if (name === 'mv' || (name === 'ln' && !symbolic)) result.writes.push(...sources);
 }
 
 /** `curl -d @file`, `--data-binary @file`, `-F name=@file` / `name=<file`: files curl uploads. */
