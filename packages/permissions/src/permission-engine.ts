@@ -31,6 +31,8 @@ export type PermissionEngine = {
      * names. Without it only the paths as written are used (and patterns ask).
      */
     canonicalPaths?: SubjectOptions['canonicalPaths'];
+    /** What the worker found under each `tree` path of `pathArguments` (see SubjectOptions). */
+    treeContents?: SubjectOptions['treeContents'];
   }): ToolCallEvaluation;
 };
 

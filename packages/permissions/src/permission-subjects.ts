@@ -52,8 +52,12 @@ export type PermissionSubject = {
   onlyDeny?: true;
 };
 
-/** A path a call's rules need resolved on the worker: a file, or a glob pattern the shell expands. */
-export type PathArgument = { path: string; pattern: boolean };
+/**
+ * A path a call's rules need resolved on the worker: a file, a glob pattern the shell expands, or
+ * (`tree`) a directory whose every file the call reads, answered with the forms of a file under it
+ * that the read_file rules deny, if there is one.
+ */
+export type PathArgument = { path: string; pattern: boolean; tree?: true };
 
 /** Built-in tools whose argument `path` names one file. */
 const FILE_TOOLS = new Set(['read_file', 'write_file', 'edit_file']);
@@ -94,6 +98,11 @@ export type SubjectOptions = {
    * it, else absolute). Without them only lexical forms are used.
    */
   canonicalPaths?: ((given: string) => readonly string[] | undefined) | undefined;
+  /**
+   * For a directory a shell line reads whole (`grep -r KEY .`): its forms and those of a file under
+   * it that the read_file rules deny, if any; empty when the worker could not look through it.
+   */
+  treeContents?: ((given: string) => readonly string[] | undefined) | undefined;
 };
 
 export type ToolCallSubjects = {
@@ -198,7 +207,9 @@ export function shellPathArguments(analysis: ShellAnalysis, args: Record<string,
   const seen = new Map<string, PathArgument>();
   for (const file of filePlaces(analysis.files)) {
     const path = shellFilePath(file.path.value, cwd);
-    if (!seen.has(path)) seen.set(path, { path, pattern: file.path.hasGlob });
+    const tree = file.recursive === true && !file.path.hasGlob;
+    const key = `${tree ? 'tree' : 'path'}\0${path}`;
+    if (!seen.has(key)) seen.set(key, { path, pattern: file.path.hasGlob, ...(tree ? { tree: true as const } : {}) });
   }
   return [...seen.values()];
 }
@@ -244,13 +255,33 @@ function fileSubject(file: FileAccess, options: SubjectOptions): PermissionSubje
         : {}),
     };
   }
+  if (file.recursive === true) {
+    // Answered with the directory's forms and those of a denied file under it, or none when the
+    // worker could not look through it all.
+    const found = options.treeContents?.(given);
+    return {
+      kind: 'path',
+      label: `${file.by} reads every file under ${toVisible(given)}`,
+      forms: unique([...(found ?? []), normalizeLexically(given), given]),
+      alwaysPattern: null,
+      ruleTool,
+      restrictOnly: true,
+      ...(found !== undefined && found.length === 0
+        ? { problem: `${file.by} reads a directory the worker could not look through: ${given}` }
+        : {}),
+    };
+  }
   const subject = pathSubject(given, options);
+  const resolved = options.canonicalPaths?.(given);
   return {
     ...subject,
     label: `${file.by} ${verb} ${subject.label}`,
     alwaysPattern: null,
     ruleTool,
     restrictOnly: true,
+    ...(resolved !== undefined && resolved.length === 0
+      ? { problem: `the worker could not tell where ${toVisible(given)} leads` }
+      : {}),
   };
 }
 

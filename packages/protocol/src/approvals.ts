@@ -148,9 +148,16 @@ export const ResolvePathsArgsSchema = z.object({
   paths: z.array(z.string().max(4_096)).max(256),
   /** Glob patterns a shell would expand (`cat .e*`): answered with the forms of every file they name. */
   patterns: z.array(z.string().max(4_096)).max(64).optional(),
+  /**
+   * Directories a shell line reads whole (`grep -r KEY .`): answered with the directory's forms and
+   * those of the first file under it that the job's read rules deny; none when it can't be looked
+   * through within bounds.
+   */
+  trees: z.array(z.string().max(4_096)).max(64).optional(),
 });
 export const ResolvedPathsSchema = z.object({
   paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),
+  trees: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })).optional(),
 });
 export type ResolvedPaths = z.infer<typeof ResolvedPathsSchema>;
 

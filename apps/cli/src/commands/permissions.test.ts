@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -144,6 +144,47 @@ describe('molf permissions explain', () => {
     expect((await explain('cat *.txt')).decision).toBe('deny');
     expect((await explain('cat no*.txt')).decision).toBe('allow');
     expect((await explain('cat notes.txt')).decision).toBe('allow');
+  });
+
+  it('judges a directory a shell line reads whole by the files under it that read_file may not read', async () => {
+    const dir = await tempDir();
+    await writeFile(
+      join(dir, 'rules.jsonc'),
+      `{ "read_file": { "*": "allow", "*.env": "deny" }, "shell_exec": { "*": "allow" } }`,
+    );
+    await mkdir(join(dir, 'src', 'deep'), { recursive: true });
+    await mkdir(join(dir, 'config'), { recursive: true });
+    await writeFile(join(dir, 'src', 'deep', 'a.ts'), 'export {};\n');
+    await writeFile(join(dir, 'config', 'prod.env'), 'KEY=1\n');
+    const explain = async (command: string) => {
+      const result = await molf([
+        'permissions',
+        'explain',
+        '--file',
+        join(dir, 'rules.jsonc'),
+        '--tool',
+        'shell_exec',
+        '--args',
+        JSON.stringify({ command }),
+        '--workdir',
+        dir,
+        '--json',
+      ]);
+      expect(result.exitCode, result.stderr).toBe(0);
+      return JSON.parse(result.stdout) as { decision: string };
+    };
+    for (const command of [
+      'grep -r KEY .',
+      'grep -rn KEY config',
+      'rg KEY',
+      'cp -r config /tmp/x',
+      'tar -czf o.tgz .',
+    ]) {
+      expect((await explain(command)).decision, command).toBe('deny');
+    }
+    for (const command of ['grep -r KEY src', 'rg KEY src', 'cp -r src /tmp/x', 'grep KEY src/deep/a.ts']) {
+      expect((await explain(command)).decision, command).toBe('allow');
+    }
   });
 
   it('fails with file, line and column for a broken rules file, and with a clear message for bad --args', async () => {

@@ -3,7 +3,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
-import { createPermissionEngine, describeRule, safeParsePermissionsFile } from '@molf/permissions';
+import {
+  createPermissionEngine,
+  createReadDenial,
+  describeRule,
+  safeParsePermissionsFile,
+  toReadRules,
+} from '@molf/permissions';
 import {
   MolfError,
   type PermissionExplanation,
@@ -52,14 +58,21 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   // globs of a shell line expanded.
   const wanted = engine.pathArguments({ tool: options.tool, args, home: options.home });
   const canonical = new Map<string, readonly string[]>();
+  const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
-    const resolved = await resolvePathsForGate(paths, {
-      paths: wanted.filter((entry) => !entry.pattern).map((entry) => entry.path),
-      patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
-    });
+    const resolved = await resolvePathsForGate(
+      paths,
+      {
+        paths: wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path),
+        patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
+        trees: wanted.filter((entry) => entry.tree === true).map((entry) => entry.path),
+      },
+      createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
+    );
     if (resolved.error !== undefined) throw new MolfError('invalid_input', resolved.error);
     const answer = ResolvedPathsSchema.parse(JSON.parse(resolved.output));
     for (const entry of answer.paths) canonical.set(entry.given, entry.forms);
+    for (const entry of answer.trees ?? []) trees.set(entry.given, entry.forms);
   }
   const evaluation = engine.evaluate({
     tool: options.tool,
@@ -67,6 +80,7 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
     layers: { file: parsed.rules },
     home: options.home,
     canonicalPaths: (path) => canonical.get(path),
+    treeContents: (path) => trees.get(path),
   });
   const { decision } = evaluation;
   return {

@@ -718,6 +718,25 @@ describe('files a shell line reads and writes', () => {
     expect(allowed.output).toContain('hello');
   });
 
+  it('has the worker look through a directory a line reads whole for a file read_file may not read', async () => {
+    await using link = await startTestLink();
+    await mkdir(join(link.workdir, 'config', 'prod'), { recursive: true });
+    await mkdir(join(link.workdir, 'src'), { recursive: true });
+    await writeFile(join(link.workdir, 'config', 'prod', 'db.env'), 'API_KEY=secret\n');
+    await writeFile(join(link.workdir, 'src', 'a.txt'), 'API_KEY appears here\n');
+    await writePermissions(
+      link,
+      `${readDefaultPermissionsText().replace(/"shell_exec": "ask"/, '"shell_exec": { "*": "allow", "rm *": "deny" }')}`,
+    );
+    const sessionId = randomUUID();
+    for (const command of ['grep -r API_KEY .', 'grep -rn API_KEY config', 'cp -r config copy']) {
+      const result = await run(link, { sessionId, tool: 'shell_exec', args: { command } });
+      expect(result.meta?.errorKind, command).toBe('permission_denied');
+    }
+    const allowed = await run(link, { sessionId, tool: 'shell_exec', args: { command: 'grep -r API_KEY src' } });
+    expect(allowed.output).toContain('appears here');
+  });
+
   it('keeps the server data directory off limits to a shell line too', async () => {
     await using project = await createTempDir();
     const dataDir = join(project.path, '.molf-data');

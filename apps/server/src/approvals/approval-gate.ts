@@ -131,6 +131,19 @@ type PendingApproval = {
 /** How long the gate waits for the worker to say where paths lead. */
 const RESOLVE_PATHS_TIMEOUT_MS = 10_000;
 
+/** Where the answer for a directory read whole is kept in the map of resolved paths (no path holds NUL). */
+function treeKey(path: string): string {
+  return `\0tree\0${path}`;
+}
+
+/** The engine's view of the worker's answers: where each path leads, and what a directory holds. */
+function pathLookups(paths: ReadonlyMap<string, readonly string[]>) {
+  return {
+    canonicalPaths: (given: string) => paths.get(given),
+    treeContents: (given: string) => paths.get(treeKey(given)),
+  };
+}
+
 const CANCELLED_MESSAGE = 'The tool call was cancelled before it was approved.';
 const CANCELLED: GateOutcome = { type: 'deny', message: CANCELLED_MESSAGE, errorKind: 'cancelled' };
 
@@ -221,7 +234,7 @@ export function createApprovalGate(options: {
   }
 
   async function resolvePaths(
-    request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'signal'>,
+    request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'signal'> & Partial<Pick<GateRequest, 'agent'>>,
   ): Promise<
     { ok: true; paths: Map<string, readonly string[]> } | { ok: false; message: string; errorKind: DenyKind }
   > {
@@ -232,13 +245,24 @@ export function createApprovalGate(options: {
       home: registry.registration(request.workerId)?.home,
     });
     if (wanted.length === 0) return { ok: true, paths: new Map() };
+    const trees = wanted.filter((entry) => entry.tree === true).map((entry) => entry.path);
+    // A directory read whole is looked through for a file the read_file rules deny.
+    const readRules =
+      trees.length === 0
+        ? undefined
+        : toReadRules({
+            rules: [...(request.agent?.rules ?? []), ...(await store.load(request.workerId)).rules],
+            home: registry.registration(request.workerId)?.home,
+          });
     const result = await dispatcher.dispatch({
       workerId: request.workerId,
       toolName: RESOLVE_PATHS_JOB,
       args: {
-        paths: wanted.filter((entry) => !entry.pattern).map((entry) => entry.path),
+        paths: wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path),
         patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
+        ...(trees.length === 0 ? {} : { trees }),
       },
+      ...(readRules === undefined ? {} : { readRules }),
       timeoutMs: RESOLVE_PATHS_TIMEOUT_MS,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
@@ -269,7 +293,9 @@ export function createApprovalGate(options: {
         message: 'The worker answered the path check with something unreadable, so the call was not run.',
       };
     }
-    return { ok: true, paths: new Map(parsed.data.paths.map((entry) => [entry.given, entry.forms])) };
+    const paths = new Map<string, readonly string[]>(parsed.data.paths.map((entry) => [entry.given, entry.forms]));
+    for (const entry of parsed.data.trees ?? []) paths.set(treeKey(entry.given), entry.forms);
+    return { ok: true, paths };
   }
 
   /** The deny of the built-in protection, when a path of the call leads into a protected root. */
@@ -298,7 +324,7 @@ export function createApprovalGate(options: {
         session: sessionRules.get(request.sessionId) ?? [],
       },
       home: context.home,
-      canonicalPaths: (given) => context.canonicalPaths.get(given),
+      ...pathLookups(context.canonicalPaths),
     });
     for (const given of permissionPathArguments(request.tool, request.args)) {
       if ((context.canonicalPaths.get(given) ?? []).length === 0) {
@@ -598,7 +624,7 @@ export function createApprovalGate(options: {
               args: approval.args,
               layers: { file: rules },
               home: entry.home,
-              canonicalPaths: (given) => entry.canonicalPaths.get(given),
+              ...pathLookups(entry.canonicalPaths),
             }).decision.type === 'allow',
         });
         audit.append({

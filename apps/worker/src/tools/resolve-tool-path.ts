@@ -1,4 +1,4 @@
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { type ResolvedPaths, ResolvePathsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
 import { expandShellPattern } from './expand-shell-pattern.ts';
@@ -143,15 +143,27 @@ function isMissing(error: unknown): boolean {
  * it is inside (so `./a/../.env` and a link to `.env` both read `.env`), and absolute. Paths
  * outside every root are answered too: the gate may deny them by rule before the tool refuses.
  */
-export async function resolvePathsForGate(policy: PathPolicy, args: Record<string, unknown>): Promise<ToolResult> {
+export async function resolvePathsForGate(
+  policy: PathPolicy,
+  args: Record<string, unknown>,
+  isReadDenied: (forms: readonly string[]) => boolean = () => false,
+): Promise<ToolResult> {
   const parsed = ResolvePathsArgsSchema.safeParse(args);
   if (!parsed.success) {
     return toErrorResult(
       'invalid_arguments',
-      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[] (at most 64) }.',
+      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[] (at most 64), trees?: string[] (at most 64) }.',
     );
   }
   const answer: ResolvedPaths = { paths: [] };
+  if (parsed.data.trees !== undefined) {
+    answer.trees = [];
+    for (const given of parsed.data.trees) {
+      const forms = await formsOf(policy, given);
+      const found = forms.length === 0 ? undefined : await findReadDeniedFile(policy, forms, isReadDenied);
+      answer.trees.push({ given, forms: found === undefined ? [] : [...forms, ...found] });
+    }
+  }
   for (const given of parsed.data.paths) answer.paths.push({ given, forms: await formsOf(policy, given) });
   for (const pattern of parsed.data.patterns ?? []) {
     // Every file the pattern names, as bash would expand it; none at all when there are too many.
@@ -161,6 +173,42 @@ export async function resolvePathsForGate(policy: PathPolicy, args: Record<strin
     answer.paths.push({ given: pattern, forms: [...forms] });
   }
   return { output: JSON.stringify(answer) };
+}
+
+/** Entries a tree walk for the gate looks at before it gives up (the gate then asks). */
+const MAX_TREE_ENTRIES = 20_000;
+
+/**
+ * The forms of the first file under a directory that the read rules deny (none: an empty list), or
+ * undefined when the directory is too large or unreadable to tell. Links are not followed, as
+ * `grep -r`, `rg` and `cp -r` do not follow them; the directory itself may be a file.
+ */
+async function findReadDeniedFile(
+  policy: PathPolicy,
+  forms: readonly string[],
+  isReadDenied: (forms: readonly string[]) => boolean,
+): Promise<string[] | undefined> {
+  const root = forms.find((form) => isAbsolute(form));
+  if (root === undefined) return undefined;
+  const formsAt = (path: string) =>
+    isInside(path, policy.workdir) ? [relative(policy.workdir, path) || '.', path] : [path];
+  const info = await lstat(root).catch(() => undefined);
+  if (info === undefined || !info.isDirectory()) return [];
+  const pending = [root];
+  let seen = 0;
+  while (pending.length > 0) {
+    const directory = pending.pop() as string;
+    const entries = await readdir(directory, { withFileTypes: true }).catch(() => undefined);
+    if (entries === undefined) return undefined;
+    for (const entry of entries) {
+      seen += 1;
+      if (seen > MAX_TREE_ENTRIES) return undefined;
+      const path = join(directory, entry.name);
+      if (entry.isDirectory()) pending.push(path);
+      else if (isReadDenied(formsAt(path))) return formsAt(path);
+    }
+  }
+  return [];
 }
 
 /** Where one path leads: relative to the workdir when inside, and absolute; none when it can't be told. */

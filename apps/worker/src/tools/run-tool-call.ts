@@ -66,7 +66,9 @@ export async function runToolCall(options: RunOptions): Promise<ToolResult> {
 
 async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   const { job, tools } = options;
-  if (job.toolName === RESOLVE_PATHS_JOB) return resolvePathsForGate(options.paths, job.args);
+  if (job.toolName === RESOLVE_PATHS_JOB) {
+    return resolvePathsForGate(options.paths, job.args, createReadDenial(job.readRules ?? []));
+  }
   if (job.toolName === INSTRUCTIONS_JOB) return answerInstructions(options.paths, job.args);
   const handler = tools.get(job.toolName);
   if (handler === undefined) {

@@ -40,6 +40,8 @@ export type FileAccess = {
   via: string[];
   /** The command or redirection that does it. */
   by: string;
+  /** Set for a directory of which every file is read (`grep -r KEY src`). */
+  recursive?: true;
   /**
    * Directories an earlier `cd` (or `git -C`, `env -C`…) of the line may have moved to: a relative
    * path is judged from each of them too.

@@ -1,6 +1,6 @@
 import { optionSet, type ParsedOption, readOptions } from './command-options.ts';
 import { findAwkEffect, findSedEffect } from './script-programs.ts';
-import type { ShellWord } from './shell-words.ts';
+import { type ShellWord, staticWord } from './shell-words.ts';
 
 /**
  * What a command's operands are: files it reads (`read`), writes (`write`), the last written and the
@@ -301,6 +301,8 @@ export const DEVICE_TARGETS = new Set([
 export type FileArguments = {
   reads: ShellWord[];
   writes: ShellWord[];
+  /** Directories whose every file it reads (`grep -r KEY .`, `cp -r dir x`, `tar -c dir`). */
+  trees: ShellWord[];
   /** Why the command does more than its file arguments show. */
   problems: string[];
 };
@@ -334,6 +336,8 @@ function tarArguments(words: readonly ShellWord[]): FileArguments {
   return {
     reads: [...(creates ? read.operands : []), ...(creates ? [] : archive), ...lists],
     writes: creates ? archive : [],
+    // An archive of a directory holds every file under it.
+    trees: creates ? read.operands : [],
     problems: extracts ? ['tar -x writes the files the archive names, which rules cannot see'] : [],
   };
 }
@@ -362,7 +366,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   const name = words[0]?.value.split('/').pop() ?? '';
   if (name === 'tar') return tarArguments(words);
   const found = specFor(words);
-  if (found === undefined) return { reads: [], writes: [], problems: [] };
+  if (found === undefined) return { reads: [], writes: [], trees: [], problems: [] };
   const { spec, start } = found;
   const pairs = optionSet(spec.pairs);
   // Pairs take two words: read the first as the value and skip the second by hand below.
@@ -397,6 +401,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   const result: FileArguments = {
     reads: [...optionValues(read.options, optionSet(spec.reads)), ...pairSecond],
     writes: optionValues(read.options, optionSet(spec.writes)),
+    trees: [],
     problems: [],
   };
   const given = new Set(read.options.map((option) => option.name));
@@ -468,7 +473,43 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   }
   if (name === 'curl') result.reads.push(...curlDataFiles(read.options));
   if (name === 'git' && words.some((word) => word.value === '--no-index')) result.reads.push(...operands);
+  result.trees.push(...treesRead(name, words, given, result.reads));
   return result;
+}
+
+/** Options that make a command read whole directories, per command (`rg` always does). */
+const RECURSIVE_OPTIONS: Readonly<Record<string, string>> = {
+  grep: '-r -R --recursive --dereference-recursive',
+  egrep: '-r -R --recursive --dereference-recursive',
+  fgrep: '-r -R --recursive --dereference-recursive',
+  cp: '-r -R -a --recursive --archive',
+  scp: '-r',
+  rsync: '-r -a --recursive --archive',
+  zip: '-r --recurse-paths',
+};
+const ALWAYS_RECURSIVE = new Set(['rg']);
+
+/**
+ * The directories a command reads every file of: the paths it reads, when recursive, or the
+ * directory it starts from when it names none (`grep -r KEY`, `rg KEY`, `git grep KEY`).
+ */
+function treesRead(
+  name: string,
+  words: readonly ShellWord[],
+  given: ReadonlySet<string>,
+  reads: readonly ShellWord[],
+): ShellWord[] {
+  if (name === 'git') {
+    const sub = words.findIndex((word, index) => index > 0 && !word.value.startsWith('-'));
+    return words[sub]?.value === 'grep' ? [staticWord('.')] : [];
+  }
+  const recursive =
+    ALWAYS_RECURSIVE.has(name) ||
+    (Object.hasOwn(RECURSIVE_OPTIONS, name) &&
+      [...optionSet(RECURSIVE_OPTIONS[name])].some((option) => given.has(option)));
+  if (!recursive) return [];
+  if (reads.length === 0 && (name === 'rg' || name.endsWith('grep'))) return [staticWord('.')];
+  return [...reads];
 }
 
 /** `HEAD:.env`, `:src/a.ts` name a file at a revision; a plain operand may be a path too. */

@@ -250,6 +250,11 @@ function recordFileArguments(state: AnalysisState, words: readonly ShellWord[], 
       }
     }
   }
+  for (const word of files.trees) {
+    for (const path of possibleValues(state, word, state.position)) {
+      recordFile(state, { access: 'read', path, via: options.via, by, recursive: true });
+    }
+  }
   for (const problem of files.problems) addProblem(state, problem);
 }
 
