@@ -151,14 +151,12 @@ export function evaluatePermission(options: {
   };
   const judge = (subject: PermissionSubject): PermissionDecision => {
     const decision = judgeSubject(subject, rulesOf(subject));
-    // A file no rule of its tool speaks of: the shell rules alone decide the line.
-    if (
-      subject.restrictOnly === true &&
-      decision.type === 'ask' &&
-      decision.rule === undefined &&
-      subject.problem === undefined
-    ) {
-      return { type: 'allow', rule: unrestricted(subject.ruleTool ?? tool) };
+    // A file no rule of its tool speaks of: the shell rules alone decide the line, unless the
+    // file itself cannot be judged (then that is why it asks).
+    if (subject.restrictOnly === true && decision.type === 'ask' && decision.rule === undefined) {
+      return subject.problem === undefined
+        ? { type: 'allow', rule: unrestricted(subject.ruleTool ?? tool) }
+        : { type: 'ask', rule: undefined, reason: subject.problem };
     }
     return decision;
   };

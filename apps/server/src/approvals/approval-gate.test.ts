@@ -718,6 +718,20 @@ describe('files a shell line reads and writes', () => {
     expect(allowed.output).toContain('hello');
   });
 
+  it('asks about a line naming more files than one path check takes, instead of refusing it', async () => {
+    await using link = await startTestLink();
+    await writePermissions(link, '{ "shell_exec": { "*": "allow" }, "read_file": { "*.env": "deny" } }');
+    const files = Array.from({ length: 300 }, (_, index) => `f${index}.txt`).join(' ');
+    await using client = await clientOf(link);
+    const evaluation = await client.rpc.permissions.explain.query({
+      workerId: link.worker.workerId,
+      tool: 'shell_exec',
+      args: { command: `cat ${files}` },
+    });
+    expect(evaluation.decision).toBe('ask');
+    expect(evaluation.reason).toMatch(/could not tell where f2[5-9]\d\.txt leads/);
+  });
+
   it('has the worker look through a directory a line reads whole for a file read_file may not read', async () => {
     await using link = await startTestLink();
     await mkdir(join(link.workdir, 'config', 'prod'), { recursive: true });

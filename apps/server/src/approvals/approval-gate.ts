@@ -130,6 +130,9 @@ type PendingApproval = {
 
 /** How long the gate waits for the worker to say where paths lead. */
 const RESOLVE_PATHS_TIMEOUT_MS = 10_000;
+/** What one resolve job takes (ResolvePathsArgsSchema): paths, and patterns or trees. */
+const MAX_RESOLVED_PATHS = 256;
+const MAX_RESOLVED_PATTERNS = 64;
 
 /** Where the answer for a directory read whole is kept in the map of resolved paths (no path holds NUL). */
 function treeKey(path: string): string {
@@ -245,7 +248,16 @@ export function createApprovalGate(options: {
       home: registry.registration(request.workerId)?.home,
     });
     if (wanted.length === 0) return { ok: true, paths: new Map() };
-    const trees = wanted.filter((entry) => entry.tree === true).map((entry) => entry.path);
+    // At most what one job takes of each kind; the rest is answered with no forms, so the line asks.
+    const plain = wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path);
+    const patterns = wanted.filter((entry) => entry.pattern).map((entry) => entry.path);
+    const allTrees = wanted.filter((entry) => entry.tree === true).map((entry) => entry.path);
+    const unsent = [
+      ...plain.slice(MAX_RESOLVED_PATHS),
+      ...patterns.slice(MAX_RESOLVED_PATTERNS),
+      ...allTrees.slice(MAX_RESOLVED_PATTERNS).map(treeKey),
+    ];
+    const trees = allTrees.slice(0, MAX_RESOLVED_PATTERNS);
     // A directory read whole is looked through for a file the read_file rules deny.
     const readRules =
       trees.length === 0
@@ -258,8 +270,8 @@ export function createApprovalGate(options: {
       workerId: request.workerId,
       toolName: RESOLVE_PATHS_JOB,
       args: {
-        paths: wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path),
-        patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
+        paths: plain.slice(0, MAX_RESOLVED_PATHS),
+        patterns: patterns.slice(0, MAX_RESOLVED_PATTERNS),
         ...(trees.length === 0 ? {} : { trees }),
       },
       ...(readRules === undefined ? {} : { readRules }),
@@ -295,6 +307,7 @@ export function createApprovalGate(options: {
     }
     const paths = new Map<string, readonly string[]>(parsed.data.paths.map((entry) => [entry.given, entry.forms]));
     for (const entry of parsed.data.trees ?? []) paths.set(treeKey(entry.given), entry.forms);
+    for (const key of unsent) paths.set(key, []);
     return { ok: true, paths };
   }
 
