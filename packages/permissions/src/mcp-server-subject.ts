@@ -67,23 +67,37 @@ function toCanonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** What the server runs, as people read it: the command line of a stdio server, the URL of an HTTP one. */
+/** The names of an object's keys, sorted and made visible (their values may be secrets). */
+function namesOf(value: unknown): string[] {
+  return isRecord(value) ? Object.keys(value).sort().map(escapeHidden) : [];
+}
+
+/**
+ * What the server runs, as people read it: the command line of a stdio server with the names of
+ * the variables it sets (`NODE_OPTIONS=… node x.js`: a variable can change what runs as much as an
+ * argument) and its directory; the URL of an HTTP one with the names of its headers.
+ */
 function describeTarget(definition: Readonly<Record<string, unknown>>): string {
-  const { command, args, url } = definition;
+  const { command, args, url, env, cwd, headers } = definition;
   if (typeof command === 'string') {
     const words = Array.isArray(args) ? args.map(String) : [];
-    return [command, ...words].map(quoteWord).join(' ');
+    const line = [...namesOf(env).map((name) => `${name}=…`), ...[command, ...words].map(quoteWord)].join(' ');
+    return typeof cwd === 'string' ? `cd ${quoteWord(cwd)} && ${line}` : line;
   }
-  if (typeof url === 'string') return escapeHidden(url);
+  if (typeof url === 'string') {
+    const names = namesOf(headers);
+    return names.length === 0 ? escapeHidden(url) : `${escapeHidden(url)} (headers ${names.join(', ')})`;
+  }
   return '(no command or url)';
 }
 
 /**
  * What a person approves when a server of `.mcp.json` is to start, and what an "always" rule
- * matches: `files: npx -y @modelcontextprotocol/server-filesystem '${WORKDIR}' #1a2b3c4d5e6f`.
- * The command line (or URL) is shown as written; the digest covers the name and the whole definition
- * as written (env, headers, type and any other field), so that a changed definition asks again while env
- * values and headers, which may be secrets, never appear in a subject, a rule or the audit log.
+ * matches: `files: API_KEY=… npx -y @modelcontextprotocol/server-filesystem '${WORKDIR}' #1a2b3c4d5e6f`.
+ * The command line (or URL) is shown as written with the names of its variables (or headers); the
+ * digest covers the name and the whole definition as written (env, headers, type and any other
+ * field), so that a changed definition asks again while env and header values, which may be
+ * secrets, never appear in a subject, a rule or the audit log.
  */
 export function toMcpServerSubject(server: McpServerDefinition): string {
   // The name is hashed too: two names shown alike (escapes) can never share a rule.

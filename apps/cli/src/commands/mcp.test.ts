@@ -109,7 +109,7 @@ describe('molf mcp trust', () => {
     const result = await molf(['mcp', 'trust', '--yes', ...flags], cwd);
     expect(result.stderr).toBe('');
     expect(result.exitCode).toBe(0);
-    expect(result.stdout).toMatch(/fixture: \S+ \S+ #[0-9a-f]{12}/);
+    expect(result.stdout).toMatch(/fixture: (\S+=… )*\S+ \S+ #[0-9a-f]{12}/);
     expect(result.stdout).toContain('trusted 1 server');
     await waitUntil(() => status() === 'connected', 'the trusted server to start');
     expect(existsSync(startedFile)).toBe(true);

@@ -136,7 +136,9 @@ describe('starting the MCP servers of .mcp.json', () => {
       sessionId: `worker:${worker.workerId}`,
       workerId: worker.workerId,
       tool: 'mcp.server',
-      subjects: [{ kind: 'name', decision: 'ask', label: expect.stringMatching(/^fixture: \S+ \S+ #[0-9a-f]{12}$/) }],
+      subjects: [
+        { kind: 'name', decision: 'ask', label: expect.stringMatching(/^fixture: (\S+=… )*\S+ \S+ #[0-9a-f]{12}$/) },
+      ],
     });
     expect(approval?.subjects[0]?.label).toContain(FIXTURE_MCP_SERVER);
     expect(approval?.alwaysPatterns).toHaveLength(1);
