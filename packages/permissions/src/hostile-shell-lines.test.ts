@@ -600,3 +600,22 @@ describe('files named the other ways commands take them', () => {
     expectDecision(shell(row.command, { layers: withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } }) }), row);
   });
 });
+
+describe('a deny written for a sub-command holds whatever global options come first', () => {
+  const layers = withRules({
+    shell_exec: { '*': 'allow', 'git push --force*': 'deny', 'npm publish*': 'deny', 'docker rm *': 'deny' },
+  });
+
+  it.each(
+    cases([
+      { command: 'git -C . push --force', decision: 'deny', why: 'git -C DIR' },
+      { command: 'git --no-pager -c user.name=x push --force', decision: 'deny', why: 'flags and -c' },
+      { command: '/usr/bin/git --git-dir=.git push --force', decision: 'deny', why: 'a path and --git-dir=' },
+      { command: 'npm --prefix . publish', decision: 'deny', why: 'npm --prefix' },
+      { command: 'docker --context prod rm web', decision: 'deny', why: 'docker --context' },
+      { command: 'git -C . push origin main', decision: 'allow', why: 'what the deny does not name still runs' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command, { layers }), row);
+  });
+});

@@ -10,6 +10,7 @@ import {
 } from './shell/analyze-shell-line.ts';
 import { commandArity, EXACT_ONLY_COMMANDS } from './shell/command-arity.ts';
 import { findDenyProbes } from './shell/deny-probes.ts';
+import { withoutGlobalOptions } from './shell/global-options.ts';
 import type { ShellParser } from './shell/shell-parser.ts';
 import { renderWords, toVisible } from './shell/shell-words.ts';
 import { readsProgramFromStdin } from './shell/unwrap-command.ts';
@@ -164,11 +165,13 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
  */
 function commandForms(command: SimpleCommand): string[] {
   const name = command.words[0];
-  if (name === undefined || !name.isStatic || !name.value.includes('/')) return [command.text];
+  if (name === undefined || !name.isStatic || command.redirect === true) return [command.text];
   const base = name.value.slice(name.value.lastIndexOf('/') + 1);
-  const rendered = renderWords([name]);
-  if (base === '' || !command.text.startsWith(rendered)) return [command.text];
-  return [command.text, `${renderWords([{ ...name, value: base }])}${command.text.slice(rendered.length)}`];
+  const named =
+    base === '' || base === name.value ? command.words : [{ ...name, value: base }, ...command.words.slice(1)];
+  // `git -C . push --force` is also `git push --force` (only a deny counts on these forms).
+  const bare = withoutGlobalOptions(named, base);
+  return unique([command.text, renderWords(named), ...(bare === undefined ? [] : [renderWords(bare)])]);
 }
 
 /** Where a file a shell line names lies, as the gate resolves it: relative to the call's `cwd`. */
