@@ -1,8 +1,19 @@
 import type { ShellWord } from './shell-words.ts';
 
+/** The sets made so far: the lists are the tables' constants, read for every command of every line. */
+const OPTION_SETS = new Map<string, ReadonlySet<string>>();
+const EMPTY: ReadonlySet<string> = new Set();
+
 /** A set of option names from a space-separated list: `'-o --output'`. */
 export function optionSet(list: string | undefined): ReadonlySet<string> {
-  return new Set((list ?? '').split(/\s+/).filter((option) => option !== ''));
+  if (list === undefined || list === '') return EMPTY;
+  let set = OPTION_SETS.get(list);
+  if (set === undefined) {
+    set = new Set(list.split(/\s+/).filter((option) => option !== ''));
+    // Lists come from the tables and from option values read off lines: keep the cache bounded.
+    if (OPTION_SETS.size < 4_096) OPTION_SETS.set(list, set);
+  }
+  return set;
 }
 
 /**
@@ -34,10 +45,12 @@ export type ParsedOption = {
  * a prefix of one known option is read as that option. Several candidates are read as the first
  * that takes a value, the one that matters for which words are files.
  */
-function fullLongName(name: string, known: ReadonlySet<string>, withValue: ReadonlySet<string>): string {
-  if (known.has(name) || name.length < 4) return name;
-  const candidates = [...known].filter((option) => option.startsWith('--') && option.startsWith(name));
-  return candidates.find((option) => withValue.has(option)) ?? candidates[0] ?? name;
+function fullLongName(name: string, withValue: ReadonlySet<string>, flags: ReadonlySet<string>): string {
+  if (withValue.has(name) || flags.has(name) || name.length < 4) return name;
+  let flag: string | undefined;
+  for (const option of withValue) if (option.startsWith(name)) return option;
+  for (const option of flags) if (option.startsWith(name)) flag ??= option;
+  return flag ?? name;
 }
 
 export function readOptions(
@@ -50,7 +63,7 @@ export function readOptions(
     flags?: ReadonlySet<string>;
   },
 ): { options: ParsedOption[]; operands: ShellWord[]; operandsStart: number } {
-  const known = new Set([...spec.withValue, ...(spec.flags ?? [])]);
+  const flags = spec.flags ?? EMPTY;
   const options: ParsedOption[] = [];
   const operands: ShellWord[] = [];
   let operandsStart = -1;
@@ -74,7 +87,7 @@ export function readOptions(
     }
     if (text.startsWith('--')) {
       const equals = text.indexOf('=');
-      const name = fullLongName(equals === -1 ? text : text.slice(0, equals), known, spec.withValue);
+      const name = fullLongName(equals === -1 ? text : text.slice(0, equals), spec.withValue, flags);
       if (equals !== -1) {
         options.push({ name, value: { ...word, value: text.slice(equals + 1) } });
         index += 1;

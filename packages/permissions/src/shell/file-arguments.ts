@@ -358,6 +358,24 @@ function specFor(words: readonly ShellWord[]): { spec: FileSpec; start: number }
   return spec === undefined ? undefined : { spec, start: global.operandsStart + 1 };
 }
 
+const SPEC_OPTIONS = new WeakMap<FileSpec, { withValue: ReadonlySet<string>; flags: ReadonlySet<string> }>();
+
+/** The options of a spec that take a value, and its long flags (for abbreviations); made once per spec. */
+function optionsOf(spec: FileSpec): { withValue: ReadonlySet<string>; flags: ReadonlySet<string> } {
+  let options = SPEC_OPTIONS.get(spec);
+  if (options === undefined) {
+    options = {
+      // Pairs take two words: the first is read as the value, the second skipped by hand.
+      withValue: new Set(
+        [spec.values, spec.reads, spec.writes, spec.firstIsProgram, spec.pairs].flatMap((list) => [...optionSet(list)]),
+      ),
+      flags: new Set([spec.runsConfigured, spec.inPlace, spec.flags].flatMap((list) => [...optionSet(list)])),
+    };
+    SPEC_OPTIONS.set(spec, options);
+  }
+  return options;
+}
+
 /**
  * The files a simple command reads and writes through its arguments, for the commands Molf
  * understands (FILE_COMMANDS and git's sub-commands); other commands name none.
@@ -369,14 +387,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   if (found === undefined) return { reads: [], writes: [], trees: [], problems: [] };
   const { spec, start } = found;
   const pairs = optionSet(spec.pairs);
-  // Pairs take two words: read the first as the value and skip the second by hand below.
-  const withValue = new Set([
-    ...optionSet(spec.values),
-    ...optionSet(spec.reads),
-    ...optionSet(spec.writes),
-    ...optionSet(spec.firstIsProgram),
-    ...pairs,
-  ]);
+  const { withValue, flags } = optionsOf(spec);
   const expanded: ShellWord[] = [];
   const pairSecond: ShellWord[] = [];
   for (let index = 0; index < words.length; index += 1) {
@@ -391,12 +402,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   }
   const read = readOptions(
     expanded.filter((word) => word !== undefined),
-    {
-      start,
-      withValue,
-      stopAtOperand: false,
-      flags: new Set([...optionSet(spec.runsConfigured), ...optionSet(spec.inPlace), ...optionSet(spec.flags)]),
-    },
+    { start, withValue, stopAtOperand: false, flags },
   );
   const result: FileArguments = {
     reads: [...optionValues(read.options, optionSet(spec.reads)), ...pairSecond],
@@ -515,6 +521,8 @@ function treesRead(
 /** `HEAD:.env`, `:src/a.ts` name a file at a revision; a plain operand may be a path too. */
 function revisionPath(word: ShellWord): ShellWord[] {
   if (!word.isStatic) return [word];
+  // `HEAD~1`, `@^`, `a..b`, an abbreviated hash: revisions, never file names git would print.
+  if (/^(@|[A-Z_]*HEAD)?([~^]\d*)*$|\.\.|^[0-9a-f]{7,40}$/.test(word.value)) return [];
   const colon = word.value.indexOf(':');
   // `:/message` searches commit messages; `a..b` and `HEAD~1` name no file (read as one, no rule matches).
   if (colon === -1) return [word];
