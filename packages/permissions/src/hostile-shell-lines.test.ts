@@ -619,3 +619,24 @@ describe('a deny written for a sub-command holds whatever global options come fi
     expectDecision(shell(row.command, { layers }), row);
   });
 });
+
+describe('a program a line makes for itself is no program any rule sees', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: "source <(echo 'rm -rf x')", decision: 'ask', why: 'source of a process substitution' },
+      { command: 'bash <(echo rm -rf x)', decision: 'ask', why: 'a shell given a pipe as its script' },
+      { command: ". /dev/stdin <<< 'rm -rf x'", decision: 'ask', why: '/dev/stdin as the script' },
+      { command: 'python3 /dev/fd/3 3< x.py', decision: 'ask', why: 'an interpreter reading a descriptor' },
+      { command: 'echo cm0gLXJmIHgK | base64 -d | sh', decision: 'ask', why: 'a shell reading a pipe' },
+      {
+        command: 'diff <(ls a) <(ls b)',
+        decision: 'allow',
+        why: 'process substitution into a program that runs no code',
+      },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});

@@ -14,7 +14,7 @@ import { ARITHMETIC_PROBLEM } from './arithmetic.ts';
 import { optionSet, readOptions } from './command-options.ts';
 import { DEVICE_TARGETS, fileArgumentsOf } from './file-arguments.ts';
 import { renderWords, type ShellWord } from './shell-words.ts';
-import { basename, unwrapCommand } from './unwrap-command.ts';
+import { basename, runsProgramFromPipe, unwrapCommand } from './unwrap-command.ts';
 import { setExportsAssignments } from './variable-assignments.ts';
 
 /**
@@ -275,6 +275,12 @@ export function recordCommand(state: AnalysisState, options: RecordOptions): Sim
   if (!onlyDeny) {
     recordShellEffects(state, words, options);
     recordFileArguments(state, words, options);
+    if (runsProgramFromPipe(words)) {
+      addProblem(
+        state,
+        `${basename((words[0] as ShellWord).value)} runs a program made when the line runs, which no rule sees`,
+      );
+    }
   }
   const foundInner = unwrapCommand(state, { words, via: options.via, nesting: options.nesting, onlyDeny });
   if (foundInner) command.unwrapped = true;

@@ -575,6 +575,21 @@ export function unwrapCommand(
   return state.analysis.commands.length > before;
 }
 
+/** Files that are a pipe from the line itself: what a program reads from them is made when it runs. */
+const PIPE_FILE = /^(\/dev\/(stdin|fd\/\d+)|\/proc\/(self|thread-self|\d+)\/fd\/\d+)$/;
+
+/**
+ * Whether a shell, an interpreter or `source` would run a program read from a pipe named as its
+ * script: `source <(curl …)`, `bash <(echo …)`, `. /dev/stdin <<< '…'`, `python3 /dev/fd/3`.
+ */
+export function runsProgramFromPipe(words: readonly ShellWord[]): boolean {
+  const name = basename((words[0] as ShellWord).value);
+  if (!SHELLS.has(name) && !INTERPRETERS.has(name) && name !== 'source' && name !== '.') return false;
+  return words
+    .slice(1)
+    .some((word) => word.processSubstitution === true || (word.isStatic && PIPE_FILE.test(word.value)));
+}
+
 /**
  * Whether an interpreter or shell would read its program from standard input (no script, no
  * `-c`/`-e`): then no pattern can describe what it runs.
