@@ -6,6 +6,8 @@ function options(args: string[]): string[][] {
   const arity: Record<string, number> = {
     '--ro-bind': 2,
     '--bind': 2,
+    '--bind-fd': 2,
+    '--ro-bind-fd': 2,
     '--dev': 1,
     '--proc': 1,
     '--tmpfs': 1,
@@ -59,6 +61,23 @@ describe('the bwrap arguments of a sandbox policy', () => {
       ['--tmpfs', '/home/me/.molf'],
       ['--ro-bind', '/dev/null', '/tmp/w/token'],
       ['--chdir', '/tmp/w/src'],
+    ]);
+  });
+
+  it('binds from descriptors where the planner gave one, and never pins a directory by its path', () => {
+    const args = toBwrapArguments({
+      ...base,
+      mounts: [
+        { type: 'writable', path: '/w' },
+        { type: 'pinned', path: '/w/.git', fd: 3 },
+        { type: 'pinned', path: '/w/src' },
+        { type: 'read-only', path: '/w/.git/config', fd: 4 },
+      ],
+    });
+    expect(options(args).filter((option) => option[0]?.includes('bind') === true && option[1] !== '/')).toEqual([
+      ['--bind', '/w', '/w'],
+      ['--bind-fd', '3', '/w/.git'],
+      ['--ro-bind-fd', '4', '/w/.git/config'],
     ]);
   });
 });

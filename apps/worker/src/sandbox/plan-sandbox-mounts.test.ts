@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MAX_GIT_DIRECTORIES } from './plan-git-mounts.ts';
 import { planSandboxMounts } from './plan-sandbox-mounts.ts';
 import { outsideTmpDir } from './sandbox-test-kit.ts';
 
@@ -29,8 +30,93 @@ describe('the mounts planned for a sandbox', () => {
     });
     expect(mounts).toEqual([
       { type: 'writable', path: workdir },
+      // A mount point of its own, so that it cannot be moved aside with its read-only hooks.
+      { type: 'pinned', path: join(workdir, '.git') },
       { type: 'read-only', path: join(workdir, '.molf') },
       { type: 'read-only', path: join(workdir, '.git', 'hooks') },
+    ]);
+  });
+
+  it("pins the submodules' and worktrees' git directories and every directory above them, their hooks and config read-only", async () => {
+    const workdir = await tempDir();
+    for (const module of ['lib', 'vendor/deep', 'lib/modules/nested']) {
+      await mkdir(join(workdir, '.git', 'modules', module, 'hooks'), { recursive: true });
+      await writeFile(join(workdir, '.git', 'modules', module, 'HEAD'), 'ref: refs/heads/main\n');
+      await writeFile(join(workdir, '.git', 'modules', module, 'config'), '[core]\n');
+    }
+    await mkdir(join(workdir, '.git', 'worktrees', 'wt'), { recursive: true });
+    await writeFile(join(workdir, '.git', 'worktrees', 'wt', 'commondir'), '../..\n');
+    // A link is not followed: what it leads to is no git directory of this workdir.
+    const elsewhere = await tempDir();
+    await mkdir(join(elsewhere, 'hooks'));
+    await writeFile(join(elsewhere, 'HEAD'), 'ref: refs/heads/main\n');
+    await symlink(elsewhere, join(workdir, '.git', 'modules', 'linked'));
+    const mounts = await planSandboxMounts({ workdir, writable: [], readOnly: [], hidden: [] });
+    const git = (path: string) => join(workdir, '.git', path);
+    expect(mounts.filter((mount) => mount.type === 'pinned').map((mount) => mount.path)).toEqual(
+      [
+        git(''),
+        git('modules'),
+        git('worktrees'),
+        git('modules/lib'),
+        git('modules/vendor'),
+        git('worktrees/wt'),
+        git('modules/lib/modules'),
+        git('modules/vendor/deep'),
+        git('modules/lib/modules/nested'),
+      ].map((path) => path.replace(/\/$/, '')),
+    );
+    expect(mounts.filter((mount) => mount.type === 'read-only').map((mount) => mount.path)).toEqual([
+      git('modules/lib/config'),
+      git('modules/lib/hooks'),
+      git('worktrees/wt/commondir'),
+      git('modules/vendor/deep/config'),
+      git('modules/vendor/deep/hooks'),
+      git('modules/lib/modules/nested/config'),
+      git('modules/lib/modules/nested/hooks'),
+    ]);
+    expect(mounts.some((mount) => mount.path.startsWith(elsewhere) || mount.path === git('modules/linked'))).toBe(
+      false,
+    );
+  });
+
+  it(`makes .git/modules read-only whole past ${MAX_GIT_DIRECTORIES} submodules, rather than protect some`, async () => {
+    const workdir = await tempDir();
+    for (let index = 0; index <= MAX_GIT_DIRECTORIES; index += 1) {
+      await mkdir(join(workdir, '.git', 'modules', `m${index}`), { recursive: true });
+      await writeFile(join(workdir, '.git', 'modules', `m${index}`, 'HEAD'), 'ref: refs/heads/main\n');
+    }
+    const mounts = await planSandboxMounts({ workdir, writable: [], readOnly: [], hidden: [] });
+    expect(mounts).toEqual([
+      { type: 'writable', path: workdir },
+      { type: 'pinned', path: join(workdir, '.git') },
+      { type: 'read-only', path: join(workdir, '.git', 'modules') },
+    ]);
+  });
+
+  it('does not follow a link where a writable path inside the workdir was: a command could have put it there', async () => {
+    const workdir = await tempDir();
+    await using outside = await outsideTmpDir('molf-plan-');
+    await symlink(outside.path, join(workdir, 'cache'));
+    const mounts = await planSandboxMounts({ workdir, writable: [join(workdir, 'cache')], readOnly: [], hidden: [] });
+    expect(mounts).toEqual([{ type: 'writable', path: workdir }]);
+  });
+
+  it('pins the directories between the workdir and a hidden file in it', async () => {
+    const workdir = await tempDir();
+    await mkdir(join(workdir, 'config', 'prod'), { recursive: true });
+    await writeFile(join(workdir, 'config', 'prod', 'secrets.env'), 'x');
+    const mounts = await planSandboxMounts({
+      workdir,
+      writable: [],
+      readOnly: [],
+      hidden: [join(workdir, 'config', 'prod', 'secrets.env')],
+    });
+    expect(mounts).toEqual([
+      { type: 'writable', path: workdir },
+      { type: 'pinned', path: join(workdir, 'config') },
+      { type: 'pinned', path: join(workdir, 'config', 'prod') },
+      { type: 'hidden-file', path: join(workdir, 'config', 'prod', 'secrets.env') },
     ]);
   });
 

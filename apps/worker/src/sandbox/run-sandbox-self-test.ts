@@ -1,12 +1,13 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute, join, relative } from 'node:path';
+import type { Readable } from 'node:stream';
 import type { WorkerSandbox } from '@molf/protocol';
-import { createSandboxRunner } from './create-sandbox-runner.ts';
+import { createSandboxRunner, type WrappedCommand } from './create-sandbox-runner.ts';
 import type { SandboxSettings } from './sandbox-config.ts';
 
 export type SandboxSelfTest = NonNullable<WorkerSandbox['selfTest']>;
@@ -127,15 +128,21 @@ async function listen(): Promise<Server> {
   return server;
 }
 
-function runProbe(command: { file: string; args: string[]; cwd: string }): Promise<{ stdout: string; stderr: string }> {
+function runProbe(command: WrappedCommand & { cwd: string }): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(command.file, command.args, {
-      cwd: command.cwd,
-      // Only what Node needs: NODE_OPTIONS and the like of the worker must not change the probe.
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = (() => {
+      try {
+        return spawn(command.file, command.args, {
+          cwd: command.cwd,
+          // Only what Node needs: NODE_OPTIONS and the like of the worker must not change the probe.
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe', ...command.fds],
+        }) as ChildProcessByStdio<null, Readable, Readable>;
+      } finally {
+        command.close();
+      }
+    })();
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -220,11 +227,16 @@ export async function runSandboxSelfTest(options: {
       bwrap: options.bwrap,
       settings: { ...settings, hidden: [...settings.hidden, hiddenDirectory] },
     });
-    const command = await runner.wrap({
-      file: process.execPath,
-      args: ['-e', PROBE, JSON.stringify(input)],
-      cwd: settings.workdir,
-    });
+    // As shell_exec runs its commands: with descriptors.
+    let command: WrappedCommand;
+    try {
+      command = await runner.wrap(
+        { file: process.execPath, args: ['-e', PROBE, JSON.stringify(input)], cwd: settings.workdir },
+        { passFds: true },
+      );
+    } catch (error) {
+      return { ok: false, failed: `the sandbox could not be set up: ${(error as Error).message}`, checks: [] };
+    }
     const { stdout, stderr } = await runProbe({ ...command, cwd: settings.workdir });
     const checks = parseChecks(stdout);
     if (checks === undefined) {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
@@ -43,6 +44,23 @@ async function listenOnLoopback(): Promise<{ server: Server; port: number }> {
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));
   const address = server.address();
   return { server, port: typeof address === 'object' && address !== null ? address.port : 0 };
+}
+
+/** git on the host (outside any sandbox), with an identity and local submodules allowed. */
+function git(cwd: string, ...args: string[]): string {
+  return execFileSync(
+    'git',
+    ['-c', 'user.name=Molf Test', '-c', 'user.email=test@molf.invalid', '-c', 'protocol.file.allow=always', ...args],
+    { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+}
+
+/** A git repository with one commit in `path`. */
+function makeRepository(path: string): void {
+  git(path, 'init', '-q', '-b', 'main');
+  execFileSync('sh', ['-c', 'echo one > one.txt'], { cwd: path });
+  git(path, 'add', 'one.txt');
+  git(path, 'commit', '-q', '-m', 'one');
 }
 
 /** A Node one-liner that connects to the host's loopback and prints what it got or why not. */
@@ -136,6 +154,76 @@ describe.skipIf(unavailable !== undefined)('shell_exec in the sandbox (real bwra
     const config = await box.run(shellExecTool, { command: 'echo "[core] hooksPath=/x" >> .git/config' });
     expect(config.meta?.errorKind).toBe('sandbox_refused');
     expect(await readFile(join(box.workdir, '.git', 'config'), 'utf8')).toBe('[core]\n');
+  });
+
+  it('cannot move .git (or .git/modules, a submodule, a worktree) aside to plant hooks; git keeps working', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    await using library = await outsideTmpDir('molf-sandbox-submodule-');
+    makeRepository(library.path);
+    makeRepository(box.workdir);
+    git(box.workdir, 'submodule', 'add', '-q', library.path, 'lib');
+    git(box.workdir, 'commit', '-q', '-m', 'lib');
+    git(box.workdir, 'worktree', 'add', '-q', 'wt');
+    const gitFiles = () =>
+      [
+        '.git/hooks/pre-commit',
+        '.git/modules/lib/hooks/pre-commit',
+        '.git2',
+        '.git/m2',
+        '.git/modules/lib2',
+        '.git/w2',
+      ].filter((path) => existsSync(join(box.workdir, path)));
+    const configs = async () =>
+      Promise.all(
+        ['.git/config', '.git/modules/lib/config', '.git/worktrees/wt/commondir'].map((path) =>
+          readFile(join(box.workdir, path), 'utf8'),
+        ),
+      );
+    const configsBefore = await configs();
+    const attempts = [
+      // Renaming the parent of a mount point is allowed: .git itself must be one.
+      'mv .git .git2 && mkdir -p .git/hooks && echo evil > .git/hooks/pre-commit',
+      'mv .git/modules .git/m2 && mkdir -p .git/modules/lib/hooks && echo evil > .git/modules/lib/hooks/pre-commit',
+      'mv .git/modules/lib .git/modules/lib2 && mkdir -p .git/modules/lib/hooks && echo evil > .git/modules/lib/hooks/pre-commit',
+      'echo evil > .git/modules/lib/hooks/pre-commit',
+      'echo "[core] hooksPath=/x" >> .git/modules/lib/config',
+      'mv .git/worktrees .git/w2',
+      'echo /elsewhere > .git/worktrees/wt/commondir',
+    ];
+    for (const command of attempts) {
+      const result = await box.run(shellExecTool, { command });
+      expect(result.meta?.exitCode, command).not.toBe(0);
+      expect(gitFiles(), command).toEqual([]);
+    }
+    expect(await configs()).toEqual(configsBefore);
+    const work = await box.run(shellExecTool, {
+      command:
+        'echo two > two.txt && git status --short && git -C lib status --short && git -C wt status --short && ' +
+        'git add two.txt && git -c user.name=t -c user.email=t@t.invalid commit -q -m two && git log --format=%s -1',
+    });
+    expect(work.meta?.exitCode, work.output).toBe(0);
+    expect(work.output).toContain('?? two.txt');
+    expect(git(box.workdir, 'log', '--format=%s', '-1').trim()).toBe('two');
+  });
+
+  it('cannot rewrite or replace the .git file of a workdir that is a linked worktree', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    await using repository = await outsideTmpDir('molf-sandbox-gitdir-');
+    makeRepository(repository.path);
+    // The workdir becomes the worktree: its .git is a file naming the git directory.
+    git(repository.path, 'worktree', 'add', '-q', box.workdir);
+    const before = await readFile(join(box.workdir, '.git'), 'utf8');
+    for (const command of [
+      'mkdir -p evil && echo "gitdir: evil" > .git',
+      'mv .git .git-old && echo "gitdir: evil" > .git',
+    ]) {
+      const result = await box.run(shellExecTool, { command });
+      expect(result.meta?.exitCode, command).not.toBe(0);
+      expect(await readFile(join(box.workdir, '.git'), 'utf8'), command).toBe(before);
+    }
+    const work = await box.run(shellExecTool, { command: 'echo two > two.txt && git status --short' });
+    expect(work.meta?.exitCode, work.output).toBe(0);
+    expect(work.output).toContain('?? two.txt');
   });
 
   it('runs npm test of a small project in the workdir', async () => {

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { constants } from 'node:os';
+import type { Readable } from 'node:stream';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
 import { describeSandboxRefusal, detectSandboxRefusal } from '../sandbox/index.ts';
 import { createBoundedCapture } from './bounded-capture.ts';
@@ -53,20 +54,33 @@ export const shellExecTool = defineToolHandler({
       cwd = resolved.value.canonical;
     }
 
-    const capture = await createBoundedCapture({ workdir: paths.workdir, outputId: toolCallId });
     const shell = pickShell();
-    const command =
-      sandbox === undefined
-        ? { file: shell, args: ['-c', args.command] }
-        : await sandbox.wrap({ file: shell, args: ['-c', args.command], cwd });
+    let command: { file: string; args: string[]; fds: number[]; close(): void };
+    try {
+      command =
+        sandbox === undefined
+          ? { file: shell, args: ['-c', args.command], fds: [], close: () => {} }
+          : await sandbox.wrap({ file: shell, args: ['-c', args.command], cwd }, { passFds: true });
+    } catch (error) {
+      logger.error({ err: error, toolCallId }, 'the sandbox could not start the command');
+      return toErrorResult('internal', `The sandbox could not start the command: ${(error as Error).message}`);
+    }
+    const capture = await createBoundedCapture({ workdir: paths.workdir, outputId: toolCallId });
     // Own process group (detached) so a timeout or cancel reaches every grandchild; stdin closed;
-    // the environment without Molf tokens or provider keys.
-    const child = spawn(command.file, command.args, {
-      cwd,
-      env: scrubEnvironment(process.env),
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // the environment without Molf tokens or provider keys. In the sandbox, bwrap gets the
+    // descriptors of what it binds as fds 3, 4, … (it closes them before the command runs).
+    const child = (() => {
+      try {
+        return spawn(command.file, command.args, {
+          cwd,
+          env: scrubEnvironment(process.env),
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe', ...command.fds],
+        }) as ChildProcessByStdio<null, Readable, Readable>;
+      } finally {
+        command.close();
+      }
+    })();
     // The group outlives a worker killed with SIGKILL unless something else ends it.
     if (child.pid !== undefined) reaper?.track(child.pid);
 
