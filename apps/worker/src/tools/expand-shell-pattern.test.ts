@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expandShellPattern, MAX_PATTERN_MATCHES } from './expand-shell-pattern.ts';
+import { expandShellPattern, MAX_PATTERN_ENTRIES, MAX_PATTERN_MATCHES } from './expand-shell-pattern.ts';
 import { createPathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
 
 const dirs: string[] = [];
@@ -38,6 +38,40 @@ describe('expandShellPattern: the files a glob names, as bash expands it', () =>
   it(`gives up past ${MAX_PATTERN_MATCHES} files`, async () => {
     const cwd = await project(Array.from({ length: MAX_PATTERN_MATCHES + 1 }, (_value, index) => `f${index}.txt`));
     expect(await expandShellPattern({ pattern: '*.txt', cwd })).toBeUndefined();
+    // The same across directories: the matches of every directory count together.
+    const spread = await project(
+      Array.from({ length: MAX_PATTERN_MATCHES + 1 }, (_value, index) => `d${index % 4}/f${index}.txt`),
+    );
+    expect(await expandShellPattern({ pattern: '*/*.txt', cwd: spread })).toBeUndefined();
+  });
+
+  it(`gives up after reading ${MAX_PATTERN_ENTRIES} directory entries, however few of them match`, async () => {
+    const names = Array.from({ length: MAX_PATTERN_ENTRIES + 1 }, (_value, index) => `f${index}.log`);
+    const cwd = await project(['wanted.txt']);
+    const crowded = join(cwd, 'crowded');
+    await mkdir(crowded);
+    for (let start = 0; start < names.length; start += 500) {
+      await Promise.all(names.slice(start, start + 500).map((name) => writeFile(join(crowded, name), '')));
+    }
+    expect(await expandShellPattern({ pattern: 'crowded/*.txt', cwd })).toBeUndefined();
+    // Under the bound the same kind of pattern is expanded.
+    expect(await expandShellPattern({ pattern: 'w*.txt', cwd })).toEqual([join(cwd, 'wanted.txt')]);
+  });
+
+  it('expands a glob in a directory segment, and keeps fixed segments after it', async () => {
+    const cwd = await project(['a/x/f.ts', 'b/x/f.ts', 'b/y/f.ts', '.hidden/x/f.ts']);
+    expect((await expandShellPattern({ pattern: '*/x/f.ts', cwd }))?.sort()).toEqual([
+      join(cwd, 'a/x/f.ts'),
+      join(cwd, 'b/x/f.ts'),
+    ]);
+    expect((await expandShellPattern({ pattern: 'b/[xy]/*', cwd }))?.sort()).toEqual([
+      join(cwd, 'b/x/f.ts'),
+      join(cwd, 'b/y/f.ts'),
+    ]);
+    expect((await expandShellPattern({ pattern: `${cwd}/?/x/f.ts`, cwd: '/' }))?.sort()).toEqual([
+      join(cwd, 'a/x/f.ts'),
+      join(cwd, 'b/x/f.ts'),
+    ]);
   });
 });
 
