@@ -57,4 +57,37 @@ describe('the process reaper', () => {
       }
     }
   });
+
+  it('forgets a group when its command ended and the group with it, and keeps one a background child holds', async () => {
+    const reaper = createProcessReaper();
+    const alone = spawn('/bin/sh', ['-c', 'exit 0'], { detached: true, stdio: 'ignore' });
+    const aloneExited = new Promise((resolve) => alone.once('exit', resolve));
+    const holder = await startGroup();
+    try {
+      reaper.track(alone.pid as number);
+      reaper.track(holder.leader);
+      await aloneExited;
+      reaper.ended(alone.pid as number);
+      expect(reaper.tracked()).toEqual([holder.leader]);
+      // The leader goes, its background child stays: still tracked.
+      process.kill(holder.leader, 'SIGKILL');
+      await until(() => !isAlive(holder.leader), 'the leader to end');
+      reaper.ended(holder.leader);
+      expect(reaper.tracked()).toEqual([holder.leader]);
+      // Once the child is gone too, the next look forgets the group.
+      process.kill(holder.child, 'SIGKILL');
+      await until(() => !isAlive(holder.child), 'the child to end');
+      reaper.prune();
+      expect(reaper.tracked()).toEqual([]);
+    } finally {
+      reaper.close();
+      for (const pid of [holder.leader, holder.child]) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone.
+        }
+      }
+    }
+  });
 });

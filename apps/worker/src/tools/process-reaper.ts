@@ -10,6 +10,15 @@ import type { Socket } from 'node:net';
 export type ProcessReaper = {
   /** Kill this process group (a command's, by its leader's pid) when the worker ends. */
   track(processGroupId: number): void;
+  /**
+   * The command of this group ended (its leader exited): the group is forgotten now if no process
+   * is left in it, else as soon as one of the later looks finds it empty.
+   */
+  ended(processGroupId: number): void;
+  /** Forgets the tracked groups with no process left (their id may go to another process later). */
+  prune(): void;
+  /** The groups tracked now. */
+  tracked(): number[];
   /** Kills the tracked groups that still have processes, and stops the reaper. */
   close(): void;
 };
@@ -18,7 +27,8 @@ export type ProcessReaper = {
  * A tiny `/bin/sh` loop in a session of its own (so a terminal's Ctrl-C or hang-up does not reach
  * it) that reads `+pgid` / `-pgid` lines from a pipe only the worker holds. When the pipe reaches
  * EOF — the worker exited, crashed or was killed with SIGKILL — it sends SIGTERM to every group
- * it still knows, then SIGKILL 200 ms later (the grace shell_exec gives on a timeout), and exits.
+ * it still knows, then SIGKILL 200 ms later (the grace shell_exec gives on a timeout) to those the
+ * SIGTERM reached (a group already gone is not signalled again), and exits.
  * The pipe's write end is close-on-exec, so no command inherits it and keeps it open.
  */
 const REAPER_SCRIPT = `
@@ -32,10 +42,11 @@ while IFS= read -r line; do
     -*) case $groups in *" $id "*) groups="\${groups%% $id *} \${groups#* $id }" ;; esac ;;
   esac
 done
-[ "$groups" = ' ' ] && exit 0
-for id in $groups; do kill -s TERM -- "-$id" 2>/dev/null; done
+alive=''
+for id in $groups; do kill -s TERM -- "-$id" 2>/dev/null && alive="$alive $id"; done
+[ -z "$alive" ] && exit 0
 sleep 0.2
-for id in $groups; do kill -s KILL -- "-$id" 2>/dev/null; done
+for id in $alive; do kill -s KILL -- "-$id" 2>/dev/null; done
 `;
 
 function groupAlive(processGroupId: number): boolean {
@@ -48,15 +59,23 @@ function groupAlive(processGroupId: number): boolean {
   }
 }
 
+/** How often groups whose command ended but which still had processes are looked at again. */
+const LINGERING_CHECK_MS = 5_000;
+
 /**
  * A reaper, started with the first command (a worker that runs none has no extra process). It never
- * keeps the worker's event loop alive. A group stays tracked after its command ended while it still
- * has processes (background children); it is forgotten once empty, checked at each new command, so
- * a process group id the system reuses later is not killed.
+ * keeps the worker's event loop alive. A process group id is free for the system to give to an
+ * unrelated process once the group is empty, and the reaper must then not kill it: a group is
+ * forgotten when its command ends if nothing is left in it; one that a background child still holds
+ * stays tracked and is looked at again at each new command, every few seconds while there are such
+ * groups, and at close.
  */
 export function createProcessReaper(): ProcessReaper {
   let input: Socket | undefined;
   const tracked = new Set<number>();
+  /** Tracked groups whose command ended while processes were left in them. */
+  const lingering = new Set<number>();
+  let timer: NodeJS.Timeout | undefined;
   let closed = false;
 
   const start = (): Socket => {
@@ -76,21 +95,45 @@ export function createProcessReaper(): ProcessReaper {
     input ??= start();
     if (input.writable) input.write(`${line}\n`);
   };
+  const forget = (id: number) => {
+    tracked.delete(id);
+    lingering.delete(id);
+    send(`-${id}`);
+  };
+  const prune = () => {
+    for (const id of tracked) if (!groupAlive(id)) forget(id);
+    if (lingering.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
 
   return {
     track(processGroupId) {
-      for (const id of tracked) {
-        if (!groupAlive(id)) {
-          tracked.delete(id);
-          send(`-${id}`);
-        }
-      }
+      prune();
       tracked.add(processGroupId);
       send(`+${processGroupId}`);
     },
+    ended(processGroupId) {
+      if (!tracked.has(processGroupId)) return;
+      if (!groupAlive(processGroupId)) {
+        forget(processGroupId);
+        return;
+      }
+      lingering.add(processGroupId);
+      if (timer === undefined && !closed) {
+        timer = setInterval(prune, LINGERING_CHECK_MS);
+        timer.unref();
+      }
+    },
+    prune,
+    tracked: () => [...tracked],
     close() {
       if (closed) return;
+      prune();
       closed = true;
+      if (timer !== undefined) clearInterval(timer);
+      timer = undefined;
       input?.end();
     },
   };

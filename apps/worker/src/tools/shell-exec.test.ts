@@ -1,8 +1,13 @@
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createSilentLogger } from '@molf/logging';
+import type { ToolCallId } from '@molf/protocol';
 import { MolfError } from '@molf/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pickShell } from './pick-shell.ts';
+import { createProcessReaper } from './process-reaper.ts';
+import { createReadTracker } from './read-tracker.ts';
+import { createPathPolicy } from './resolve-tool-path.ts';
 import { isSecretVariable, scrubEnvironment } from './scrub-environment.ts';
 import { shellExecTool } from './shell-exec.ts';
 import { createToolSandbox } from './tool-test-kit.ts';
@@ -171,5 +176,32 @@ describe('scrubEnvironment', () => {
       ),
     ).toEqual(['PATH', 'HOME', 'SSH_AUTH_SOCK']);
     expect(isSecretVariable('TOKENIZERS_PARALLELISM')).toBe(false);
+  });
+
+  it("hands a finished command's process group back to the reaper, and keeps one a background child holds", async () => {
+    await using box = await createToolSandbox();
+    const reaper = createProcessReaper();
+    const context = {
+      toolCallId: 'call_reaper' as ToolCallId,
+      workdir: box.workdir,
+      paths: await createPathPolicy({ workdir: box.workdir }),
+      sessionId: undefined,
+      reads: createReadTracker({}),
+      signal: new AbortController().signal,
+      reaper,
+      logger: createSilentLogger(),
+    };
+    let background: number | undefined;
+    try {
+      const done = await shellExecTool.run({ command: 'echo done' }, context);
+      expect(done.output).toContain('done');
+      expect(reaper.tracked()).toEqual([]);
+      const held = await shellExecTool.run({ command: 'sleep 300 & echo $!' }, context);
+      background = Number(held.output.split('\n')[0]);
+      expect(reaper.tracked()).toHaveLength(1);
+    } finally {
+      if (background !== undefined) process.kill(background, 'SIGKILL');
+      reaper.close();
+    }
   });
 });

@@ -114,6 +114,8 @@ export const shellExecTool = defineToolHandler({
       child.once('exit', (code, exitSignal) => resolve({ code, signal: exitSignal }));
     });
     signal.removeEventListener('abort', stop);
+    // Forgotten now if nothing is left in the group (its id may go to another process later).
+    if (child.pid !== undefined) reaper?.ended(child.pid);
     if (exit instanceof Error) {
       await capture.finish();
       return toErrorResult('internal', `Could not start ${shell}: ${exit.message}`);
