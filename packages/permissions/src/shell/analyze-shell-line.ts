@@ -250,16 +250,13 @@ function visitDeclaration(state: AnalysisState, node: Node, place: Place): void 
     return;
   }
   pushCommand(state, { words, via: place.via });
-  const flags = words
-    .slice(1)
-    .filter((word) => word.isStatic && /^[-+][A-Za-z]+$/.test(word.value))
-    .map((word) => word.value)
-    .join('');
-  const exported = words[0]?.value === 'export' || /^-.*x/.test(flags) || (flags.includes('-') && flags.includes('x'));
+  // `declare -x`, `-n`, `-i` (a cluster like `-gx` counts; `+x` takes the attribute away).
+  const flags = words.slice(1).filter((word) => word.isStatic && /^-[A-Za-z]+$/.test(word.value));
+  const hasFlag = (flag: string) => flags.some((word) => word.value.includes(flag));
+  const exported = words[0]?.value === 'export' || hasFlag('x');
   const reach = exported ? 'environment' : 'shell';
-  if (/-[A-Za-z]*n/.test(flags))
-    addProblem(state, 'declare -n makes a name stand for another variable, which can run commands');
-  const integer = /-[A-Za-z]*i/.test(flags);
+  if (hasFlag('n')) addProblem(state, 'declare -n makes a name stand for another variable, which can run commands');
+  const integer = hasFlag('i');
   children.slice(1).forEach((child, index) => {
     const word = words[index + 1] as ShellWord;
     if (child.type === 'variable_name') {
