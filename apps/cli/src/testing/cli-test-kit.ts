@@ -85,13 +85,23 @@ export function waitForOutput(child: ResultPromise, text: string, options: { std
   });
 }
 
-/** Why the sandbox cannot run here (its self-test failed), for tests to skip with it printed; or undefined. */
-export async function sandboxUnavailable(): Promise<string | undefined> {
+/**
+ * Why the sandbox cannot run here (its self-test failed), for tests to skip with it printed; or
+ * undefined. Under CI=true the sandbox tests must run: a reason is an error instead, and the test
+ * file fails to load.
+ */
+export async function sandboxUnavailable(options: { env?: NodeJS.ProcessEnv } = {}): Promise<string | undefined> {
+  const env = options.env ?? process.env;
   const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-probe-')));
+  let reason: string | undefined;
   try {
-    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env: process.env });
-    return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
+    const prepared = await prepareSandbox({ config: { mode: 'on' }, workdir, env });
+    reason = prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
   } finally {
     await rm(workdir, { recursive: true, force: true });
   }
+  if (reason !== undefined && env.CI === 'true') {
+    throw new Error(`CI=true, so the sandbox tests must run, but they cannot: ${reason}`);
+  }
+  return reason;
 }

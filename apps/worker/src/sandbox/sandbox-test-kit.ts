@@ -29,17 +29,33 @@ export async function tempDir(prefix: string): Promise<AsyncDisposable & { path:
 }
 
 /**
- * Why bwrap cannot run sandboxes here, or undefined when it can: tests that need it skip with
- * this reason (printed), never silently.
+ * Under CI=true the sandbox tests must run: a reason to skip them is an error (the test file fails
+ * to load, loudly) instead. Elsewhere the reason is returned, for the tests to skip with it printed.
  */
-export async function bwrapUnavailable(): Promise<string | undefined> {
+export function skipOrFailInCi(reason: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (reason !== undefined && env.CI === 'true') {
+    throw new Error(`CI=true, so the sandbox tests must run, but they cannot: ${reason}`);
+  }
+  return reason;
+}
+
+/**
+ * Why bwrap cannot run sandboxes here, or undefined when it can: tests that need it skip with
+ * this reason (printed), never silently; under CI=true this throws instead (skipOrFailInCi).
+ */
+export async function bwrapUnavailable(options: { env?: NodeJS.ProcessEnv } = {}): Promise<string | undefined> {
+  const env = options.env ?? process.env;
+  return skipOrFailInCi(await whyBwrapCannotRun(env), env);
+}
+
+async function whyBwrapCannotRun(env: NodeJS.ProcessEnv): Promise<string | undefined> {
   if (process.platform !== 'linux') return `the sandbox needs Linux (this is ${process.platform})`;
-  if (findBwrap(process.env) === undefined) return 'bwrap is not on PATH (apt-get install bubblewrap)';
+  if (findBwrap(env) === undefined) return 'bwrap is not on PATH (apt-get install bubblewrap)';
   await using workdir = await tempDir('molf-bwrap-probe-');
   const prepared = await prepareSandbox({
     config: { mode: 'on' } satisfies SandboxConfig,
     workdir: workdir.path,
-    env: process.env,
+    env,
   });
   return prepared.status.active ? undefined : `bwrap cannot run a sandbox here: ${prepared.status.selfTest?.failed}`;
 }
