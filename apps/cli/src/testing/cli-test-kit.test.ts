@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxUnavailable } from './cli-test-kit.ts';
 
 // The sandbox is made unavailable the real way: a PATH where bwrap is not.
-const withoutBwrap = { ...process.env, PATH: '/nonexistent' };
+const withoutBwrap: NodeJS.ProcessEnv = { ...process.env, PATH: '/nonexistent' };
 
 describe('the CLI sandbox tests where the sandbox cannot run', () => {
   it('skip with the reason outside CI', async () => {

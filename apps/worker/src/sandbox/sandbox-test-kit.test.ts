@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bwrapUnavailable } from './sandbox-test-kit.ts';
 
 // bwrap is made unavailable the real way: a PATH where it is not.
-const withoutBwrap = { ...process.env, PATH: '/nonexistent' };
+const withoutBwrap: NodeJS.ProcessEnv = { ...process.env, PATH: '/nonexistent' };
 
 describe('the sandbox tests where bwrap cannot run', () => {
   it('skip with the reason outside CI', async () => {
