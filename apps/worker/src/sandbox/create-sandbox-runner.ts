@@ -1,5 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync } from 'node:fs';
-import { isAbsolute, relative } from 'node:path';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { MolfError } from '@molf/protocol';
 import { type SandboxMount, toBwrapArguments } from './bwrap-arguments.ts';
 import { planSandboxMounts } from './plan-sandbox-mounts.ts';
@@ -14,9 +14,20 @@ export type WrappedCommand = {
    * unless `passFds` was asked for.
    */
   fds: number[];
+  /**
+   * With `status`: the child's fd (after `fds`) where the caller puts a pipe to read bwrap's JSON
+   * status from (`--json-status-fd`). bwrap writes `"exit-code"` there only if the command did
+   * start, after its sandbox was set up: without it, a failure is bwrap's own (sandboxStarted).
+   */
+  statusFd?: number;
   /** Closes the worker's copies of `fds`: call it once the child is spawned (or could not be). */
   close(): void;
 };
+
+/** Whether bwrap's JSON status (see WrappedCommand.statusFd) says that the command started. */
+export function sandboxStarted(status: string): boolean {
+  return /"exit-code"/.test(status);
+}
 
 /** Runs commands inside an active sandbox; what shell_exec and stdio MCP servers are given. */
 export type SandboxRunner = {
@@ -26,6 +37,12 @@ export type SandboxRunner = {
   /** Writable besides the workdir and the private /tmp. */
   readonly writable: readonly string[];
   /**
+   * Whether the policy lets a command write this absolute path: in the workdir except what is
+   * read-only there (`.molf`, `.git` and what it protects in it), in the private /tmp and /dev, in a
+   * writable path or a hidden directory (an empty tmpfs). No file system is looked at.
+   */
+  canWrite(path: string): boolean;
+  /**
    * The argv that runs `file args` in the sandbox with `cwd` as its directory: bwrap and its
    * options first. With `passFds` (the caller passes `fds` to the child), the directories inside
    * the workdir are pinned and what is read-only inside it is bound from descriptors; without it
@@ -34,13 +51,38 @@ export type SandboxRunner = {
    */
   wrap(
     command: { file: string; args: readonly string[]; cwd: string },
-    options?: { passFds?: boolean },
+    options?: { passFds?: boolean; status?: boolean },
   ): Promise<WrappedCommand>;
 };
 
 function isInside(parent: string, child: string): boolean {
   const path = relative(parent, child);
   return path !== '' && !path.startsWith('..') && !isAbsolute(path);
+}
+
+const isAtOrInside = (parent: string, child: string) => parent === child || isInside(parent, child);
+
+/** What the sandbox makes read-only in a git directory (planGitMounts), by name. */
+const GIT_PROTECTED_NAME = /^(hooks|config|config\.worktree|commondir)$/;
+
+/** The canWrite of a policy (see SandboxRunner). */
+function canWriteUnder(settings: SandboxSettings): (path: string) => boolean {
+  return (given) => {
+    const path = resolve(given);
+    if (settings.readOnly.some((readOnly) => isAtOrInside(readOnly, path))) return false;
+    if (isAtOrInside(settings.workdir, path)) {
+      const names = relative(settings.workdir, path).split(sep);
+      // .git itself (a file, when the workdir is a worktree) and its hooks, config and commondir,
+      // its submodules' and its worktrees' too.
+      if (names[0] === '.git') return names.length > 1 && !names.slice(1).some((name) => GIT_PROTECTED_NAME.test(name));
+      return true;
+    }
+    // Inside a hidden directory is its empty tmpfs; a hidden file is /dev/null bound read-only.
+    return (
+      ['/tmp', '/dev', ...settings.writable].some((root) => isAtOrInside(root, path)) ||
+      settings.hidden.some((hidden) => isInside(hidden, path))
+    );
+  };
 }
 
 function closeAll(fds: readonly number[]): void {
@@ -131,6 +173,7 @@ export function createSandboxRunner(options: { bwrap: string; settings: SandboxS
     workdir: settings.workdir,
     network: settings.network,
     writable: settings.writable,
+    canWrite: canWriteUnder(settings),
     async wrap(command, wrapOptions = {}) {
       const planned = await planSandboxMounts(settings);
       const readWriteRoots = planned.filter((mount) => mount.type === 'writable').map((mount) => mount.path);
@@ -139,11 +182,14 @@ export function createSandboxRunner(options: { bwrap: string; settings: SandboxS
           ? withDescriptors(planned, readWriteRoots)
           : { mounts: planned.filter((mount) => mount.type !== 'pinned'), fds: [] };
       const sandboxArgs = toBwrapArguments({ mounts, network: settings.network, cwd: command.cwd });
+      const statusFd = wrapOptions.status === true && wrapOptions.passFds === true ? 3 + fds.length : undefined;
+      if (statusFd !== undefined) sandboxArgs.unshift('--json-status-fd', String(statusFd));
       const rewritten = settings.rewriteArguments?.(sandboxArgs) ?? sandboxArgs;
       return {
         file: options.bwrap,
         args: [...rewritten, '--', command.file, ...command.args],
         fds,
+        ...(statusFd === undefined ? {} : { statusFd }),
         close: () => closeAll(fds),
       };
     },

@@ -1,5 +1,10 @@
 export type { SandboxMount } from './bwrap-arguments.ts';
-export { createSandboxRunner, type SandboxRunner, type WrappedCommand } from './create-sandbox-runner.ts';
+export {
+  createSandboxRunner,
+  type SandboxRunner,
+  sandboxStarted,
+  type WrappedCommand,
+} from './create-sandbox-runner.ts';
 export { describeSandboxRefusal, detectSandboxRefusal, type SandboxRefusal } from './detect-sandbox-refusal.ts';
 export { findBwrap } from './find-bwrap.ts';
 export { describeSandbox, type PreparedSandbox, prepareSandbox } from './prepare-sandbox.ts';

@@ -138,6 +138,35 @@ describe.skipIf(unavailable !== undefined)('shell_exec in the sandbox (real bwra
     );
   });
 
+  it('does not take ordinary failures for refusals: a missing file, /proc, words about a writable path, a fake bwrap line', async () => {
+    await using box = await createToolSandbox({ sandbox: { home } });
+    for (const command of [
+      'cat missing-file',
+      'touch /proc/x',
+      `printf 'FAIL handles EROFS: read-only file system, open %s/data/x\\n' "$PWD"; exit 1`,
+      "python3 -c \"raise OSError(30, 'Read-only file system', '/tmp/x')\"",
+      'echo "bwrap: not really"; exit 1',
+    ]) {
+      const result = await box.run(shellExecTool, { command });
+      expect(result.meta?.exitCode, command).not.toBe(0);
+      expect(result.meta?.errorKind, `${command}: ${result.output}`).toBeUndefined();
+      expect(result.error, command).toBeUndefined();
+    }
+    const refused = await box.run(shellExecTool, { command: 'mkdir /opt/molf-made-this' });
+    expect(refused.meta?.errorKind).toBe('sandbox_refused');
+  });
+
+  it("still reports bwrap's own failure to set up a command's sandbox", async () => {
+    // Only the commands' sandboxes (those that read bwrap's status) get a mount that cannot be made.
+    const unmountable = (args: string[]) =>
+      args.includes('--json-status-fd') ? [...args, '--ro-bind', join(outside, 'no-such-path'), '/x'] : args;
+    await using box = await createToolSandbox({ sandbox: { home, testOnlyRewriteArguments: unmountable } });
+    const result = await box.run(shellExecTool, { command: 'echo ran > ran.txt' });
+    expect(result.meta?.errorKind).toBe('internal');
+    expect(result.error).toContain("bwrap: Can't find source path");
+    expect(existsSync(join(box.workdir, 'ran.txt'))).toBe(false);
+  });
+
   it('writes in the workdir and its private /tmp, but not in .molf, .git/hooks or .git/config', async () => {
     await using box = await createToolSandbox({ sandbox: { home } });
     await mkdir(join(box.workdir, '.molf'));

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { constants } from 'node:os';
 import type { Readable } from 'node:stream';
 import { type ToolResult, toErrorResult, toolDefinitions } from '@molf/protocol';
-import { describeSandboxRefusal, detectSandboxRefusal } from '../sandbox/index.ts';
+import { describeSandboxRefusal, detectSandboxRefusal, sandboxStarted, type WrappedCommand } from '../sandbox/index.ts';
 import { createBoundedCapture } from './bounded-capture.ts';
 import { pickShell } from './pick-shell.ts';
 import { resolveToolPath } from './resolve-tool-path.ts';
@@ -55,12 +55,12 @@ export const shellExecTool = defineToolHandler({
     }
 
     const shell = pickShell();
-    let command: { file: string; args: string[]; fds: number[]; close(): void };
+    let command: WrappedCommand;
     try {
       command =
         sandbox === undefined
           ? { file: shell, args: ['-c', args.command], fds: [], close: () => {} }
-          : await sandbox.wrap({ file: shell, args: ['-c', args.command], cwd }, { passFds: true });
+          : await sandbox.wrap({ file: shell, args: ['-c', args.command], cwd }, { passFds: true, status: true });
     } catch (error) {
       logger.error({ err: error, toolCallId }, 'the sandbox could not start the command');
       return toErrorResult('internal', `The sandbox could not start the command: ${(error as Error).message}`);
@@ -75,7 +75,13 @@ export const shellExecTool = defineToolHandler({
           cwd,
           env: scrubEnvironment(process.env),
           detached: true,
-          stdio: ['ignore', 'pipe', 'pipe', ...command.fds],
+          stdio: [
+            'ignore',
+            'pipe',
+            'pipe',
+            ...command.fds,
+            ...(command.statusFd === undefined ? [] : ['pipe' as const]),
+          ],
         }) as ChildProcessByStdio<null, Readable, Readable>;
       } finally {
         command.close();
@@ -95,6 +101,18 @@ export const shellExecTool = defineToolHandler({
     };
     if (signal.aborted) stop();
     signal.addEventListener('abort', stop, { once: true });
+
+    // bwrap's status: whether the command started (a few hundred bytes at most are kept).
+    let status = '';
+    const statusStream = command.statusFd === undefined ? undefined : (child.stdio[command.statusFd] as Readable);
+    const statusRead = new Promise<void>((resolve) => {
+      if (statusStream === undefined) return resolve();
+      statusStream.on('data', (chunk: Buffer) => {
+        if (status.length < 1_024) status += chunk.toString('utf8');
+      });
+      statusStream.on('close', () => resolve());
+      statusStream.on('error', () => resolve());
+    });
 
     // Both streams feed one capture as chunks arrive: interleaved, with back-pressure.
     const pumps = [child.stdout, child.stderr].map(
@@ -129,6 +147,8 @@ export const shellExecTool = defineToolHandler({
       child.stdout.destroy();
       child.stderr.destroy();
     }
+    // Only bwrap (gone now) held its status pipe's other end: read to its end, not raced.
+    await statusRead;
 
     const captured = await capture.finish();
     const exitCode = exit.code ?? 128 + (exit.signal === null ? 0 : (constants.signals[exit.signal] ?? 0));
@@ -161,7 +181,16 @@ export const shellExecTool = defineToolHandler({
       return { output, error: 'The command was cancelled and killed.', meta: { ...meta, errorKind: 'cancelled' } };
     }
     const refusal =
-      sandbox === undefined ? undefined : detectSandboxRefusal({ output: body, exitCode, network: sandbox.network });
+      sandbox === undefined
+        ? undefined
+        : detectSandboxRefusal({
+            output: body,
+            exitCode,
+            network: sandbox.network,
+            cwd,
+            canWrite: sandbox.canWrite,
+            ...(statusStream === undefined ? {} : { started: sandboxStarted(status) }),
+          });
     if (refusal !== undefined && sandbox !== undefined) {
       logger.warn(
         { toolCallId, refusal: refusal.type, command: args.command.slice(0, 200), exitCode },
