@@ -165,8 +165,8 @@ export function evaluatePermission(options: {
   for (const subject of subjects) {
     const decision = judge(subject);
     if (subject.onlyDeny !== true || decision.type === 'deny') verdicts.push({ subject, decision });
-    if (decision.type !== 'ask' || subject.denyProbes === undefined) continue;
-    // What an unknown program may run: a deny of it wins over the program's own ask.
+    if (decision.type === 'deny' || subject.denyProbes === undefined) continue;
+    // What an unknown program may run: a deny of it wins over the program's own allow or ask.
     for (const probe of subject.denyProbes()) {
       const probed = judge(probe);
       if (probed.type === 'deny') {

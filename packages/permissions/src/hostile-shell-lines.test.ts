@@ -640,3 +640,27 @@ describe('a program a line makes for itself is no program any rule sees', () => 
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });
+
+describe('unknown programs and large lines under permissive rules', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: 'mywrapper rm -rf x', decision: 'deny', why: 'an unknown wrapper the rules allow is still probed' },
+      { command: "tcsh -c 'rm -rf x'", decision: 'deny', why: 'a command line as an argument' },
+      { command: 'toybox rm x', decision: 'deny', why: 'a multi-call binary' },
+      { command: 'mytool --verbose build', decision: 'allow', why: 'nothing denied inside' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+
+  it('asks about a line that moves through more directories or names more files than the bounds', () => {
+    const moving = shell(`${'cd d; '.repeat(300)}${'cat x; '.repeat(300)}`, { layers: everything });
+    expect(moving.decision.type, explainEvaluation(moving)).toBe('ask');
+    expect(moving.problems.join('\n')).toMatch(/more than 8 directories/);
+    const many = shell(`for f in ${'x '.repeat(3000)}; do cat "$f" "$f.bak"; done`, { layers: everything });
+    expect(many.decision.type).toBe('ask');
+    expect(many.problems.join('\n')).toMatch(/more than 1024 files/);
+  });
+});

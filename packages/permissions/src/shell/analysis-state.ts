@@ -69,6 +69,10 @@ export type ShellAnalysisLimits = {
   maxCommands: number;
   /** Wrappers and payloads inside each other (`sudo bash -c "env sh -c '…'"`). */
   maxNesting: number;
+  /** Files a line reads or writes (loop values and brace expansions count each); more asks. */
+  maxFiles: number;
+  /** Directories a line moves to (`cd`, `git -C`); more asks, and its files are judged from the first ones. */
+  maxDirectories: number;
 };
 
 /**
@@ -82,6 +86,8 @@ export const SHELL_ANALYSIS_LIMITS: Readonly<ShellAnalysisLimits> = {
   maxNodes: 100_000,
   maxCommands: 256,
   maxNesting: 8,
+  maxFiles: 1_024,
+  maxDirectories: 8,
 };
 
 /** A `for NAME in a b c` loop: inside it, `"$NAME"` is one of those words. */

@@ -7,14 +7,16 @@ import { basename } from './unwrap-command.ts';
 
 /** At most this many probes per command: a line of many words stays cheap. */
 const MAX_PROBES = 64;
+/** Words per probe: enough for any rule's prefix, and a long line stays cheap. */
+const PROBE_WORDS = 32;
 /** Words longer than this are not parsed as command lines. */
 const MAX_PAYLOAD_CHARS = 4_096;
 
 /**
  * Commands an unknown program may run: every tail of its words that starts with a plain word
  * (`mywrapper --x rm -rf y` may run `rm -rf y`), and every argument that reads like a command line
- * (`mywrapper -c 'rm -rf y'`). They are only checked for deny, and only when the command itself
- * asks: an unknown wrapper keeps asking, but a deny found anywhere in the line wins. Programs Molf
+ * (`mywrapper -c 'rm -rf y'`). They are only checked for deny, whatever the command's own verdict:
+ * an unknown wrapper keeps its allow or ask, but a deny found anywhere in the line wins. Programs Molf
  * knows (`git rm x`, `docker rm y`) and wrappers whose commands it found are not probed.
  */
 export function findDenyProbes(
@@ -31,7 +33,7 @@ export function findDenyProbes(
   const probes: SimpleCommand[] = [];
   rest.forEach((word, index) => {
     if (probes.length >= MAX_PROBES || !word.isStatic || word.value === '' || word.value.startsWith('-')) return;
-    const words = rest.slice(index);
+    const words = rest.slice(index, index + PROBE_WORDS);
     probes.push({ words, text: renderWords(words), via });
   });
   for (const word of rest) {

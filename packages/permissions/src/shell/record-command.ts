@@ -68,7 +68,11 @@ export function recordFile(state: AnalysisState, access: Omit<FileAccess, 'bases
     }
     const single: ShellWord =
       path.expansions === undefined ? path : { value, isStatic: true, hasGlob: /[*?[]/.test(value) };
-    state.analysis.files.push({ ...access, path: single, bases: [...state.directories] });
+    if (state.analysis.files.length >= state.limits.maxFiles) {
+      addProblem(state, `the line names more than ${state.limits.maxFiles} files`);
+      return;
+    }
+    state.analysis.files.push({ ...access, path: single, bases: state.directories });
   }
 }
 
@@ -95,7 +99,14 @@ function changeDirectory(state: AnalysisState, target: ShellWord | undefined, by
     return;
   }
   const last = state.directories.at(-1);
-  state.directories.push(last === undefined || value.startsWith('/') ? value : posix.join(last, value));
+  const next = last === undefined || value.startsWith('/') ? value : posix.join(last, value);
+  if (state.directories.includes(next)) return;
+  if (state.directories.length >= state.limits.maxDirectories) {
+    addProblem(state, `the line changes to more than ${state.limits.maxDirectories} directories`);
+    return;
+  }
+  // A new list: files recorded so far keep the directories the line had been to then.
+  state.directories = [...state.directories, next];
 }
 
 /** Options of commands that run in another directory: their files are judged from there too. */
@@ -240,19 +251,19 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
 function recordFileArguments(state: AnalysisState, words: readonly ShellWord[], options: RecordOptions): void {
   const files = fileArgumentsOf(words);
   const by = renderWords(words.slice(0, 2));
-  for (const [access, list] of [
-    ['read', files.reads],
-    ['write', files.writes],
-  ] as const) {
-    for (const word of list) {
-      for (const path of possibleValues(state, word, state.position)) {
-        recordFile(state, { access, path, via: options.via, by });
-      }
-    }
-  }
-  for (const word of files.trees) {
+  const accesses = [
+    ...files.reads.map((word) => ({ word, access: 'read' as const })),
+    ...files.writes.map((word) => ({ word, access: 'write' as const })),
+    ...files.trees.map((word) => ({ word, access: 'read' as const, recursive: true as const })),
+  ];
+  for (const { word, ...access } of accesses) {
     for (const path of possibleValues(state, word, state.position)) {
-      recordFile(state, { access: 'read', path, via: options.via, by, recursive: true });
+      // Past the bound the line asks anyway: stop, however many values a loop has.
+      if (state.analysis.files.length >= state.limits.maxFiles) {
+        addProblem(state, `the line names more than ${state.limits.maxFiles} files`);
+        break;
+      }
+      recordFile(state, { ...access, path, via: options.via, by });
     }
   }
   for (const problem of files.problems) addProblem(state, problem);
