@@ -664,3 +664,22 @@ describe('unknown programs and large lines under permissive rules', () => {
     expect(many.problems.join('\n')).toMatch(/more than 1024 files/);
   });
 });
+
+describe('heredocs the parser reads differently', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: 'cat <<EOF\n $(rm -rf x)\nEOF', decision: 'deny', why: 'a body starting with a blank, then $(…)' },
+      { command: 'cat <<EOF\n\t$(cat .env)\nEOF', decision: 'ask', why: 'the parser read no substitution' },
+      { command: 'cat <<-EOF\n\t$(rm x)\n\tEOF', decision: 'deny', why: '<<- with a tab' },
+      { command: 'cat <<EOF | sh\nrm -rf x\nEOF', decision: 'deny', why: 'a heredoc piped into a shell' },
+      { command: 'cat <<EOF | python3\nimport os\nEOF', decision: 'ask', why: 'into an interpreter' },
+      { command: 'cat <<EOF | grep x\nrm -rf x\nEOF', decision: 'allow', why: 'into a program that runs nothing' },
+      { command: "cat <<'EOF'\n $(rm x)\nEOF", decision: 'allow', why: 'a quoted heredoc is text' },
+      { command: 'cat <<EOF\n$(date)\nEOF', decision: 'allow', why: 'a substitution the parser read' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});

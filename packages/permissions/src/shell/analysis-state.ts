@@ -113,6 +113,11 @@ export type AnalysisState = {
   directories: string[];
   /** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`). */
   analyze(options: { source: string; via: string[]; nesting: number }): void;
+  /**
+   * Scans text the parser could not read for commands that only count for deny (the line asks
+   * anyway): every stretch between operators.
+   */
+  scan(options: { source: string; via: string[]; nesting: number }): void;
   /** Records a command with the files it names and what it runs in turn. */
   record(options: RecordOptions): SimpleCommand;
 };

@@ -55,6 +55,7 @@ export function analyzeShellLine(
     position: undefined,
     directories: [],
     analyze: (payload) => analyzeSource(state, payload),
+    scan: (text) => scanRoughly(state, text.source, text),
     record: (command) => recordCommand(state, command),
   };
   analyzeSource(state, { source, via: [], nesting: 0 });
@@ -375,9 +376,19 @@ function commandWords(state: AnalysisState, node: Node, source: string): ShellWo
   }
 }
 
+/** The body of the heredoc whose redirect holds this command (`cat <<EOF | sh`), if any. */
+function heredocAround(node: Node): Node | undefined {
+  let current = node.parent;
+  while (current !== null && current.type === 'pipeline') current = current.parent;
+  if (current?.type !== 'heredoc_redirect') return undefined;
+  return current.children.find((child) => child?.type === 'heredoc_body') ?? undefined;
+}
+
 /** Whether a command's standard input comes from a pipe or a file (not the worker's empty input). */
 function readsInput(node: Node): boolean {
   const parent = node.parent;
+  // `cat <<EOF | sh`: the parser puts the rest of the pipeline inside the heredoc redirect.
+  if (heredocAround(node) !== undefined) return true;
   if (parent?.type === 'pipeline') return parent.firstNamedChild?.id !== node.id;
   if (parent?.type === 'redirected_statement') {
     if (parent.children.some((child) => child?.type === 'file_redirect' && child.child(0)?.type === '<')) return true;
@@ -397,6 +408,15 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
   });
   // `sh <<< 'cmd'`: the here-string stands inside the command node.
   const fed = place.fed || visitFedProgram(state, node, node.children, place);
+  // `cat <<EOF | sh`: the body most likely is what the shell runs; a deny in it wins.
+  const heredoc = heredocAround(node);
+  if (heredoc !== undefined && readsProgramFromStdin(words)) {
+    state.analyze({
+      source: heredoc.text,
+      via: [...place.via, `${basename((words[0] as ShellWord).value)} <<`],
+      nesting: place.nesting + 1,
+    });
+  }
   // `curl … | bash`, `python3 < x.py`: the program it runs is text no rule sees.
   if (command.opaque === undefined && !fed && readsProgramFromStdin(words) && readsInput(node)) {
     addProblem(

@@ -9,7 +9,7 @@ export function visitHeredocBody(state: AnalysisState, body: Node, options: { vi
   const start = body.parent?.children.find((child) => child?.type === 'heredoc_start');
   if (start === undefined || start === null || /['"\\]/.test(start.text)) return;
   const bodyText = body.text;
-  if (!bodyText.includes('`')) return;
+  if (!bodyText.includes('`') && !bodyText.includes('$')) return;
   // Blank the substitutions the parser did read: they are analyzed already.
   let text = '';
   let copied = 0;
@@ -21,6 +21,12 @@ export function visitHeredocBody(state: AnalysisState, body: Node, options: { vi
     copied = to;
   }
   text += bodyText.slice(copied);
+  // The parser reads no substitution at all in a body that starts with blanks and then `$`: what
+  // it left as text is scanned for denies, and the line asks.
+  if (/(^|[^\\])\$[({]/.test(text)) {
+    addProblem(state, 'a heredoc holds a substitution the parser did not read');
+    state.scan({ source: text, via: options.via, nesting: options.nesting + 1 });
+  }
   let open = -1;
   for (let index = 0; index < text.length; index += 1) {
     const char = text[index];
