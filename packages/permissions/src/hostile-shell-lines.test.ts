@@ -683,3 +683,26 @@ describe('heredocs the parser reads differently', () => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });
+
+describe('words read as bash reads them', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: "cat $'\\u002eenv'", decision: 'deny', why: '\\u takes at most 4 hex digits' },
+      { command: "cat $'\\U0000002eenv'", decision: 'deny', why: '\\U takes 8' },
+      { command: "$'rm\\0junk' -rf x", decision: 'deny', why: 'a NUL ends the word' },
+      { command: "cat $'.env\\x00junk'", decision: 'deny', why: 'a NUL in hex' },
+      { command: "cat $'.env\\c@junk'", decision: 'deny', why: 'a NUL as a control escape' },
+      { command: 'eval rm\\ -rf\\ x', decision: 'deny', why: 'escaped blanks in a payload split its words' },
+      { command: 'bash -c cat\\ .env', decision: 'deny', why: 'the same through bash -c' },
+      { command: 'cat < .e\\\nnv', decision: 'ask', why: 'a line continuation inside a redirect target' },
+      { command: 'npm test \\\n  --silent', decision: 'allow', why: 'a continuation between words' },
+      { command: 'cat ~root/.ssh/id_rsa', decision: 'ask', why: 'another user’s home' },
+      { command: 'cat ~-/x', decision: 'ask', why: 'the previous directory' },
+      { command: 'echo x >> ~+/.git/config', decision: 'deny', why: '~+ is the current directory' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});

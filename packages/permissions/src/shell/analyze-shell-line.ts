@@ -138,7 +138,9 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
     scanRoughly(state, options.source, options);
     return;
   }
-  const viewed = state.view.view(options.source);
+  // A payload is text taken from a viewed line: put back what the view replaced before viewing it
+  // again (`eval rm\ -rf\ x` hands eval the words `rm -rf x`).
+  const viewed = state.view.view(nesting > 0 ? state.view.restore(options.source) : options.source);
   for (const problem of viewed.problems) addProblem(state, problem);
   const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - performance.now();
   const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining }) : undefined;

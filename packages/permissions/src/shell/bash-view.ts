@@ -110,6 +110,14 @@ export function createBashViewer(): BashViewer {
         } else if (PARSER_ONLY_BLANKS.has(next)) {
           note(blankProblem(next));
           source += `\\${placeholder(next)}`;
+        } else if (
+          next === '\n' &&
+          !WORD_START.test(line[index - 2] ?? '\n') &&
+          !WORD_START.test(line[index + 1] ?? '\n')
+        ) {
+          // `cat < .e\<newline>nv`: bash joins the halves of a word; the parser ends the word there.
+          note('a line continuation splits a word, which bash joins and the parser may not');
+          source += `\\${next}`;
         } else {
           source += `\\${next}`;
         }

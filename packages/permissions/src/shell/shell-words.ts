@@ -42,8 +42,17 @@ function fromWordText(text: string, context: WordContext): ShellWord {
     if (char === '*' || char === '?' || char === '[') hasGlob = true;
     value += char;
   }
-  if (context.home !== undefined && (value === '~' || value.startsWith('~/')) && text.startsWith('~')) {
-    value = context.home + value.slice(1);
+  if (text.startsWith('~')) {
+    const prefix = /^~[^/]*/.exec(value)?.[0] ?? '~';
+    if (prefix === '~') {
+      if (context.home !== undefined) value = context.home + value.slice(1);
+    } else if (prefix === '~+') {
+      // The current directory: `~+/x` is `./x`.
+      value = `.${value.slice(2)}`;
+    } else {
+      // `~-` (the previous directory) and `~user` (another home) are only known when the line runs.
+      return { value: text, isStatic: false, hasGlob: false };
+    }
   }
   return { value, isStatic: true, hasGlob };
 }
@@ -105,13 +114,21 @@ function fromAnsiC(node: Node): ShellWord {
       index += 1;
       continue;
     }
-    const hex = /^x([0-9a-fA-F]{1,2})/.exec(body.slice(index + 1));
-    const octal = /^([0-7]{1,3})/.exec(body.slice(index + 1));
-    const unicode = /^[uU]([0-9a-fA-F]{1,8})/.exec(body.slice(index + 1));
-    const match = hex ?? octal ?? unicode;
+    // As bash reads them: `\u` takes at most 4 hex digits, `\U` 8, `\x` 2, octal 3.
+    const rest = body.slice(index + 1);
+    const hex = /^x([0-9a-fA-F]{1,2})/.exec(rest);
+    const octal = /^([0-7]{1,3})/.exec(rest);
+    const unicode = /^u([0-9a-fA-F]{1,4})/.exec(rest) ?? /^U([0-9a-fA-F]{1,8})/.exec(rest);
+    const control = /^c(.)/s.exec(rest);
+    const match = hex ?? octal ?? unicode ?? control;
     if (match === null) return dynamic(node);
-    const codePoint = Number.parseInt(match[1] as string, match === octal ? 8 : 16);
+    const codePoint =
+      match === control
+        ? (match[1] as string).toUpperCase().charCodeAt(0) & 0x1f
+        : Number.parseInt(match[1] as string, match === octal ? 8 : 16);
     if (codePoint > 0x10ffff) return dynamic(node);
+    // A NUL ends the word: bash passes what comes before it (`$'rm\0junk'` runs rm).
+    if (codePoint === 0) break;
     value += String.fromCodePoint(codePoint);
     index += match[0].length;
   }
