@@ -306,10 +306,14 @@ describe.skipIf(unavailable !== undefined)('shell_exec in the sandbox (real bwra
       { command: `exec -a ${marker} sleep 300 & echo started; sleep 300` },
       { signal: controller.signal },
     );
+    // Anchored: bwrap's own command line holds the marker too, and aborting while bwrap still sets
+    // the sandbox up would test nothing (and leave its child waiting for a parent that is gone).
     const hostPids = async () => {
-      const { execFileSync } = await import('node:child_process');
       try {
-        return execFileSync('pgrep', ['-f', marker], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+        return execFileSync('pgrep', ['-f', `^${marker}`], { encoding: 'utf8' })
+          .split('\n')
+          .filter(Boolean)
+          .map(Number);
       } catch {
         return [];
       }
