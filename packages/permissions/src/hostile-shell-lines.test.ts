@@ -671,7 +671,8 @@ describe('heredocs the parser reads differently', () => {
   it.each(
     cases([
       { command: 'cat <<EOF\n $(rm -rf x)\nEOF', decision: 'deny', why: 'a body starting with a blank, then $(…)' },
-      { command: 'cat <<EOF\n\t$(cat .env)\nEOF', decision: 'ask', why: 'the parser read no substitution' },
+      { command: 'cat <<EOF\n\t$(cat .env)\nEOF', decision: 'deny', why: 'the read of a denied file it scanned' },
+      { command: 'cat <<EOF\n\t$(date)\nEOF', decision: 'ask', why: 'the parser read no substitution' },
       { command: 'cat <<-EOF\n\t$(rm x)\n\tEOF', decision: 'deny', why: '<<- with a tab' },
       { command: 'cat <<EOF | sh\nrm -rf x\nEOF', decision: 'deny', why: 'a heredoc piped into a shell' },
       { command: 'cat <<EOF | python3\nimport os\nEOF', decision: 'ask', why: 'into an interpreter' },
@@ -701,6 +702,39 @@ describe('words read as bash reads them', () => {
       { command: 'cat ~root/.ssh/id_rsa', decision: 'ask', why: 'another user’s home' },
       { command: 'cat ~-/x', decision: 'ask', why: 'the previous directory' },
       { command: 'echo x >> ~+/.git/config', decision: 'deny', why: '~+ is the current directory' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});
+
+describe('option tables read as the programs read their options', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: 'parallel --tag rm ::: x', decision: 'deny', why: 'a flag that is also a prefix of a valued option' },
+      { command: 'install --strip x .git/config', decision: 'deny', why: 'the same for file arguments' },
+      { command: 'sort --o=.git/config x', decision: 'deny', why: 'a three-letter abbreviation with =' },
+      { command: 'watch -d rm x', decision: 'deny', why: 'an option whose value is optional' },
+      { command: 'nsenter -m/proc/1/ns/mnt rm x', decision: 'deny', why: 'an attached value is no cluster' },
+      { command: 'strace --seccomp-bpf rm x', decision: 'deny', why: 'a flag' },
+      { command: 'sem --id x rm x', decision: 'deny', why: 'a valued option of sem' },
+      { command: 'env -P /bin rm x', decision: 'deny', why: 'BSD env -P' },
+      { command: 'setarch i386 --3gb rm x', decision: 'deny', why: 'options after the leading operand' },
+      { command: 'parallel cat ::: .env', decision: 'deny', why: 'the arguments after ::: are the command’s' },
+      { command: 'npm -y exec rm x', decision: 'deny', why: 'a global option before the sub-command' },
+      { command: 'uv -q run rm x', decision: 'deny', why: 'uv' },
+      { command: 'corepack pnpm exec rm x', decision: 'deny', why: 'corepack' },
+      { command: 'fd . --exec=rm', decision: 'deny', why: 'an attached command' },
+      { command: 'fd . -xrm', decision: 'deny', why: 'an attached short command' },
+      { command: 'tar cfz .git/x y', decision: 'deny', why: 'old-style letters take their values in order' },
+      { command: "bash -e <<< 'rm x'", decision: 'deny', why: 'a shell with options reading a here-string' },
+      { command: "bash -o pipefail -s a <<< 'rm x'", decision: 'deny', why: '-o takes a value, -s reads input' },
+      { command: "bash 0<<< 'rm x'", decision: 'deny', why: 'a here-string on descriptor 0' },
+      { command: "sudo bash <<< 'rm x'", decision: 'deny', why: 'a shell behind a wrapper' },
+      { command: 'uv run cat .env', decision: 'deny', why: 'the files of what a package runner starts' },
+      { command: 'npx tee .git/config', decision: 'deny', why: 'a write through npx' },
     ]),
   )('%s (every command allowed, rm denied)', (_title, row) => {
     expectDecision(shell(row.command, { layers: everything }), row);

@@ -14,7 +14,7 @@ import { ARITHMETIC_PROBLEM, arithmeticOperands, readsRunTimeValue, testsVariabl
 import { createBashViewer } from './bash-view.ts';
 import { findStructureProblem } from './parsed-structure.ts';
 import { recordCommand } from './record-command.ts';
-import { visitFedProgram, visitFileRedirect, visitRedirectedStatement } from './redirections.ts';
+import { isDescriptorWord, visitFedProgram, visitFileRedirect, visitRedirectedStatement } from './redirections.ts';
 import type { ShellParser } from './shell-parser.ts';
 import { renderWords, type ShellWord, staticWord, toShellWord, toSimpleShellWord, toVisible } from './shell-words.ts';
 import { visitHeredocBody, visitUnparsedCode } from './unparsed-code.ts';
@@ -367,6 +367,7 @@ function commandWords(state: AnalysisState, node: Node, source: string): ShellWo
           pushWord(wordAt(state, cursor));
         }
       } else if (field === 'argument') {
+        if (cursor.nodeType === 'number' && isDescriptorWord(cursor.currentNode)) continue;
         pushWord(wordAt(state, cursor));
       } else {
         wordEnd = -1;

@@ -43,10 +43,11 @@ export type ParsedOption = {
 /**
  * GNU and git programs accept any unambiguous prefix of a long option (`--outp=x` is `--output=x`):
  * a prefix of one known option is read as that option. Several candidates are read as the first
- * that takes a value, the one that matters for which words are files.
+ * that takes a value, the one that matters for which words are files. A prefix may also be a flag
+ * of its own the tables do not list, so its separate value word is kept as a word too.
  */
 function fullLongName(name: string, withValue: ReadonlySet<string>, flags: ReadonlySet<string>): string {
-  if (withValue.has(name) || flags.has(name) || name.length < 4) return name;
+  if (withValue.has(name) || flags.has(name) || name.length < 3) return name;
   let flag: string | undefined;
   for (const option of withValue) if (option.startsWith(name)) return option;
   for (const option of flags) if (option.startsWith(name)) flag ??= option;
@@ -93,7 +94,9 @@ export function readOptions(
         index += 1;
       } else if (spec.withValue.has(name)) {
         options.push({ name, value: words[index + 1] });
-        index += 2;
+        // An abbreviation may also be a flag Molf does not know (`parallel --tag` is no
+        // `--tag-string`): its value is then read as the next word as well, not taken from it.
+        index += name === text ? 2 : 1;
       } else {
         options.push({ name, value: undefined });
         index += 1;
@@ -110,6 +113,13 @@ export function readOptions(
     let consumedNext = false;
     for (let at = 1; at < text.length; at += 1) {
       const name = `-${text[at]}`;
+      // Options are letters and digits: the rest is an optional value attached to the one before
+      // (`nsenter -m/proc/1/ns/mnt`), never more options.
+      if (!/[A-Za-z0-9]/.test(text[at] as string)) {
+        const previous = options.at(-1);
+        if (at > 1 && previous !== undefined) previous.value = { ...word, value: text.slice(at) };
+        break;
+      }
       if (spec.withValue.has(name)) {
         const attached = text.slice(at + 1);
         if (attached !== '') options.push({ name, value: { ...word, value: attached } });

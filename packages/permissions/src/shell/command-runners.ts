@@ -61,7 +61,7 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   },
   strace: {
     values:
-      '-o -e -p -s -u -E -a -b -I -O -S -P -X -U --output --trace --signal --status --user --env --attach --string-limit --absolute-timestamps --summary-columns --trace-path --decode-fds --seccomp-bpf --const-print-style',
+      '-o -e -p -s -u -E -a -b -I -O -S -P -X -U --output --trace --signal --status --user --env --attach --string-limit --summary-columns --trace-path --const-print-style',
   },
   ltrace: { values: '-o -e -p -s -u -a -l -L -n -w -x -A -D -F --output --library --config --indent --align' },
   unshare: {
@@ -101,13 +101,15 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   torsocks: { values: '-u -p -a -P --user --pass --address --port' },
   caffeinate: { values: '-t -w' },
   entr: { source: '-s' },
-  rlwrap: { values: '-a -b -C -D -f -F -g -h -H -l -O -p -P -q -s -S -t -w -z' },
+  // `-a`, `-p` and `-w` take optional values attached to them.
+  rlwrap: { values: '-b -C -D -f -F -g -h -H -l -O -P -q -s -S -t -z' },
   script: {
     source: '-c --command',
     values: '-E -I -O -B -T -m --echo --log-in --log-out --log-io --log-timing --logging-format --output-limit',
     command: 'none',
   },
-  watch: { values: '-n -d --interval --differences', command: 'joined' },
+  // `-d[=permanent]` takes an optional value attached to it.
+  watch: { values: '-n --interval -q --equexit', command: 'joined' },
   tar: {
     source: '--to-command -I --use-compress-program -F --info-script --new-volume-script --rsh-command --rmt-command',
     values: '-f -C -T -X -b -H -K -L -N -V --file --directory --files-from --exclude-from --blocking-factor --format',
@@ -135,6 +137,7 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   install: { source: '--strip-program', values: '-m -o -g -S -t --mode --owner --group --suffix', command: 'none' },
   make: { source: '--eval', values: '-C -f -I -j -l -o -W --directory --file --include-dir --jobs', command: 'none' },
   eatmydata: {},
+  corepack: {},
   npx: { values: '-p --package -c --call', source: '-c --call', judgedByRunner: true },
   pnpx: { values: '-p --package', judgedByRunner: true },
   bunx: { values: '-p --package', judgedByRunner: true },

@@ -97,7 +97,8 @@ export const FILE_COMMANDS: Readonly<Record<string, FileSpec>> = {
   cut: READER('-b -c -d -f --bytes --characters --delimiter --fields --output-delimiter'),
   paste: READER('-d --delimiters'),
   strings: READER('-n -t -e -T --bytes --radix --encoding --target'),
-  od: READER('-A -j -N -S -t -w --address-radix --skip-bytes --read-bytes --strings --format --width'),
+  // `-w[N]` and `--width[=N]` take optional values attached to them.
+  od: READER('-A -j -N -S -t --address-radix --skip-bytes --read-bytes --strings --format'),
   xxd: { operands: 'in-out', values: '-c -g -l -o -s -n --cols --groupsize --len --offset --seek --name' },
   hexdump: { operands: 'read', values: '-e -n -s', reads: '-f' },
   hd: { operands: 'read', values: '-e -n -s', reads: '-f' },
@@ -315,17 +316,23 @@ function optionValues(options: readonly ParsedOption[], names: ReadonlySet<strin
 
 /** `tar` in all its spellings: `tar -czf out.tgz dir`, `tar xf a.tar`, `tar --create --file=x …`. */
 function tarArguments(words: readonly ShellWord[]): FileArguments {
-  const rest = [...words.slice(1)];
-  // Old style: a first word of letters is a cluster of options (`tar czf out.tgz dir`).
+  const withValue = optionSet(
+    '-f -C -T -X -b -H -K -L -N -V -g --file --directory --files-from --exclude-from --blocking-factor --format --listed-incremental',
+  );
+  let rest = [...words.slice(1)];
+  // Old style: a first word of letters is options whose values follow in order (`tar cfz out.tgz dir`:
+  // f takes out.tgz, whatever letters come after it).
   const first = rest[0];
-  if (first?.isStatic === true && /^[A-Za-z]+$/.test(first.value)) rest[0] = { ...first, value: `-${first.value}` };
-  const read = readOptions([words[0] as ShellWord, ...rest], {
-    start: 1,
-    withValue: optionSet(
-      '-f -C -T -X -b -H -K -L -N -V -g --file --directory --files-from --exclude-from --blocking-factor --format --listed-incremental',
-    ),
-    stopAtOperand: false,
-  });
+  if (first?.isStatic === true && /^[A-Za-z]+$/.test(first.value)) {
+    const values = rest.slice(1);
+    const expanded: ShellWord[] = [];
+    for (const letter of first.value) {
+      expanded.push({ ...first, value: `-${letter}` });
+      if (withValue.has(`-${letter}`) && values.length > 0) expanded.push(values.shift() as ShellWord);
+    }
+    rest = [...expanded, ...values];
+  }
+  const read = readOptions([words[0] as ShellWord, ...rest], { start: 1, withValue, stopAtOperand: false });
   const names = new Set(read.options.map((option) => option.name));
   const creates = ['-c', '-r', '-u', '-A', '--create', '--append', '--update', '--concatenate'].some((name) =>
     names.has(name),

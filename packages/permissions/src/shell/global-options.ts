@@ -17,6 +17,9 @@ const GLOBAL_OPTIONS: Readonly<Record<string, string>> = {
   helm: '-n --namespace --kube-context --kubeconfig --registry-config',
   cargo: '-C --config --manifest-path --color -Z',
   gh: '-R --repo',
+  uv: '--directory --project --cache-dir --python --config-file --color',
+  poetry: '-C --directory -P --project',
+  bun: '--cwd',
   terraform: '-chdir',
 };
 

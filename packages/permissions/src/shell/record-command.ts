@@ -282,16 +282,15 @@ export function recordCommand(state: AnalysisState, options: RecordOptions): Sim
   const onlyDeny = options.onlyDeny === true;
   const command = pushCommand(state, { words, via: options.via, derived: options.derived, onlyDeny });
   if (command.opaque !== undefined) return command;
-  // What only a deny counts for changes nothing the line's own rules judge; what it runs may still be denied.
-  if (!onlyDeny) {
-    recordShellEffects(state, words, options);
-    recordFileArguments(state, words, options);
-    if (runsProgramFromPipe(words)) {
-      addProblem(
-        state,
-        `${basename((words[0] as ShellWord).value)} runs a program made when the line runs, which no rule sees`,
-      );
-    }
+  // A command only a deny counts for changes nothing about the shell the line's own rules judge,
+  // but the files it touches are its own (`npx tee .git/config`).
+  if (!onlyDeny) recordShellEffects(state, words, options);
+  recordFileArguments(state, words, options);
+  if (runsProgramFromPipe(words)) {
+    addProblem(
+      state,
+      `${basename((words[0] as ShellWord).value)} runs a program made when the line runs, which no rule sees`,
+    );
   }
   const foundInner = unwrapCommand(state, { words, via: options.via, nesting: options.nesting, onlyDeny });
   if (foundInner) command.unwrapped = true;

@@ -41,24 +41,41 @@ const SHELL_PROGRAMS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash
  * that program is analyzed like `bash -c`. `command` is the command node, `redirects` the nodes
  * that may feed it (a here-string can stand inside the command node). Returns whether one did.
  */
+/**
+ * `bash 0<<< 'cmd'`: the parser reads the descriptor of a here-string as an argument (a number
+ * right before the redirection, with no blank between), bash as the descriptor.
+ */
+export function isDescriptorWord(node: Node): boolean {
+  const next = node.nextSibling;
+  return (
+    node.type === 'number' && next !== null && next.type.endsWith('_redirect') && next.startIndex === node.endIndex
+  );
+}
+
 export function visitFedProgram(
   state: AnalysisState,
   command: Node,
   redirects: readonly (Node | null)[],
   options: { via: string[]; nesting: number },
 ): boolean {
-  const name = command.childForFieldName('name')?.text ?? '';
-  if (!SHELL_PROGRAMS.has(basename(name))) return false;
-  const words = command.children
+  const all = command.children
     .filter(
       (child) =>
         child !== null &&
-        child.type !== 'command_name' &&
         child.type !== 'variable_assignment' &&
-        !child.type.endsWith('_redirect'),
+        !child.type.endsWith('_redirect') &&
+        !isDescriptorWord(child),
     )
-    .map((child) => toShellWord(child as Node, state.context));
-  if (!readsProgramFromStdin([staticWord(name), ...words])) return false;
+    .map((child) =>
+      toShellWord(
+        child?.type === 'command_name' ? ((child.firstChild ?? child) as Node) : (child as Node),
+        state.context,
+      ),
+    );
+  // The shell may stand behind wrappers (`sudo bash <<< '…'`, `env bash <<'EOF'`).
+  const at = all.findIndex((word) => word.isStatic && SHELL_PROGRAMS.has(basename(word.value)));
+  if (at === -1 || !readsProgramFromStdin(all.slice(at))) return false;
+  const name = basename((all[at] as ShellWord).value);
   let fed = false;
   for (const redirect of redirects) {
     if (redirect === null) continue;
@@ -67,7 +84,8 @@ export function visitFedProgram(
       const bodyNode = redirect.children.find((child) => child?.type === 'heredoc_body');
       program = { value: bodyNode?.text ?? '', isStatic: true, hasGlob: false };
     } else if (redirect.type === 'herestring_redirect') {
-      const word = redirect.namedChildren.find((child) => child !== null);
+      // `0<<< 'cmd'`: the descriptor comes first.
+      const word = redirect.namedChildren.findLast((child) => child !== null && child.type !== 'file_descriptor');
       program = word === undefined || word === null ? undefined : toShellWord(word, state.context);
     }
     if (program === undefined) continue;

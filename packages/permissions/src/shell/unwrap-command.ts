@@ -9,6 +9,7 @@ import {
   SUBCOMMAND_RUNNERS,
 } from './command-runners.ts';
 import { FILE_COMMANDS } from './file-arguments.ts';
+import { withoutGlobalOptions } from './global-options.ts';
 import { type ShellWord, staticWord } from './shell-words.ts';
 import { judgeAssignment } from './variable-assignments.ts';
 
@@ -142,7 +143,14 @@ function unwrapRunner(options: Unwrap, name: string, words: readonly ShellWord[]
   if (spec.assignments === true) {
     while (rest[0] !== undefined && judgeEnvironmentWord(options, rest[0])) rest = rest.slice(1);
   }
-  rest = rest.slice(spec.leading ?? 0);
+  if (spec.leading !== undefined) {
+    // Options may follow the leading operands too (`setarch i386 --3gb CMD`).
+    rest = readOptions([staticWord(name), ...rest.slice(spec.leading)], {
+      start: 1,
+      withValue,
+      stopAtOperand: true,
+    }).operands;
+  }
   if (mode === 'joined') {
     if (rest.length > 0) descendIntoSource(options, name, joined(rest));
   } else {
@@ -194,7 +202,7 @@ function unwrapShell(options: Unwrap, name: string, words: readonly ShellWord[])
 
 function unwrapEnv(options: Unwrap, words: readonly ShellWord[]): void {
   // Only env's own options (before the command) count: `env ls -S x` runs `ls -S x`.
-  const withValue = optionSet('-u -C --unset --chdir');
+  const withValue = optionSet('-u -C -P --unset --chdir');
   let index = 1;
   while (index < words.length) {
     const word = words[index] as ShellWord;
@@ -250,13 +258,17 @@ function unwrapXargs(options: Unwrap, words: readonly ShellWord[]): void {
 function unwrapFind(options: Unwrap, name: string, words: readonly ShellWord[]): void {
   const execFlags = name === 'find' ? ['-exec', '-execdir', '-ok', '-okdir'] : ['-x', '--exec', '-X', '--exec-batch'];
   for (let index = 1; index < words.length; index += 1) {
-    if (!execFlags.includes((words[index] as ShellWord).value)) continue;
+    const flag = words[index] as ShellWord;
+    // fd takes the command's first word attached too: `--exec=rm`, `-xrm`.
+    const attached = name === 'find' ? null : /^(?:--exec(?:-batch)?=|-[xX])(.+)$/s.exec(flag.value);
+    if (!execFlags.includes(flag.value) && attached === null) continue;
     let end = index + 1;
     while (end < words.length && ![';', '+', '\\;'].includes((words[end] as ShellWord).value)) end += 1;
+    const first = attached === null ? [] : [{ ...flag, value: attached[1] as string }];
     // `{}` stands for each file found: only known when the line runs.
-    const inner = words
-      .slice(index + 1, end)
-      .map((word) => (word.value.includes('{}') ? { ...word, isStatic: false } : word));
+    const inner = [...first, ...words.slice(index + 1, end)].map((word) =>
+      word.value.includes('{}') ? { ...word, isStatic: false } : word,
+    );
     descend(options, `${name} ${(words[index] as ShellWord).value}`, inner);
     index = end;
   }
@@ -322,14 +334,16 @@ function unwrapCoproc(options: Unwrap, words: readonly ShellWord[]): void {
 /** `parallel [options] CMD ::: args`, `parallel 'cmd {}' ::: a`, `parallel ::: 'cmd1' 'cmd2'`. */
 function unwrapParallel(options: Unwrap, words: readonly ShellWord[]): void {
   const withValue = optionSet(
-    '-j -S -N -n -I -a -d -E -P -C --jobs --sshlogin --max-procs --arg-file --delimiter --colsep --joblog --results --tmpdir --timeout --delay --retries --load --memfree --halt --tag-string --basefile --workdir --env --return --transfer-file',
+    '-j -S -N -n -I -a -d -E -P -C --jobs --sshlogin --max-procs --arg-file --delimiter --colsep --joblog --results --tmpdir --timeout --delay --retries --load --memfree --halt --tag-string --basefile --workdir --env --return --transfer-file --id --semaphorename --nice --sshloginfile --slf --limit --termseq --resume-failed --sqlmaster --sqlworker --sqlandworker',
   );
   const read = readOptions(words, { start: 1, withValue, stopAtOperand: true });
   const separator = read.operands.findIndex((word) => /^:{3,4}\+?$/.test(word.value));
   const template = separator === -1 ? read.operands : read.operands.slice(0, separator);
   if (template.length > 0) {
-    // parallel hands the command with its arguments to a shell.
-    descendIntoSource(options, 'parallel', joined(template));
+    // parallel hands the command with its arguments (appended, as without `{}`) to a shell.
+    const args =
+      separator === -1 ? [] : read.operands.slice(separator + 1).filter((word) => !/^:{3,4}\+?$/.test(word.value));
+    descendIntoSource(options, 'parallel', joined([...template, ...args]));
     return;
   }
   // Without a command, every argument is a command line of its own.
@@ -562,17 +576,47 @@ export function unwrapCommand(
   const name = basename((words[0] as ShellWord).value);
   const unwrap: Unwrap = { state, via: options.via, nesting: options.nesting, onlyDeny: options.onlyDeny };
   const before = state.analysis.commands.length;
-  const subcommand = SUBCOMMAND_RUNNERS[`${name} ${words[1]?.value ?? ''}`];
+  // `npm -y exec CMD`, `uv -q run CMD`: global options may stand before the sub-command.
+  const bare = withoutGlobalOptions(words, name) ?? words;
+  const subcommand = SUBCOMMAND_RUNNERS[`${name} ${bare[1]?.value ?? ''}`];
   if (SHELLS.has(name)) {
     unwrapShell(unwrap, name, words);
   } else if (subcommand !== undefined) {
-    unwrapRunner(unwrap, `${name} ${words[1]?.value}`, words.slice(1), subcommand);
+    unwrapRunner(unwrap, `${name} ${bare[1]?.value}`, bare.slice(1), subcommand);
   } else if (Object.hasOwn(SPECIAL_RUNNERS, name)) {
     (SPECIAL_RUNNERS[name] as (typeof SPECIAL_RUNNERS)[string])(unwrap, name, words);
   } else if (Object.hasOwn(RUNNERS, name)) {
     unwrapRunner(unwrap, name, words, RUNNERS[name] as RunnerSpec);
   }
   return state.analysis.commands.length > before;
+}
+
+/**
+ * Whether a shell reads its program from standard input, as bash reads its options: only `-c`
+ * gives it one and a first operand names a script; `-s` reads standard input whatever follows,
+ * and `-o`/`-O`/`--rcfile` take a value (`bash -e -o pipefail <<< '…'` reads the here-string).
+ */
+function shellReadsStdin(words: readonly ShellWord[]): boolean {
+  let index = 1;
+  while (index < words.length) {
+    const word = words[index] as ShellWord;
+    if (!word.isStatic) return false;
+    const value = word.value;
+    if (value === '--' || value === '-') return index + 1 >= words.length;
+    if (!/^[-+]/.test(value)) return false;
+    if (SHELL_OPTIONS_WITH_VALUE.has(value)) {
+      index += 2;
+      continue;
+    }
+    if (!value.startsWith('--')) {
+      if (value.slice(1).includes('c')) return false;
+      if (value.slice(1).includes('s')) return true;
+    } else if (value === '--command') {
+      return false;
+    }
+    index += 1;
+  }
+  return true;
 }
 
 /** Files that are a pipe from the line itself: what a program reads from them is made when it runs. */
@@ -596,7 +640,8 @@ export function runsProgramFromPipe(words: readonly ShellWord[]): boolean {
  */
 export function readsProgramFromStdin(words: readonly ShellWord[]): boolean {
   const name = basename((words[0] as ShellWord).value);
-  if (!SHELLS.has(name) && !INTERPRETERS.has(name)) return false;
+  if (SHELLS.has(name) && name !== 'busybox') return shellReadsStdin(words);
+  if (!INTERPRETERS.has(name)) return false;
   return words
     .slice(1)
     .every(
