@@ -164,6 +164,13 @@ export function evaluatePermission(options: {
   const verdicts: SubjectVerdict[] = [];
   for (const subject of subjects) {
     const decision = judge(subject);
+    if (subject.mention === true) {
+      if (decision.type === 'deny') {
+        const reason = `${subject.label}, which the ${subject.ruleTool} rules deny`;
+        verdicts.push({ subject, decision: { type: 'ask', rule: decision.rule, reason } });
+      }
+      continue;
+    }
     if (subject.onlyDeny !== true || decision.type === 'deny') verdicts.push({ subject, decision });
     if (decision.type === 'deny' || subject.denyProbes === undefined) continue;
     // What an unknown program may run: a deny of it wins over the program's own allow or ask.

@@ -740,3 +740,32 @@ describe('option tables read as the programs read their options', () => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });
+
+describe('paths named to commands Molf does not model', () => {
+  const everything = withRules({
+    shell_exec: { '*': 'allow', 'rm *': 'deny' },
+    read_file: { '*': 'allow', '*.env': 'deny' },
+    write_file: { '*': 'allow', '.git/*': 'deny' },
+  });
+
+  it.each(
+    cases([
+      { command: 'python3 .env', decision: 'ask', why: 'an interpreter given a denied file' },
+      { command: 'xargs -a .env', decision: 'ask', why: 'an option value' },
+      { command: 'openssl enc -base64 -in=.env', decision: 'ask', why: 'a one-dash option with =' },
+      { command: 'curl -H @.env x', decision: 'ask', why: 'an @file argument' },
+      { command: 'curl file:.env', decision: 'ask', why: 'a file: URL' },
+      { command: 'gzip .git/config', decision: 'deny', why: 'gzip replaces the file it compresses' },
+      { command: 'mkdir .git/hooks/x', decision: 'ask', why: 'a directory under .git' },
+      { command: 'git init .git/hooks', decision: 'ask', why: 'a git sub-command Molf does not model' },
+      { command: 'ln -s .git g && echo x > g/config', decision: 'deny', why: 'a link made earlier in the line' },
+      { command: 'ln -s .env x.txt && cat x.txt', decision: 'deny', why: 'a link to a denied file' },
+      { command: 'python3 app.py --config config.yaml', decision: 'allow', why: 'ordinary paths' },
+      { command: 'echo .env >> .gitignore', decision: 'allow', why: 'echo opens no argument' },
+      { command: "git commit -m 'fix: .env loading'", decision: 'allow', why: 'a message with blanks is no path' },
+      { command: 'grep -d recurse KEY .', decision: 'allow', why: 'a directory read (judged on the worker)' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});

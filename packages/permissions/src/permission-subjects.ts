@@ -51,6 +51,11 @@ export type PermissionSubject = {
    * (`npx vitest`), or a stretch of a line the parser could not read.
    */
   onlyDeny?: true;
+  /**
+   * Set for a path a command names without Molf knowing what it does with it: only a deny counts,
+   * and it asks (the command may open the file, or may not).
+   */
+  mention?: true;
 };
 
 /**
@@ -209,6 +214,8 @@ export function shellPathArguments(analysis: ShellAnalysis, args: Record<string,
   const cwd = shellCwd(args);
   const seen = new Map<string, PathArgument>();
   for (const file of filePlaces(analysis.files)) {
+    // Mentions are judged as written: resolving every path-like word would cost more than it finds.
+    if (file.mentioned === true) continue;
     const path = shellFilePath(file.path.value, cwd);
     const tree = file.recursive === true && !file.path.hasGlob;
     const key = `${tree ? 'tree' : 'path'}\0${path}`;
@@ -237,6 +244,20 @@ function commandSubject(command: SimpleCommand, options: SubjectOptions, probes:
       );
   }
   return subject;
+}
+
+/** A path-like argument of a command Molf does not model: a deny of reading or writing it asks. */
+function mentionSubjects(file: FileAccess, options: SubjectOptions): PermissionSubject[] {
+  const given = shellFilePath(file.path.value, shellCwd(options.args));
+  return (['read_file', 'write_file'] as const).map((ruleTool) => ({
+    kind: 'path',
+    label: `${file.by} names ${toVisible(given)}`,
+    forms: unique([normalizeLexically(given), given]),
+    alwaysPattern: null,
+    ruleTool,
+    restrictOnly: true,
+    mention: true,
+  }));
 }
 
 /** A file a shell line reads or writes, judged by the read_file or write_file rules. */
@@ -320,7 +341,9 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
     if (shell === undefined) return { subjects: [], problems: ['the call has no command string'] };
     const subjects = [
       ...shell.commands.map((command) => commandSubject(command, options, true)),
-      ...filePlaces(shell.files).map((file) => fileSubject(file, options)),
+      ...filePlaces(shell.files).flatMap((file) =>
+        file.mentioned === true ? mentionSubjects(file, options) : [fileSubject(file, options)],
+      ),
     ];
     return { subjects, problems: shell.problems, shell };
   }

@@ -43,6 +43,11 @@ export type FileAccess = {
   /** Set for a directory of which every file is read (`grep -r KEY src`). */
   recursive?: true;
   /**
+   * Set for a path-like argument of a command whose files Molf does not know (`python3 .env`,
+   * `mkdir .git/hooks/x`): it may be read or written, so a deny of either asks.
+   */
+  mentioned?: true;
+  /**
    * Directories an earlier `cd` (or `git -C`, `env -C`…) of the line may have moved to: a relative
    * path is judged from each of them too.
    */

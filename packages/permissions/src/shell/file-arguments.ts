@@ -1,3 +1,4 @@
+import { dirname, join } from 'node:path/posix';
 import { optionSet, type ParsedOption, readOptions } from './command-options.ts';
 import { findAwkEffect, findSedEffect } from './script-programs.ts';
 import { type ShellWord, staticWord } from './shell-words.ts';
@@ -44,6 +45,7 @@ const READER = (values = ''): FileSpec => ({ operands: 'read', values });
 
 const GREP: FileSpec = {
   operands: 'read',
+  flags: '--recursive --dereference-recursive',
   firstIsProgram: '-e -f --regexp --file',
   values:
     '-A -B -C -m -d -D --after-context --before-context --context --max-count --label --include --exclude --exclude-dir --binary-files --devices --directories --group-separator -e --regexp',
@@ -69,6 +71,7 @@ const GIT_DIFF: FileSpec = {
   reads: '-O',
 };
 const ARCHIVE_READER: FileSpec = { operands: 'read' };
+const COMPRESSORS = new Set(['gzip', 'gunzip', 'bzip2', 'bunzip2', 'xz', 'unxz', 'zstd', 'unzstd', 'lzma', 'unlzma']);
 
 /** The commands whose file arguments Molf understands (listed in the README). */
 export const FILE_COMMANDS: Readonly<Record<string, FileSpec>> = {
@@ -475,6 +478,15 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
       break;
   }
   if ([...optionSet(spec.inPlace)].some((option) => given.has(option))) result.writes.push(...operands);
+  // gzip, xz… replace each file by its (de)compressed form unless writing to standard output.
+  if (
+    COMPRESSORS.has(name) &&
+    !['-c', '--stdout', '--to-stdout', '-k', '--keep', '-l', '--list', '-t', '--test'].some((option) =>
+      given.has(option),
+    )
+  ) {
+    result.writes.push(...operands);
+  }
   for (const flag of optionSet(spec.runsConfigured)) {
     if (given.has(flag)) result.problems.push(`${flag} makes ${name} run a program its configuration names`);
   }
@@ -486,12 +498,13 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   }
   if (name === 'curl') result.reads.push(...curlDataFiles(read.options));
   if (name === 'git' && words.some((word) => word.value === '--no-index')) result.reads.push(...operands);
-  result.trees.push(...treesRead(name, words, given, result.reads));
+  result.trees.push(...treesRead(name, words, read.options, result.reads));
   return result;
 }
 
 /** Options that make a command read whole directories, per command (`rg` always does). */
 const RECURSIVE_OPTIONS: Readonly<Record<string, string>> = {
+  diff: '-r --recursive',
   grep: '-r -R --recursive --dereference-recursive',
   egrep: '-r -R --recursive --dereference-recursive',
   fgrep: '-r -R --recursive --dereference-recursive',
@@ -509,17 +522,23 @@ const ALWAYS_RECURSIVE = new Set(['rg']);
 function treesRead(
   name: string,
   words: readonly ShellWord[],
-  given: ReadonlySet<string>,
+  options: readonly ParsedOption[],
   reads: readonly ShellWord[],
 ): ShellWord[] {
   if (name === 'git') {
     const sub = words.findIndex((word, index) => index > 0 && !word.value.startsWith('-'));
-    return words[sub]?.value === 'grep' ? [staticWord('.')] : [];
+    if (words[sub]?.value === 'grep') return [staticWord('.')];
+    // `git diff --no-index DIR1 DIR2` compares every file under them.
+    return words.some((word) => word.value === '--no-index') ? [...reads] : [];
   }
+  const given = new Set(options.map((option) => option.name));
   const recursive =
     ALWAYS_RECURSIVE.has(name) ||
     (Object.hasOwn(RECURSIVE_OPTIONS, name) &&
-      [...optionSet(RECURSIVE_OPTIONS[name])].some((option) => given.has(option)));
+      [...optionSet(RECURSIVE_OPTIONS[name])].some((option) => given.has(option))) ||
+    // `grep -d recurse`, `--directories=recurse`.
+    (name.endsWith('grep') &&
+      options.some((option) => /^(-d|--directories)$/.test(option.name) && option.value?.value === 'recurse'));
   if (!recursive) return [];
   if (reads.length === 0 && (name === 'rg' || name.endsWith('grep'))) return [staticWord('.')];
   return [...reads];
@@ -565,9 +584,21 @@ function copyArguments(
       result.writes.push({ ...destination, value: `${destination.value.replace(/\/+$/, '')}/${base}` });
     }
   }
-  // A symbolic link only names its target; it reads nothing.
   if (!symbolic) result.reads.push(...sources);
   if (name === 'mv' || (name === 'ln' && !symbolic)) result.writes.push(...sources);
+  if (symbolic) {
+    // What a new link points to can be read and written through it later in the line (`ln -s .git
+    // g && echo x > g/config`), and the gate resolves paths before the line runs: the target counts
+    // as read and written now. A relative target is relative to the link's directory.
+    const linkDirectory =
+      targetDirectories[0]?.value ?? (destinations[0] === undefined ? '.' : dirname(destinations[0].value));
+    for (const source of sources) {
+      const target = source.value.startsWith('/') ? source : { ...source, value: join(linkDirectory, source.value) };
+      result.reads.push(target);
+      // A link to a directory reaches every file under it.
+      result.writes.push(target, { ...target, value: `${join(target.value, '.')}/` });
+    }
+  }
 }
 
 /** `curl -d @file`, `--data-binary @file`, `-F name=@file` / `name=<file`: files curl uploads. */

@@ -247,8 +247,15 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
   }
 }
 
-/** The file arguments of a command Molf understands, as files the line reads and writes. */
-function recordFileArguments(state: AnalysisState, words: readonly ShellWord[], options: RecordOptions): void {
+/**
+ * The file arguments of a command Molf understands, as files the line reads and writes. Returns the
+ * words it took as files.
+ */
+function recordFileArguments(
+  state: AnalysisState,
+  words: readonly ShellWord[],
+  options: RecordOptions,
+): ReadonlySet<string> {
   const files = fileArgumentsOf(words);
   const by = renderWords(words.slice(0, 2));
   const accesses = [
@@ -267,6 +274,65 @@ function recordFileArguments(state: AnalysisState, words: readonly ShellWord[], 
     }
   }
   for (const problem of files.problems) addProblem(state, problem);
+  return new Set(accesses.map(({ word }) => word.value));
+}
+
+/** Commands that never open their arguments as files: naming `.env` to them is no access. */
+const NO_FILE_ACCESS = new Set([
+  'echo',
+  'printf',
+  'ls',
+  'test',
+  '[',
+  '[[',
+  'basename',
+  'dirname',
+  'which',
+  'type',
+  'true',
+  'false',
+  'stat',
+  'realpath',
+  'readlink',
+  'export',
+]);
+/** Path-like arguments kept per line: enough for any real line; they are a heuristic, not a bound. */
+const MAX_MENTIONS = 256;
+
+/**
+ * The path-like arguments of a command (`python3 .env`, `gzip .git/config`, `--in=.env`, `@.env`,
+ * `file:.env`) that are not files Molf already understood: a command it does not model may open
+ * them, so a deny of them by the read_file or write_file rules makes the line ask.
+ */
+function recordMentions(
+  state: AnalysisState,
+  words: readonly ShellWord[],
+  options: RecordOptions & { files: ReadonlySet<string> },
+): void {
+  if (NO_FILE_ACCESS.has(basename((words[0] as ShellWord).value))) return;
+  const by = renderWords(words.slice(0, 2));
+  for (const word of words.slice(1)) {
+    if (!word.isStatic || word.processSubstitution === true || /\s/.test(word.value)) continue;
+    // Files Molf understood are judged as what they are already.
+    if (options.files.has(word.value)) continue;
+    const value = word.value
+      .replace(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*=/, '')
+      .replace(/^@/, '')
+      .replace(/^file:(\/\/)?/i, '');
+    if (value === '' || value.startsWith('-') || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) continue;
+    if (!/[./~]/.test(value)) continue;
+    if (state.analysis.files.filter((file) => file.mentioned === true).length >= MAX_MENTIONS) return;
+    for (const single of word.expansions ?? [value]) {
+      state.analysis.files.push({
+        access: 'read',
+        path: { value: single, isStatic: true, hasGlob: false },
+        via: options.via,
+        by,
+        bases: state.directories,
+        mentioned: true,
+      });
+    }
+  }
 }
 
 /**
@@ -285,7 +351,7 @@ export function recordCommand(state: AnalysisState, options: RecordOptions): Sim
   // A command only a deny counts for changes nothing about the shell the line's own rules judge,
   // but the files it touches are its own (`npx tee .git/config`).
   if (!onlyDeny) recordShellEffects(state, words, options);
-  recordFileArguments(state, words, options);
+  const files = recordFileArguments(state, words, options);
   if (runsProgramFromPipe(words)) {
     addProblem(
       state,
@@ -294,6 +360,8 @@ export function recordCommand(state: AnalysisState, options: RecordOptions): Sim
   }
   const foundInner = unwrapCommand(state, { words, via: options.via, nesting: options.nesting, onlyDeny });
   if (foundInner) command.unwrapped = true;
+  // A wrapper's words are its command's, which are recorded on their own.
+  else recordMentions(state, words, { ...options, files });
   if (foundInner && TRANSPARENT_WRAPPERS.has(basename((words[0] as ShellWord).value))) command.onlyDeny = true;
   return command;
 }
