@@ -769,3 +769,23 @@ describe('paths named to commands Molf does not model', () => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });
+
+describe('git reads, writes and settings in their other spellings', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: 'git log -L1,5:.env', decision: 'deny', why: 'git log -L follows lines of a file' },
+      { command: "git log -p -- ':/.env'", decision: 'deny', why: 'pathspec magic from the top' },
+      { command: "git log -p -- ':(icase).env'", decision: 'deny', why: 'long pathspec magic' },
+      { command: "git log -p -- '.e*'", decision: 'ask', why: 'a pathspec glob is expanded by git' },
+      { command: "git config set alias.x '!rm -rf y'", decision: 'deny', why: 'git config set KEY VALUE' },
+      { command: 'git config set core.hooksPath /tmp', decision: 'ask', why: 'a key naming code' },
+      { command: "git -c interactive.diffFilter='rm x' add -p", decision: 'deny', why: 'a filter key' },
+      { command: "git -c sendemail.sendmailcmd='rm x' send-email", decision: 'deny', why: 'a …cmd key' },
+      { command: 'git show HEAD:src/a.ts', decision: 'allow', why: 'an ordinary file' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});

@@ -180,6 +180,6 @@ export const GIT_GLOBAL_OPTIONS = GIT_GLOBAL_VALUES;
  * `diff.x.command`…), and keys that name files or directories of code (`core.hooksPath`).
  */
 export const GIT_COMMAND_KEY =
-  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|alias\..+|sequence\.editor|diff\.external|pager\..+|web\.browser|gpg(\..+)?\.program|credential(\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|submodule\..+\.update|.+command|.+\.(textconv|driver|clean|smudge|process|cmd|helper|program|tool))$/i;
+  /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|alias\..+|sequence\.editor|diff\.external|pager\..+|web\.browser|gpg(\..+)?\.program|credential(\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|submodule\..+\.update|.+command|.+cmd|interactive\.difffilter|.+\.(textconv|driver|clean|smudge|process|cmd|helper|program|tool))$/i;
 export const GIT_CODE_PATH_KEY =
   /^(core\.hookspath|core\.worktree|include\.path|includeif\..+\.path|init\.templatedir|protocol\.(.+\.)?allow|http\..*ssl.*)$/i;

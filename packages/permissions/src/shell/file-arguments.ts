@@ -499,6 +499,13 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   if (name === 'curl') result.reads.push(...curlDataFiles(read.options));
   if (name === 'git' && words.some((word) => word.value === '--no-index')) result.reads.push(...operands);
   result.trees.push(...treesRead(name, words, read.options, result.reads));
+  if (spec.revisionPaths === true) {
+    // `git log -L1,5:.env` follows lines of a file.
+    for (const range of optionValues(read.options, optionSet('-L'))) {
+      const path = range.value.slice(range.value.lastIndexOf(':') + 1);
+      if (range.value.includes(':') && path !== '') result.reads.push({ ...range, value: path });
+    }
+  }
   return result;
 }
 
@@ -549,12 +556,13 @@ function revisionPath(word: ShellWord): ShellWord[] {
   if (!word.isStatic) return [word];
   // `HEAD~1`, `@^`, `a..b`, an abbreviated hash: revisions, never file names git would print.
   if (/^(@|[A-Z_]*HEAD)?([~^]\d*)*$|\.\.|^[0-9a-f]{7,40}$/.test(word.value)) return [];
+  // Pathspec magic (`:(icase).env`, `:/.env`, `:!x`) or `REV:path`; a pathspec's glob is git's own.
+  const magic = /^:(\([^)]*\)|[/!^]+)/.exec(word.value);
   const colon = word.value.indexOf(':');
-  // `:/message` searches commit messages; `a..b` and `HEAD~1` name no file (read as one, no rule matches).
-  if (colon === -1) return [word];
-  const path = word.value.slice(colon + 1);
-  if (path === '' || word.value.startsWith(':/')) return [];
-  return [{ ...word, value: path }];
+  const path =
+    magic !== null ? word.value.slice(magic[0].length) : colon === -1 ? word.value : word.value.slice(colon + 1);
+  if (path === '') return [];
+  return [{ ...word, value: path, hasGlob: word.hasGlob || /[*?[]/.test(path) }];
 }
 
 /**

@@ -489,7 +489,9 @@ function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
         withValue: optionSet('-f --file --blob --type --default --comment'),
         stopAtOperand: false,
       });
-      const [key, value] = read.operands;
+      // git ≥ 2.46 also spells it `git config set [--append] KEY VALUE`.
+      const operands = ['set', 'add'].includes(read.operands[0]?.value ?? '') ? read.operands.slice(1) : read.operands;
+      const [key, value] = operands;
       if (key?.isStatic === true && value !== undefined) {
         judgeGitSetting(options, `${key.value}=${value.isStatic ? value.value : ''}`, 'git config');
         if (!value.isStatic && (GIT_COMMAND_KEY.test(key.value) || GIT_CODE_PATH_KEY.test(key.value))) {
