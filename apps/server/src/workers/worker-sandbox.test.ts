@@ -12,6 +12,10 @@ async function sandboxUnavailable(): Promise<string | undefined> {
   return prepared.status.active ? undefined : `the sandbox cannot run here: ${prepared.status.selfTest?.failed}`;
 }
 const unavailable = await sandboxUnavailable();
+// CI must run them: a machine where they cannot is a failed run, not a quiet skip.
+if (unavailable !== undefined && process.env.CI === 'true') {
+  throw new Error(`CI=true, so the worker sandbox tests must run, but they cannot: ${unavailable}`);
+}
 if (unavailable !== undefined) process.stderr.write(`SKIPPED worker sandbox tests: ${unavailable}\n`);
 
 /** Keeps --cap-drop out of the bwrap options: a sandbox the self-test must catch. */
