@@ -789,3 +789,18 @@ describe('git reads, writes and settings in their other spellings', () => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });
+
+describe('secrets the default rules keep and assignments in expansions', () => {
+  it.each(
+    cases([
+      { command: 'cat ~/.vault-token', decision: 'deny', why: 'a token in the home directory' },
+      { command: 'cat /proc/1/environ', decision: 'deny', why: 'another process’s environment' },
+      { command: 'cat deploy/id_rsa', decision: 'deny', why: 'a private key in the project' },
+      { command: 'cat tls/server.pem', decision: 'ask', why: 'a certificate or key asks' },
+      { command: 'echo ${GIT_DIR:=/tmp/evil}; git status', decision: 'ask', why: '${NAME:=value} assigns' },
+      { command: 'echo ${x:=1}; git status', decision: 'allow', why: 'a lower-case shell variable' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command), row);
+  });
+});

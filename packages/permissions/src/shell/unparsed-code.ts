@@ -1,5 +1,5 @@
 import type { Node } from 'web-tree-sitter';
-import { type AnalysisState, addProblem, NAME_PROBLEM } from './analysis-state.ts';
+import { type AnalysisState, addProblem, judge, NAME_PROBLEM } from './analysis-state.ts';
 
 /**
  * Backticks in an unquoted heredoc body run when the line runs, but the parser leaves them as
@@ -66,6 +66,16 @@ export function visitUnparsedCode(state: AnalysisState, node: Node, options: { v
     const children = node.children;
     for (let index = 0; index < children.length; index += 1) {
       const child = children[index];
+      // `${NAME:=value}` and `${NAME=value}` assign NAME as `NAME=value;` does.
+      if ((child?.type === ':=' || child?.type === '=') && children[index - 1]?.type === 'variable_name') {
+        const value = children[index + 1];
+        judge(state, {
+          name: children[index - 1]?.text ?? '',
+          value: value?.type === 'word' ? value.text : undefined,
+          hasValue: true,
+          reach: 'shell',
+        });
+      }
       if (child?.type === '@' && children[index + 1]?.text === 'P') {
         addProblem(state, 'it expands a value only known when the line runs as a prompt, which can run commands');
       }
