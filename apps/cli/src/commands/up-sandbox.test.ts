@@ -97,10 +97,14 @@ describe.skipIf(unavailable !== undefined)(
       // The token and the paths are decoded inside the sandbox: the command line never holds the
       // token, and the gate (which refuses any tool a path into the data dir) is not what this tests.
       const encoded = Buffer.from(token).toString('base64');
-      const places = Buffer.from([clientDir, dataDir, home, project].join(' ')).toString('base64');
+      // So are the /proc files, which the default rules deny reading by name: what this tests is
+      // what the sandbox lets an approved command reach.
+      const places = Buffer.from(
+        ['/proc/[0-9]*/environ', '/proc/[0-9]*/cmdline', clientDir, dataDir, home, project].join(' '),
+      ).toString('base64');
       scan =
         `echo ${encoded} | base64 -d > /tmp/pattern; echo ${places} | base64 -d > /tmp/places; ` +
-        'grep -rlsF -f /tmp/pattern /proc/[0-9]*/environ /proc/[0-9]*/cmdline $(cat /tmp/places); ' +
+        'grep -rlsF -f /tmp/pattern $(cat /tmp/places); ' +
         'echo scan-done';
 
       const run = await execaNode(CLI, ['run', '--server', url, '--on-ask', 'allow', 'find the token'], {

@@ -41,7 +41,9 @@ const TOKEN_SHAPE = 'molf_[cw]_[A-Za-z0-9_-]{16,}';
  * can read. It cannot know the tokens it looks for (they would be in its own command line).
  */
 const SCAN_PROC = [
-  `grep -ahoE '${TOKEN_SHAPE}' /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | sort -u`,
+  // The files are named when the line runs: the default rules deny reading /proc/*/environ by
+  // name, and what this tests is what the OS lets an approved command reach.
+  `grep -ahoE '${TOKEN_SHAPE}' $(echo /proc/[0-9]*/environ /proc/[0-9]*/cmdline) 2>/dev/null | sort -u`,
   'echo scan-finished',
 ].join('; ');
 
