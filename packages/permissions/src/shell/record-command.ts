@@ -311,6 +311,7 @@ function recordMentions(
 ): void {
   if (NO_FILE_ACCESS.has(basename((words[0] as ShellWord).value))) return;
   const by = renderWords(words.slice(0, 2));
+  let mentioned = state.analysis.files.filter((file) => file.mentioned === true).length;
   for (const word of words.slice(1)) {
     if (!word.isStatic || word.processSubstitution === true || /\s/.test(word.value)) continue;
     // Files Molf understood are judged as what they are already.
@@ -321,7 +322,8 @@ function recordMentions(
       .replace(/^file:(\/\/)?/i, '');
     if (value === '' || value.startsWith('-') || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) continue;
     if (!/[./~]/.test(value)) continue;
-    if (state.analysis.files.filter((file) => file.mentioned === true).length >= MAX_MENTIONS) return;
+    if (mentioned >= MAX_MENTIONS) return;
+    mentioned += 1;
     for (const single of word.expansions ?? [value]) {
       state.analysis.files.push({
         access: 'read',
