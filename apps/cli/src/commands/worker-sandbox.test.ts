@@ -63,13 +63,18 @@ function spawnWorker(args: string[], env: Record<string, string>): ResultPromise
   return child;
 }
 
-/** Pids of the host's processes whose command line contains `text` (read from /proc, no pgrep needed). */
-function processesMatching(text: string): number[] {
+/**
+ * Pids of the host's processes whose command line contains `text` (read from /proc, no pgrep
+ * needed), or with `exactly` is `text`: the sleeps themselves, not the bwrap or shell that started
+ * them (their command lines hold the text too, and exist before the sleeps run).
+ */
+function processesMatching(text: string, options: { exactly?: boolean } = {}): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(text)) pids.push(Number(entry));
+      const line = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ').trim();
+      if (options.exactly === true ? line === text : line.includes(text)) pids.push(Number(entry));
     } catch {
       // Ended meanwhile.
     }
@@ -134,13 +139,14 @@ describe('molf worker killed with SIGKILL', { timeout: 90_000 }, () => {
     // …and a running one with a background child.
     void runShell(server, workerId, `${runningChild} & ${running}`);
     await until(
-      () => [leftBehind, running, runningChild].every((text) => processesMatching(text).length > 0),
+      () => [leftBehind, running, runningChild].every((text) => processesMatching(text, { exactly: true }).length > 0),
       'the commands to run',
     );
     child.kill('SIGKILL');
     await child;
     await until(
-      () => [leftBehind, running, runningChild].every((text) => processesMatching(text).length === 0),
+      () =>
+        [leftBehind, running, runningChild].every((text) => processesMatching(text, { exactly: true }).length === 0),
       'every command process to end',
     );
   });
@@ -151,10 +157,16 @@ describe('molf worker killed with SIGKILL', { timeout: 90_000 }, () => {
     const running = uniqueSleep();
     const runningChild = uniqueSleep();
     void runShell(server, workerId, `${runningChild} & ${running}`);
-    await until(() => [running, runningChild].every((text) => processesMatching(text).length > 0), 'the command');
+    await until(
+      () => [running, runningChild].every((text) => processesMatching(text, { exactly: true }).length > 0),
+      'the command',
+    );
     child.kill('SIGKILL');
     await child;
-    await until(() => [running, runningChild].every((text) => processesMatching(text).length === 0), 'its end');
+    await until(
+      () => [running, runningChild].every((text) => processesMatching(text, { exactly: true }).length === 0),
+      'its end',
+    );
   });
 });
 
