@@ -325,9 +325,10 @@ function joinWords(left: ShellWord, right: ShellWord): ShellWord {
   return { value, isStatic: false, hasGlob: false };
 }
 
-/** The words of a command node, its assignments judged. */
-function commandWords(state: AnalysisState, node: Node, source: string): ShellWord[] {
+/** The words of a command node, its assignments judged, and whether a here-string stands in it. */
+function commandWords(state: AnalysisState, node: Node, source: string): { words: ShellWord[]; hereString: boolean } {
   const words: ShellWord[] = [];
+  let hereString = false;
   const cursor = node.walk();
   let wordEnd = -1;
   const pushWord = (word: ShellWord) => {
@@ -347,7 +348,7 @@ function commandWords(state: AnalysisState, node: Node, source: string): ShellWo
     wordEnd = cursor.endIndex;
   };
   try {
-    if (!cursor.gotoFirstChild()) return words;
+    if (!cursor.gotoFirstChild()) return { words, hereString };
     do {
       const type = cursor.nodeType;
       if (type === 'comment') continue;
@@ -370,10 +371,11 @@ function commandWords(state: AnalysisState, node: Node, source: string): ShellWo
         if (cursor.nodeType === 'number' && isDescriptorWord(cursor.currentNode)) continue;
         pushWord(wordAt(state, cursor));
       } else {
+        hereString ||= cursor.nodeType === 'herestring_redirect';
         wordEnd = -1;
       }
     } while (cursor.gotoNextSibling());
-    return words;
+    return { words, hereString };
   } finally {
     cursor.delete();
   }
@@ -401,7 +403,7 @@ function readsInput(node: Node): boolean {
 }
 
 function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: boolean }): void {
-  const words = commandWords(state, node, place.source);
+  const { words, hereString } = commandWords(state, node, place.source);
   if (words.length === 0) return;
   const command = state.record({
     words,
@@ -410,10 +412,12 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
     position: { source: place.source, at: node.startIndex },
   });
   // `sh <<< 'cmd'`: the here-string stands inside the command node.
-  const fed = place.fed || visitFedProgram(state, node, node.children, place);
+  const fed = place.fed || (hereString && visitFedProgram(state, node, node.children, place));
+  // Walking up the tree is costly (the parser keeps no parent links): only for a shell or an interpreter.
+  if (!readsProgramFromStdin(words)) return;
   // `cat <<EOF | sh`: the body most likely is what the shell runs; a deny in it wins.
   const heredoc = heredocAround(node);
-  if (heredoc !== undefined && readsProgramFromStdin(words)) {
+  if (heredoc !== undefined) {
     state.analyze({
       source: heredoc.text,
       via: [...place.via, `${basename((words[0] as ShellWord).value)} <<`],
@@ -421,7 +425,7 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
     });
   }
   // `curl … | bash`, `python3 < x.py`: the program it runs is text no rule sees.
-  if (command.opaque === undefined && !fed && readsProgramFromStdin(words) && readsInput(node)) {
+  if (command.opaque === undefined && !fed && readsInput(node)) {
     addProblem(
       state,
       `${basename((words[0] as ShellWord).value)} runs a program it reads from its input, which no rule sees`,
