@@ -172,10 +172,11 @@ function commandForms(command: SimpleCommand): string[] {
   const name = command.words[0];
   if (name === undefined || !name.isStatic || command.redirect === true) return [command.text];
   const base = name.value.slice(name.value.lastIndexOf('/') + 1);
-  const named =
-    base === '' || base === name.value ? command.words : [{ ...name, value: base }, ...command.words.slice(1)];
+  const byPath = base !== '' && base !== name.value;
+  const named = byPath ? [{ ...name, value: base }, ...command.words.slice(1)] : command.words;
   // `git -C . push --force` is also `git push --force` (only a deny counts on these forms).
   const bare = withoutGlobalOptions(named, base);
+  if (!byPath && bare === undefined) return [command.text];
   return unique([command.text, renderWords(named), ...(bare === undefined ? [] : [renderWords(bare)])]);
 }
 

@@ -321,7 +321,9 @@ function recordMentions(
       .replace(/^@/, '')
       .replace(/^file:(\/\/)?/i, '');
     if (value === '' || value.startsWith('-') || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) continue;
-    if (!/[./~]/.test(value)) continue;
+    // A path has a slash, a dot before a name or a leading ~; `.`, `..` and patterns (`*.ts` for
+    // find -name) name no file of their own.
+    if (!/\/|\.\w|^~/.test(value) || /^\.{1,2}\/?$/.test(value) || /[*?[]/.test(value)) continue;
     if (mentioned >= MAX_MENTIONS) return;
     mentioned += 1;
     for (const single of word.expansions ?? [value]) {
