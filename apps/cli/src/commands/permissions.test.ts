@@ -185,6 +185,9 @@ describe('molf permissions explain', () => {
     for (const command of ['grep -r KEY src', 'rg KEY src', 'cp -r src /tmp/x', 'grep KEY src/deep/a.ts']) {
       expect((await explain(command)).decision, command).toBe('allow');
     }
+    // More files than one path check takes: the rest ask, as at the gate, instead of failing.
+    const many = Array.from({ length: 300 }, (_, index) => `src/m${index}.ts`).join(' ');
+    expect((await explain(`for f in ${many}; do wc -l "$f"; done`)).decision).toBe('ask');
   });
 
   it('fails with file, line and column for a broken rules file, and with a clear message for bad --args', async () => {

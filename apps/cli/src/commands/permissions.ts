@@ -60,13 +60,15 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   const canonical = new Map<string, readonly string[]>();
   const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
+    // As the gate: at most what one path check takes of each kind; the rest count as unresolved (ask).
+    const plain = wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path);
+    const patterns = wanted.filter((entry) => entry.pattern).map((entry) => entry.path);
+    const treePaths = wanted.filter((entry) => entry.tree === true).map((entry) => entry.path);
+    for (const path of [...plain.slice(256), ...patterns.slice(64)]) canonical.set(path, []);
+    for (const path of treePaths.slice(64)) trees.set(path, []);
     const resolved = await resolvePathsForGate(
       paths,
-      {
-        paths: wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path),
-        patterns: wanted.filter((entry) => entry.pattern).map((entry) => entry.path),
-        trees: wanted.filter((entry) => entry.tree === true).map((entry) => entry.path),
-      },
+      { paths: plain.slice(0, 256), patterns: patterns.slice(0, 64), trees: treePaths.slice(0, 64) },
       createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
     );
     if (resolved.error !== undefined) throw new MolfError('invalid_input', resolved.error);
