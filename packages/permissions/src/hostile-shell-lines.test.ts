@@ -757,7 +757,7 @@ describe('paths named to commands Molf does not model', () => {
       { command: 'curl file:.env', decision: 'ask', why: 'a file: URL' },
       { command: 'gzip .git/config', decision: 'deny', why: 'gzip replaces the file it compresses' },
       { command: 'mkdir .git/hooks/x', decision: 'ask', why: 'a directory under .git' },
-      { command: 'git init .git/hooks', decision: 'ask', why: 'a git sub-command Molf does not model' },
+      { command: 'git init .git/hooks', decision: 'deny', why: 'git init writes the repository it makes' },
       { command: 'ln -s .git g && echo x > g/config', decision: 'deny', why: 'a link made earlier in the line' },
       { command: 'ln -s .env x.txt && cat x.txt', decision: 'deny', why: 'a link to a denied file' },
       { command: 'python3 app.py --config config.yaml', decision: 'allow', why: 'ordinary paths' },
@@ -802,5 +802,38 @@ describe('secrets the default rules keep and assignments in expansions', () => {
     ]),
   )('%s', (_title, row) => {
     expectDecision(shell(row.command), row);
+  });
+});
+
+describe('second hostile round: links, copies and process paths', () => {
+  const everything = withRules({
+    shell_exec: { '*': 'allow', 'rm *': 'deny' },
+    read_file: { '*': 'allow', '*.env': 'deny' },
+    write_file: { '*': 'allow', '.git/*': 'deny', '.git/**': 'deny' },
+  });
+
+  it.each(
+    cases([
+      { command: 'cp -s .git/config cfg && cp evil.cfg cfg', decision: 'deny', why: 'cp -s links as ln -s does' },
+      { command: 'cp -l .git/config x', decision: 'deny', why: 'cp -l links as ln does' },
+      {
+        command: 'mkdir d && ln -s ../.git d/ && echo x > d/.git/config',
+        decision: 'deny',
+        why: 'a target relative to the link',
+      },
+      { command: 'cp evil.sh .git', decision: 'deny', why: 'a destination that may be a directory' },
+      { command: 'cp package.json package.json.bak', decision: 'allow', why: 'a copy to a file name' },
+      { command: 'cd src && echo x > /proc/self/cwd/../.git/config', decision: 'ask', why: '/proc/self/cwd' },
+      { command: 'echo x > /dev/fd/../cwd/.git/config', decision: 'ask', why: '/dev/fd/..' },
+      { command: 'gcc -o.git/hooks/pre-commit x.c', decision: 'ask', why: 'a value attached to a short option' },
+      { command: 'mytool out=.git/hooks/pre-commit', decision: 'ask', why: 'name=path' },
+      { command: 'git clone . .git/hooks/x', decision: 'deny', why: 'git clone writes its directory' },
+      { command: 'grep -rn "process.env" src', decision: 'allow', why: 'a grep pattern is no file' },
+      { command: "jq '.env' package.json", decision: 'allow', why: 'a jq filter is no file' },
+      { command: 'git checkout -b feature/secret-rotation', decision: 'allow', why: 'a branch is no file' },
+      { command: 'mkdir -p src/secrets', decision: 'allow', why: 'a directory of code' },
+    ]),
+  )('%s', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
   });
 });

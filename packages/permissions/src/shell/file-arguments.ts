@@ -284,6 +284,19 @@ const GIT_COMMANDS: Readonly<Record<string, FileSpec>> = {
   apply: { operands: 'read', hiddenWrites: 'git apply changes the files the patch names' },
   am: { operands: 'read', hiddenWrites: 'git am changes the files the patches name' },
   config: { operands: 'none', writes: '-f --file' },
+  // Sub-commands that create a repository or check files out somewhere: a place under .git is a write there.
+  init: {
+    operands: 'write',
+    values: '--template -b --initial-branch --object-format --shared',
+    writes: '--separate-git-dir',
+  },
+  clone: {
+    operands: 'copy',
+    values: '-b --branch -o --origin --depth -c --config --reference --template -u --upload-pack --filter --jobs -j',
+  },
+  worktree: { operands: 'none', writes: '--path' },
+  archive: { operands: 'none', writes: '-o --output', values: '--format --prefix --remote --exec' },
+  'checkout-index': { operands: 'none', writes: '--prefix' },
 };
 
 /** Targets that are no files: reading or writing them changes nothing on disk. */
@@ -350,6 +363,11 @@ function tarArguments(words: readonly ShellWord[]): FileArguments {
     trees: creates ? read.operands : [],
     problems: extracts ? ['tar -x writes the files the archive names, which rules cannot see'] : [],
   };
+}
+
+/** Whether Molf knows how this command names its files (then its other words are no files). */
+export function hasFileSpec(words: readonly ShellWord[]): boolean {
+  return (words[0]?.value.split('/').pop() ?? '') === 'tar' || specFor(words) !== undefined;
 }
 
 function specFor(words: readonly ShellWord[]): { spec: FileSpec; start: number } | undefined {
@@ -578,14 +596,25 @@ function copyArguments(
   result: FileArguments,
 ): void {
   const given = new Set(options.map((option) => option.name));
-  const symbolic = name === 'ln' && (given.has('-s') || given.has('--symbolic'));
+  // `cp -s` makes symbolic links and `cp -l` hard links, as ln does.
+  const symbolic =
+    (name === 'ln' && (given.has('-s') || given.has('--symbolic'))) ||
+    (name === 'cp' && (given.has('-s') || given.has('--symbolic-link')));
+  const hardLink = (name === 'ln' && !symbolic) || (name === 'cp' && (given.has('-l') || given.has('--link')));
   const targetDirectories = optionValues(options, optionSet('-t --target-directory'));
   const sources = targetDirectories.length > 0 ? [...operands] : operands.slice(0, -1);
   const destinations = targetDirectories.length > 0 ? targetDirectories : operands.slice(-1);
   if (targetDirectories.length === 0 && operands.length > 1) result.writes.push(...destinations);
   if (sources.length === 0) return;
+  // The destination is a directory for sure with -t, several sources, a trailing slash or `.`,
+  // and may be one when its name has no extension (`.git`, `bin`); `cp a a.bak` makes a file.
+  const intoDirectory = (destination: ShellWord) =>
+    targetDirectories.length > 0 ||
+    sources.length > 1 ||
+    destination.value.endsWith('/') ||
+    !/.\.[^./]+$/.test(destination.value.split('/').at(-1) ?? '');
   for (const destination of destinations) {
-    if (!destination.isStatic) continue;
+    if (!destination.isStatic || !intoDirectory(destination)) continue;
     for (const source of sources) {
       const base = source.value.replace(/\/+$/, '').split('/').pop() ?? '';
       if (!source.isStatic || base === '' || /^[^/]*:/.test(destination.value)) continue;
@@ -593,18 +622,29 @@ function copyArguments(
     }
   }
   if (!symbolic) result.reads.push(...sources);
-  if (name === 'mv' || (name === 'ln' && !symbolic)) result.writes.push(...sources);
+  if (name === 'mv' || hardLink) result.writes.push(...sources);
   if (symbolic) {
     // What a new link points to can be read and written through it later in the line (`ln -s .git
     // g && echo x > g/config`), and the gate resolves paths before the line runs: the target counts
     // as read and written now. A relative target is relative to the link's directory.
-    const linkDirectory =
-      targetDirectories[0]?.value ?? (destinations[0] === undefined ? '.' : dirname(destinations[0].value));
+    const destination = destinations[0];
+    // A link made in a directory (`ln -s ../.git d/`) resolves its target from there; a destination
+    // that may be an existing directory gives both places.
+    const linkDirectories =
+      targetDirectories.length > 0
+        ? targetDirectories.map((directory) => directory.value)
+        : destination === undefined
+          ? ['.']
+          : destination.value.endsWith('/')
+            ? [destination.value]
+            : [dirname(destination.value), ...(intoDirectory(destination) ? [destination.value] : [])];
     for (const source of sources) {
-      const target = source.value.startsWith('/') ? source : { ...source, value: join(linkDirectory, source.value) };
-      result.reads.push(target);
-      // A link to a directory reaches every file under it.
-      result.writes.push(target, { ...target, value: `${join(target.value, '.')}/` });
+      for (const directory of linkDirectories) {
+        const target = source.value.startsWith('/') ? source : { ...source, value: join(directory, source.value) };
+        result.reads.push(target);
+        // A link to a directory reaches every file under it.
+        result.writes.push(target, { ...target, value: `${join(target.value, '.')}/` });
+      }
     }
   }
 }

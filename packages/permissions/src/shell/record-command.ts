@@ -12,7 +12,7 @@ import {
 } from './analysis-state.ts';
 import { ARITHMETIC_PROBLEM } from './arithmetic.ts';
 import { optionSet, readOptions } from './command-options.ts';
-import { DEVICE_TARGETS, fileArgumentsOf } from './file-arguments.ts';
+import { DEVICE_TARGETS, fileArgumentsOf, hasFileSpec } from './file-arguments.ts';
 import { renderWords, type ShellWord } from './shell-words.ts';
 import { basename, runsProgramFromPipe, unwrapCommand } from './unwrap-command.ts';
 import { setExportsAssignments } from './variable-assignments.ts';
@@ -41,6 +41,9 @@ const TRANSPARENT_WRAPPERS = new Set([
 ]);
 
 const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
+/** Paths through a process's own view of the filesystem (its cwd, root, descriptors). */
+const PROCESS_RELATIVE =
+  /^\/proc\/(self|thread-self|\d+)\/(cwd|root|fd|map_files)(\/|$)|^\/dev\/fd\/(?!\d+$)|^\/dev\/std(in|out|err)\//;
 
 /** `/dev/null`, the standard streams, `/dev/fd/N`: reading or writing them changes no file. */
 export function isDeviceTarget(path: string): boolean {
@@ -62,6 +65,12 @@ export function recordFile(state: AnalysisState, access: Omit<FileAccess, 'bases
   // `cat {.env,notes.txt}` names two files.
   for (const value of path.expansions ?? [path.value]) {
     if (isDeviceTarget(value)) continue;
+    // `/proc/self/cwd/…` is the shell's directory, `/dev/fd/../…` another process's view: the gate
+    // would resolve them in the worker instead.
+    if (PROCESS_RELATIVE.test(value)) {
+      addProblem(state, `${access.by} names ${value}, which leads somewhere only the running shell knows`);
+      continue;
+    }
     if (NETWORK_TARGET.test(value)) {
       addProblem(state, `it opens a network connection through ${value}`);
       continue;
@@ -296,6 +305,24 @@ const NO_FILE_ACCESS = new Set([
   'readlink',
   'export',
 ]);
+/** Programs whose plain words are refs, packages or module paths rather than files. */
+const PLAIN_WORDS_NO_FILES = new Set([
+  'git',
+  'npm',
+  'pnpm',
+  'yarn',
+  'bun',
+  'pip',
+  'pip3',
+  'uv',
+  'cargo',
+  'go',
+  'docker',
+  'podman',
+  'kubectl',
+  'helm',
+  'gh',
+]);
 /** Path-like arguments kept per line: enough for any real line; they are a heuristic, not a bound. */
 const MAX_MENTIONS = 256;
 
@@ -309,21 +336,27 @@ function recordMentions(
   words: readonly ShellWord[],
   options: RecordOptions & { files: ReadonlySet<string> },
 ): void {
-  if (NO_FILE_ACCESS.has(basename((words[0] as ShellWord).value))) return;
+  const program = basename((words[0] as ShellWord).value);
+  if (NO_FILE_ACCESS.has(program)) return;
+  // Molf knows which plain words of the commands it models are files (the rest are patterns,
+  // scripts, filters); only the shapes that always name a file count there (`--in=.env`, `@.env`).
+  // git's and package managers' plain words are refs and package names.
+  const onlyFileShapes = options.files.size > 0 || hasFileSpec(words) || PLAIN_WORDS_NO_FILES.has(program);
   const by = renderWords(words.slice(0, 2));
   let mentioned = state.analysis.files.filter((file) => file.mentioned === true).length;
   for (const word of words.slice(1)) {
     if (!word.isStatic || word.processSubstitution === true || /\s/.test(word.value)) continue;
-    // Files Molf understood are judged as what they are already.
     if (options.files.has(word.value)) continue;
+    if (onlyFileShapes && !/^(@|file:|-{1,2}[A-Za-z0-9][A-Za-z0-9-]*=)/i.test(word.value)) continue;
     const value = word.value
       .replace(/^-{1,2}[A-Za-z0-9][A-Za-z0-9-]*=/, '')
+      // `-o.git/hooks/x`, `out=.git/hooks/x`: a value attached to a short option or a name.
+      .replace(/^-[A-Za-z](?=[./~])/, '')
+      .replace(/^[A-Za-z_][A-Za-z0-9_]*=/, '')
       .replace(/^@/, '')
       .replace(/^file:(\/\/)?/i, '');
     if (value === '' || value.startsWith('-') || /^[a-z][a-z0-9+.-]*:\/\//i.test(value)) continue;
-    // A path has a slash, a dot before a name or a leading ~; `.`, `..` and patterns (`*.ts` for
-    // find -name) name no file of their own.
-    if (!/\/|\.\w|^~/.test(value) || /^\.{1,2}\/?$/.test(value) || /[*?[]/.test(value)) continue;
+    if (!looksLikeFile(value)) continue;
     if (mentioned >= MAX_MENTIONS) return;
     mentioned += 1;
     for (const single of word.expansions ?? [value]) {
@@ -337,6 +370,19 @@ function recordMentions(
       });
     }
   }
+}
+
+/**
+ * A word that names a file rather than a branch, a package or a directory of code: a component
+ * that is a dotfile (`.env`, `.git/hooks/x`), a last component with an extension (`x.txt`), or a
+ * path from `/` or `~`. Patterns (`*.ts` for find -name) name no file of their own.
+ */
+function looksLikeFile(value: string): boolean {
+  if (/[*?[]/.test(value)) return false;
+  const parts = value.split('/').filter((part) => part !== '' && !/^\.{1,3}$/.test(part));
+  if (parts.length === 0) return false;
+  if (/^[/~]/.test(value)) return true;
+  return parts.some((part) => part.startsWith('.')) || /\.\w+$/.test(parts.at(-1) as string);
 }
 
 /**
