@@ -63,7 +63,7 @@ export type PermissionSubject = {
  * (`tree`) a directory whose every file the call reads, answered with the forms of a file under it
  * that the read_file rules deny, if there is one.
  */
-export type PathArgument = { path: string; pattern: boolean; tree?: true };
+export type PathArgument = { path: string; pattern: boolean; tree?: 'all' | 'visible' };
 
 /** Built-in tools whose argument `path` names one file. */
 const FILE_TOOLS = new Set(['read_file', 'write_file', 'edit_file']);
@@ -206,7 +206,8 @@ function filePlaces(files: readonly FileAccess[]): FileAccess[] {
   return files.flatMap((file) => {
     const path = file.path.value;
     if (file.bases.length === 0 || path.startsWith('/')) return [file];
-    return [file, ...file.bases.map((base) => ({ ...file, path: { ...file.path, value: posix.join(base, path) } }))];
+    const moved = file.bases.map((base) => ({ ...file, path: { ...file.path, value: posix.join(base, path) } }));
+    return file.leftStart === true ? moved : [file, ...moved];
   });
 }
 
@@ -218,9 +219,9 @@ export function shellPathArguments(analysis: ShellAnalysis, args: Record<string,
     // Mentions are judged as written: resolving every path-like word would cost more than it finds.
     if (file.mentioned === true) continue;
     const path = shellFilePath(file.path.value, cwd);
-    const tree = file.recursive === true && !file.path.hasGlob;
-    const key = `${tree ? 'tree' : 'path'}\0${path}`;
-    if (!seen.has(key)) seen.set(key, { path, pattern: file.path.hasGlob, ...(tree ? { tree: true as const } : {}) });
+    const tree = file.path.hasGlob ? undefined : file.recursive;
+    const key = `${tree ?? 'path'}\0${path}`;
+    if (!seen.has(key)) seen.set(key, { path, pattern: file.path.hasGlob, ...(tree === undefined ? {} : { tree }) });
   }
   return [...seen.values()];
 }
@@ -280,13 +281,13 @@ function fileSubject(file: FileAccess, options: SubjectOptions): PermissionSubje
         : {}),
     };
   }
-  if (file.recursive === true) {
+  if (file.recursive !== undefined) {
     // Answered with the directory's forms and those of a denied file under it, or none when the
     // worker could not look through it all.
     const found = options.treeContents?.(given);
     return {
       kind: 'path',
-      label: `${file.by} reads every file under ${toVisible(given)}`,
+      label: `${file.by} reads every ${file.recursive === 'visible' ? 'visible ' : ''}file under ${toVisible(given)}`,
       forms: unique([...(found ?? []), normalizeLexically(given), given]),
       alwaysPattern: null,
       ruleTool,

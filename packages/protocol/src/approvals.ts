@@ -154,6 +154,8 @@ export const ResolvePathsArgsSchema = z.object({
    * through within bounds.
    */
   trees: z.array(z.string().max(4_096)).max(64).optional(),
+  /** The same for directories read without their hidden files (`rg KEY`, `git grep KEY`). */
+  visibleTrees: z.array(z.string().max(4_096)).max(64).optional(),
 });
 export const ResolvedPathsSchema = z.object({
   paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),

@@ -185,6 +185,14 @@ describe('molf permissions explain', () => {
     for (const command of ['grep -r KEY src', 'rg KEY src', 'cp -r src /tmp/x', 'grep KEY src/deep/a.ts']) {
       expect((await explain(command)).decision, command).toBe('allow');
     }
+    // rg leaves hidden files out (config/prod.env is not hidden); a grep after `cd src &&` runs only in src.
+    await writeFile(join(dir, 'src', '.env'), 'KEY=1\n');
+    for (const command of ['rg KEY src', 'cd src/deep && grep -rn KEY .', 'grep -rn KEY --include=*.ts .']) {
+      expect((await explain(command)).decision, command).toBe('allow');
+    }
+    for (const command of ['rg --hidden KEY src', 'cd src; grep -rn KEY config', 'cd src && cat .env']) {
+      expect((await explain(command)).decision, command).toBe('deny');
+    }
     // More files than one path check takes: the rest ask, as at the gate, instead of failing.
     const many = Array.from({ length: 300 }, (_, index) => `src/m${index}.ts`).join(' ');
     expect((await explain(`for f in ${many}; do wc -l "$f"; done`)).decision).toBe('ask');

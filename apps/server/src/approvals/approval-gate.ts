@@ -249,18 +249,20 @@ export function createApprovalGate(options: {
     });
     if (wanted.length === 0) return { ok: true, paths: new Map() };
     // At most what one job takes of each kind; the rest is answered with no forms, so the line asks.
-    const plain = wanted.filter((entry) => !entry.pattern && entry.tree !== true).map((entry) => entry.path);
+    const plain = wanted.filter((entry) => !entry.pattern && entry.tree === undefined).map((entry) => entry.path);
     const patterns = wanted.filter((entry) => entry.pattern).map((entry) => entry.path);
-    const allTrees = wanted.filter((entry) => entry.tree === true).map((entry) => entry.path);
+    const allTrees = wanted.filter((entry) => entry.tree === 'all').map((entry) => entry.path);
+    const allVisibleTrees = wanted.filter((entry) => entry.tree === 'visible').map((entry) => entry.path);
     const unsent = [
       ...plain.slice(MAX_RESOLVED_PATHS),
       ...patterns.slice(MAX_RESOLVED_PATTERNS),
-      ...allTrees.slice(MAX_RESOLVED_PATTERNS).map(treeKey),
+      ...[...allTrees.slice(MAX_RESOLVED_PATTERNS), ...allVisibleTrees.slice(MAX_RESOLVED_PATTERNS)].map(treeKey),
     ];
     const trees = allTrees.slice(0, MAX_RESOLVED_PATTERNS);
+    const visibleTrees = allVisibleTrees.slice(0, MAX_RESOLVED_PATTERNS);
     // A directory read whole is looked through for a file the read_file rules deny.
     const readRules =
-      trees.length === 0
+      trees.length + visibleTrees.length === 0
         ? undefined
         : toReadRules({
             rules: [...(request.agent?.rules ?? []), ...(await store.load(request.workerId)).rules],
@@ -273,6 +275,7 @@ export function createApprovalGate(options: {
         paths: plain.slice(0, MAX_RESOLVED_PATHS),
         patterns: patterns.slice(0, MAX_RESOLVED_PATTERNS),
         ...(trees.length === 0 ? {} : { trees }),
+        ...(visibleTrees.length === 0 ? {} : { visibleTrees }),
       },
       ...(readRules === undefined ? {} : { readRules }),
       timeoutMs: RESOLVE_PATHS_TIMEOUT_MS,

@@ -152,15 +152,22 @@ export async function resolvePathsForGate(
   if (!parsed.success) {
     return toErrorResult(
       'invalid_arguments',
-      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[] (at most 64), trees?: string[] (at most 64) }.',
+      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[], trees?: string[], visibleTrees?: string[] (at most 64 each) }.',
     );
   }
   const answer: ResolvedPaths = { paths: [] };
-  if (parsed.data.trees !== undefined) {
+  const { trees, visibleTrees } = parsed.data;
+  if (trees !== undefined || visibleTrees !== undefined) {
     answer.trees = [];
-    for (const given of parsed.data.trees) {
+    // Hidden-skipping walks first: a directory also read whole is answered by the full walk after it.
+    const walks = [
+      ...(visibleTrees ?? []).map((given) => ({ given, skipHidden: true })),
+      ...(trees ?? []).map((given) => ({ given, skipHidden: false })),
+    ];
+    for (const { given, skipHidden } of walks) {
       const forms = await formsOf(policy, given);
-      const found = forms.length === 0 ? undefined : await findReadDeniedFile(policy, forms, isReadDenied);
+      const found =
+        forms.length === 0 ? undefined : await findReadDeniedFile(policy, forms, { isReadDenied, skipHidden });
       answer.trees.push({ given, forms: found === undefined ? [] : [...forms, ...found] });
     }
   }
@@ -186,8 +193,9 @@ const MAX_TREE_ENTRIES = 20_000;
 async function findReadDeniedFile(
   policy: PathPolicy,
   forms: readonly string[],
-  isReadDenied: (forms: readonly string[]) => boolean,
+  options: { isReadDenied: (forms: readonly string[]) => boolean; skipHidden: boolean },
 ): Promise<string[] | undefined> {
+  const { isReadDenied } = options;
   const root = forms.find((form) => isAbsolute(form));
   if (root === undefined) return undefined;
   const formsAt = (path: string) =>
@@ -203,6 +211,7 @@ async function findReadDeniedFile(
     for (const entry of entries) {
       seen += 1;
       if (seen > MAX_TREE_ENTRIES) return undefined;
+      if (options.skipHidden && entry.name.startsWith('.')) continue;
       const path = join(directory, entry.name);
       if (entry.isDirectory()) pending.push(path);
       else if (isReadDenied(formsAt(path))) return formsAt(path);

@@ -40,8 +40,16 @@ export type FileAccess = {
   via: string[];
   /** The command or redirection that does it. */
   by: string;
-  /** Set for a directory of which every file is read (`grep -r KEY src`). */
-  recursive?: true;
+  /**
+   * Set for a directory of which every file is read (`grep -r KEY src`), or every file but the
+   * hidden ones (`visible`: `rg KEY`).
+   */
+  recursive?: 'all' | 'visible';
+  /**
+   * Set when the line certainly left the directory it started in (`cd src && cat x`: cat runs only
+   * if the cd worked): a relative path is judged from `bases` alone.
+   */
+  leftStart?: true;
   /**
    * Set for a path-like argument of a command whose files Molf does not know (`python3 .env`,
    * `mkdir .git/hooks/x`): it may be read or written, so a deny of either asks.
@@ -101,6 +109,9 @@ export type LoopBinding = { source: string; name: string; values: ShellWord[]; s
 /** Where a command stands: the source it was parsed from and its offset, for loops around it. */
 export type SourcePosition = { source: string; at: number };
 
+/** A stretch of one source. */
+export type SourceRange = { source: string; start: number; end: number };
+
 /** The state of one line's analysis, shared by its parts; `analyze` and `record` are its entry points. */
 export type AnalysisState = {
   parser: ShellParser;
@@ -116,6 +127,8 @@ export type AnalysisState = {
   position: SourcePosition | undefined;
   /** Directories the line may have changed to so far (`cd x`, `git -C x`): relative paths are judged from each. */
   directories: string[];
+  /** Where the line certainly is no longer in its start directory: after `cd x &&`, to the end of that chain. */
+  awayFromStart: SourceRange[];
   /** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`). */
   analyze(options: { source: string; via: string[]; nesting: number }): void;
   /**

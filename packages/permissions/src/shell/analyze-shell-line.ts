@@ -54,6 +54,7 @@ export function analyzeShellLine(
     loops: [],
     position: undefined,
     directories: [],
+    awayFromStart: [],
     analyze: (payload) => analyzeSource(state, payload),
     scan: (text) => scanRoughly(state, text.source, text),
     record: (command) => recordCommand(state, command),
@@ -411,6 +412,15 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
     nesting: place.nesting,
     position: { source: place.source, at: node.startIndex },
   });
+  // `cd src && …`: what follows in the chain runs only if the cd worked.
+  const name = basename((words[0] as ShellWord).value);
+  if ((name === 'cd' || name === 'pushd') && node.nextSibling?.type === '&&') {
+    let chain = node.parent;
+    while (chain?.parent?.type === 'list' && chain.parent.children.some((child) => child?.type === '&&')) {
+      chain = chain.parent;
+    }
+    if (chain !== null) state.awayFromStart.push({ source: place.source, start: node.endIndex, end: chain.endIndex });
+  }
   // `sh <<< 'cmd'`: the here-string stands inside the command node.
   const fed = place.fed || (hereString && visitFedProgram(state, node, node.children, place));
   // Walking up the tree is costly (the parser keeps no parent links): only for a shell or an interpreter.

@@ -320,6 +320,8 @@ export type FileArguments = {
   writes: ShellWord[];
   /** Directories whose every file it reads (`grep -r KEY .`, `cp -r dir x`, `tar -c dir`). */
   trees: ShellWord[];
+  /** Directories whose every file it reads except hidden ones (`rg KEY`, `git grep KEY`). */
+  visibleTrees: ShellWord[];
   /** Why the command does more than its file arguments show. */
   problems: string[];
 };
@@ -361,6 +363,7 @@ function tarArguments(words: readonly ShellWord[]): FileArguments {
     writes: creates ? archive : [],
     // An archive of a directory holds every file under it.
     trees: creates ? read.operands : [],
+    visibleTrees: [],
     problems: extracts ? ['tar -x writes the files the archive names, which rules cannot see'] : [],
   };
 }
@@ -412,7 +415,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   const name = words[0]?.value.split('/').pop() ?? '';
   if (name === 'tar') return tarArguments(words);
   const found = specFor(words);
-  if (found === undefined) return { reads: [], writes: [], trees: [], problems: [] };
+  if (found === undefined) return { reads: [], writes: [], trees: [], visibleTrees: [], problems: [] };
   const { spec, start } = found;
   const pairs = optionSet(spec.pairs);
   const { withValue, flags } = optionsOf(spec);
@@ -436,6 +439,7 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
     reads: [...optionValues(read.options, optionSet(spec.reads)), ...pairSecond],
     writes: optionValues(read.options, optionSet(spec.writes)),
     trees: [],
+    visibleTrees: [],
     problems: [],
   };
   const given = new Set(read.options.map((option) => option.name));
@@ -516,7 +520,8 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
   }
   if (name === 'curl') result.reads.push(...curlDataFiles(read.options));
   if (name === 'git' && words.some((word) => word.value === '--no-index')) result.reads.push(...operands);
-  result.trees.push(...treesRead(name, words, read.options, result.reads));
+  const trees = treesRead(name, words, read.options, result.reads);
+  result[trees.hiddenSkipped ? 'visibleTrees' : 'trees'].push(...trees.directories);
   if (spec.revisionPaths === true) {
     // `git log -L1,5:.env` follows lines of a file.
     for (const range of optionValues(read.options, optionSet('-L'))) {
@@ -539,22 +544,30 @@ const RECURSIVE_OPTIONS: Readonly<Record<string, string>> = {
   zip: '-r --recurse-paths',
 };
 const ALWAYS_RECURSIVE = new Set(['rg']);
+/** rg skips hidden files unless told otherwise (and ignored ones, which Molf does not model). */
+const RG_READS_HIDDEN = /^(--hidden|-\.|--no-ignore.*|-u+|--unrestricted)$/;
 
 /**
  * The directories a command reads every file of: the paths it reads, when recursive, or the
- * directory it starts from when it names none (`grep -r KEY`, `rg KEY`, `git grep KEY`).
+ * directory it starts from when it names none (`grep -r KEY`, `rg KEY`, `git grep KEY`); and
+ * whether it skips hidden files there (rg by default; git grep searches tracked files, and a
+ * hidden file is the usual untracked secret).
  */
 function treesRead(
   name: string,
   words: readonly ShellWord[],
   options: readonly ParsedOption[],
   reads: readonly ShellWord[],
-): ShellWord[] {
+): { directories: ShellWord[]; hiddenSkipped: boolean } {
+  const none = { directories: [], hiddenSkipped: false };
   if (name === 'git') {
     const sub = words.findIndex((word, index) => index > 0 && !word.value.startsWith('-'));
-    if (words[sub]?.value === 'grep') return [staticWord('.')];
+    if (words[sub]?.value === 'grep') {
+      const untracked = words.some((word) => /^--(untracked|no-index)$/.test(word.value));
+      return { directories: [staticWord('.')], hiddenSkipped: !untracked };
+    }
     // `git diff --no-index DIR1 DIR2` compares every file under them.
-    return words.some((word) => word.value === '--no-index') ? [...reads] : [];
+    return words.some((word) => word.value === '--no-index') ? { directories: [...reads], hiddenSkipped: false } : none;
   }
   const given = new Set(options.map((option) => option.name));
   const recursive =
@@ -564,9 +577,14 @@ function treesRead(
     // `grep -d recurse`, `--directories=recurse`.
     (name.endsWith('grep') &&
       options.some((option) => /^(-d|--directories)$/.test(option.name) && option.value?.value === 'recurse'));
-  if (!recursive) return [];
-  if (reads.length === 0 && (name === 'rg' || name.endsWith('grep'))) return [staticWord('.')];
-  return [...reads];
+  if (!recursive) return none;
+  // `grep -r --include=*.ts KEY .` reads only the files the pattern names.
+  if (name.endsWith('grep') && given.has('--include')) return none;
+  const hiddenSkipped = name === 'rg' && !words.some((word) => RG_READS_HIDDEN.test(word.value));
+  if (reads.length === 0 && (name === 'rg' || name.endsWith('grep'))) {
+    return { directories: [staticWord('.')], hiddenSkipped };
+  }
+  return { directories: [...reads], hiddenSkipped };
 }
 
 /** `HEAD:.env`, `:src/a.ts` name a file at a revision; a plain operand may be a path too. */

@@ -81,7 +81,16 @@ export function recordFile(state: AnalysisState, access: Omit<FileAccess, 'bases
       addProblem(state, `the line names more than ${state.limits.maxFiles} files`);
       return;
     }
-    state.analysis.files.push({ ...access, path: single, bases: state.directories });
+    const at = state.position;
+    const leftStart =
+      at !== undefined &&
+      state.awayFromStart.some((range) => range.source === at.source && range.start <= at.at && at.at < range.end);
+    state.analysis.files.push({
+      ...access,
+      path: single,
+      bases: state.directories,
+      ...(leftStart && state.directories.length > 0 ? { leftStart: true as const } : {}),
+    });
   }
 }
 
@@ -270,7 +279,8 @@ function recordFileArguments(
   const accesses = [
     ...files.reads.map((word) => ({ word, access: 'read' as const })),
     ...files.writes.map((word) => ({ word, access: 'write' as const })),
-    ...files.trees.map((word) => ({ word, access: 'read' as const, recursive: true as const })),
+    ...files.trees.map((word) => ({ word, access: 'read' as const, recursive: 'all' as const })),
+    ...files.visibleTrees.map((word) => ({ word, access: 'read' as const, recursive: 'visible' as const })),
   ];
   for (const { word, ...access } of accesses) {
     for (const path of possibleValues(state, word, state.position)) {
