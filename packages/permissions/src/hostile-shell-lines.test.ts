@@ -752,7 +752,7 @@ describe('paths named to commands Molf does not model', () => {
     cases([
       { command: 'python3 .env', decision: 'ask', why: 'an interpreter given a denied file' },
       { command: 'xargs -a .env', decision: 'ask', why: 'an option value' },
-      { command: 'openssl enc -base64 -in=.env', decision: 'ask', why: 'a one-dash option with =' },
+      { command: 'openssl enc -base64 -in=.env', decision: 'deny', why: 'a one-dash option with =' },
       { command: 'curl -H @.env x', decision: 'ask', why: 'an @file argument' },
       { command: 'curl file:.env', decision: 'ask', why: 'a file: URL' },
       { command: 'gzip .git/config', decision: 'deny', why: 'gzip replaces the file it compresses' },
@@ -834,6 +834,35 @@ describe('second hostile round: links, copies and process paths', () => {
       { command: 'mkdir -p src/secrets', decision: 'allow', why: 'a directory of code' },
     ]),
   )('%s', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+});
+
+describe('second hostile round: programs that run what their options name', () => {
+  const everything = withRules({ shell_exec: { '*': 'allow', 'rm *': 'deny' } });
+
+  it.each(
+    cases([
+      { command: "pnpm exec -c 'rm -rf y'", decision: 'deny', why: 'pnpm exec in shell mode' },
+      { command: "pnpm -c exec 'rm -rf y'", decision: 'deny', why: 'a command line as one word' },
+      { command: 'pnpm recursive exec rm -rf node_modules', decision: 'deny', why: 'pnpm recursive exec' },
+      { command: 'uv tool run rm -rf y', decision: 'deny', why: 'uv tool run' },
+      { command: 'lerna exec -- rm -rf y', decision: 'deny', why: 'lerna exec' },
+      { command: "go run -exec 'rm -rf y' .", decision: 'deny', why: 'go -exec' },
+      { command: 'go vet -vettool=/bin/rm ./...', decision: 'deny', why: 'a one-dash option with =' },
+      { command: "git send-email --to-cmd='rm -rf y' x.patch", decision: 'deny', why: 'git send-email' },
+      { command: "make -E 'x:;rm -rf y' x", decision: 'deny', why: 'make -E is --eval' },
+      { command: "compgen -W '$(rm -rf y)' x", decision: 'deny', why: 'compgen expands its word list' },
+      { command: "compgen -C 'rm -rf y' x", decision: 'deny', why: 'compgen -C runs a command' },
+      { command: "sed -f /dev/stdin README.md <<< '1e rm -rf y'", decision: 'ask', why: 'a sed program from a file' },
+      { command: 'make -f - <<< x', decision: 'ask', why: 'a makefile from standard input' },
+      { command: "vim -c '!rm -rf y' -c q README.md", decision: 'ask', why: 'editor commands' },
+      { command: "at now <<< 'rm -rf y'", decision: 'ask', why: 'at runs commands later' },
+      { command: 'npm test --script-shell=./evil.sh', decision: 'ask', why: 'npm runs scripts with that shell' },
+      { command: 'pytest -p evil', decision: 'ask', why: 'a pytest plugin' },
+      { command: 'go test ./...', decision: 'allow', why: 'nothing of the sort' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 });

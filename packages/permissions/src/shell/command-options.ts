@@ -103,10 +103,16 @@ export function readOptions(
       }
       continue;
     }
-    // A one-dash long option some commands use (`openssl -in FILE`, `zip -TT CMD`).
+    // A one-dash long option some commands use (`openssl -in FILE`, `zip -TT CMD`, `go vet -vettool=X`).
     if (spec.withValue.has(text)) {
       options.push({ name: text, value: words[index + 1] });
       index += 2;
+      continue;
+    }
+    const equals = text.indexOf('=');
+    if (equals > 2 && spec.withValue.has(text.slice(0, equals))) {
+      options.push({ name: text.slice(0, equals), value: { ...word, value: text.slice(equals + 1) } });
+      index += 1;
       continue;
     }
     // A cluster of short options: the first that takes a value takes the rest of the word or the next.

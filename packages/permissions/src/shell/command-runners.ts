@@ -135,7 +135,11 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
     command: 'none',
   },
   install: { source: '--strip-program', values: '-m -o -g -S -t --mode --owner --group --suffix', command: 'none' },
-  make: { source: '--eval', values: '-C -f -I -j -l -o -W --directory --file --include-dir --jobs', command: 'none' },
+  make: {
+    source: '--eval -E',
+    values: '-C -f -I -j -l -o -W --directory --file --include-dir --jobs',
+    command: 'none',
+  },
   eatmydata: {},
   corepack: {},
   npx: { values: '-p --package -c --call', source: '-c --call', judgedByRunner: true },
@@ -149,7 +153,18 @@ export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
 export const SUBCOMMAND_RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   'npm exec': { values: '-p --package -w --workspace', source: '-c --call', judgedByRunner: true },
   'npm x': { values: '-p --package -w --workspace', source: '-c --call', judgedByRunner: true },
-  'pnpm exec': { values: '-C --dir --filter -F', judgedByRunner: true },
+  // `pnpm exec -c 'cmd'` runs its operand in a shell.
+  'pnpm exec': { values: '-C --dir --filter -F', source: '-c --shell-mode', judgedByRunner: true },
+  'pnpm recursive': { leading: 1, judgedByRunner: true },
+  'uv tool': { leading: 1, values: '--from --with --python -p', judgedByRunner: true },
+  'nx exec': { judgedByRunner: true },
+  'lerna exec': { values: '--scope --ignore --concurrency', judgedByRunner: true },
+  // go runs these options' values as programs (`go test -exec CMD`, `go build -toolexec CMD`).
+  'go run': { source: '-exec -toolexec', command: 'none' },
+  'go test': { source: '-exec -toolexec -vettool', command: 'none' },
+  'go build': { source: '-toolexec', command: 'none' },
+  'go vet': { source: '-vettool -toolexec', command: 'none' },
+  'go install': { source: '-toolexec', command: 'none' },
   'pnpm dlx': { values: '--package', judgedByRunner: true },
   'yarn exec': { judgedByRunner: true },
   'yarn dlx': { values: '-p --package', judgedByRunner: true },

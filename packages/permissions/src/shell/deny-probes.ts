@@ -36,7 +36,10 @@ export function findDenyProbes(
     const words = rest.slice(index, index + PROBE_WORDS);
     probes.push({ words, text: renderWords(words), via });
   });
-  for (const word of rest) {
+  // A name with blanks that a runner was handed is a command line given as one word (`pnpm -c exec
+  // 'rm -rf y'`); typed as a command, `'rm x'` is a program of that name.
+  const lineAsName = name.isStatic && /\s/.test(name.value) && command.via.length > 0;
+  for (const word of lineAsName ? [name, ...rest] : rest) {
     if (probes.length >= MAX_PROBES) break;
     if (!word.isStatic || word.value.length > MAX_PAYLOAD_CHARS || !/[\s;&|()`$]/.test(word.value)) continue;
     for (const found of analyzeShellLine(parser, word.value, { home: options.home }).commands) {

@@ -457,6 +457,17 @@ export function fileArgumentsOf(words: readonly ShellWord[]): FileArguments {
       if (effect !== undefined) result.problems.push(effect);
     }
   }
+  // `sed -f prog.sed`, `awk -f prog.awk`, `make -f -`: a program no rule sees.
+  if (spec.program !== undefined && [...optionSet('-f --file')].some((option) => given.has(option))) {
+    result.problems.push(`the ${spec.program} program is read from a file, which no rule sees`);
+  }
+  if (name === 'make') {
+    for (const file of optionValues(read.options, optionSet('-f --file --makefile'))) {
+      if (!file.isStatic || file.processSubstitution === true || /^(-|\/dev\/(stdin|fd\/\d+))$/.test(file.value)) {
+        result.problems.push('make reads a makefile made when the line runs, which no rule sees');
+      }
+    }
+  }
   if (spec.program === 'sed') {
     for (const script of optionValues(read.options, optionSet('-e --expression'))) {
       const effect = script.isStatic ? findSedEffect(script.value) : 'the sed program is only known when the line runs';

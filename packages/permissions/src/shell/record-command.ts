@@ -251,6 +251,42 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
       if (words.some((word) => /^-[a-z]*f/.test(word.value)))
         addProblem(state, 'enable -f loads a builtin from a library');
       return;
+    case 'compgen':
+    case 'complete': {
+      // `-C CMD` runs a command; `-W LIST` expands its list, substitutions included.
+      const read = readOptions(words, {
+        start: 1,
+        withValue: optionSet('-A -C -F -G -W -P -S -X -o'),
+        stopAtOperand: false,
+      });
+      for (const option of read.options) {
+        if (option.name !== '-C' && option.name !== '-W') continue;
+        if (option.value?.isStatic !== true) {
+          addProblem(
+            state,
+            `${name} ${option.name} takes a value only known when the line runs, which it runs or expands`,
+          );
+          continue;
+        }
+        const source = option.name === '-C' ? option.value.value : `: ${option.value.value}`;
+        state.analyze({ source, via: [...options.via, `${name} ${option.name}`], nesting: options.nesting + 1 });
+      }
+      return;
+    }
+    case 'at':
+    case 'batch':
+      addProblem(state, `${name} runs commands it reads later, which no rule sees`);
+      return;
+    case 'vim':
+    case 'vi':
+    case 'nvim':
+    case 'ex':
+    case 'view':
+      // `-c '!cmd'`, `+!cmd`, `-S script`: editor commands can run shell commands.
+      if (words.some((word) => /^(-c|--cmd|-S|\+)/.test(word.value))) {
+        addProblem(state, `${name} runs editor commands given on its command line, which can run programs`);
+      }
+      return;
     default:
       return;
   }
@@ -294,6 +330,27 @@ function recordFileArguments(
   }
   for (const problem of files.problems) addProblem(state, problem);
   return new Set(accesses.map(({ word }) => word.value));
+}
+
+/**
+ * Options that make an allowed command run other code: a shell for scripts, Node options, plugins,
+ * configuration given on the command line (`npm test --script-shell=./x`, `pytest -p evil`).
+ */
+const CODE_OPTIONS: Readonly<Record<string, RegExp>> = {
+  npm: /^--(script-shell|node-options|userconfig|globalconfig)(=|$)|^script-shell$|^node-options$/,
+  pnpm: /^--(script-shell|node-options|config\.)|^script-shell$|^node-options$/,
+  yarn: /^--(script-shell|node-options)(=|$)/,
+  pytest: /^(-p|--override-ini|-o|--confcutdir|--rootdir|-c)(=|$)|^-p\w/,
+  cargo: /^--config(=|$)|^-Z/,
+  go: /^-w$|^-toolexec|^-exec/,
+};
+
+function recordCodeOptions(state: AnalysisState, words: readonly ShellWord[]): void {
+  const name = basename((words[0] as ShellWord).value);
+  const pattern = Object.hasOwn(CODE_OPTIONS, name) ? CODE_OPTIONS[name] : undefined;
+  if (pattern === undefined) return;
+  const found = words.slice(1).find((word) => pattern.test(word.value));
+  if (found !== undefined) addProblem(state, `${found.value} makes ${name} run code the line does not show`);
 }
 
 /** Commands that never open their arguments as files: naming `.env` to them is no access. */
@@ -411,6 +468,7 @@ export function recordCommand(state: AnalysisState, options: RecordOptions): Sim
   // A command only a deny counts for changes nothing about the shell the line's own rules judge,
   // but the files it touches are its own (`npx tee .git/config`).
   if (!onlyDeny) recordShellEffects(state, words, options);
+  recordCodeOptions(state, words);
   const files = recordFileArguments(state, words, options);
   if (runsProgramFromPipe(words)) {
     addProblem(

@@ -447,6 +447,8 @@ const GIT_RUNS_VALUE: Readonly<Record<string, ReadonlySet<string>>> = {
   'filter-branch': optionSet(
     '--tree-filter --index-filter --msg-filter --env-filter --commit-filter --parent-filter --tag-name-filter --setup',
   ),
+  'send-email': optionSet('--to-cmd --cc-cmd --header-cmd --sendmail-cmd --smtp-server'),
+  instaweb: optionSet('--httpd -d --browser -b'),
 };
 
 function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
