@@ -143,20 +143,52 @@ export type PermissionExplanation = z.infer<typeof PermissionExplanationSchema>;
  * path really leads. Never offered to the model.
  */
 export const RESOLVE_PATHS_JOB = 'molf.resolve_paths';
+/** Paths one resolve job takes; patterns, trees and visible trees: each at most MAX_RESOLVE_LIST. */
+export const MAX_RESOLVE_PATHS = 256;
+export const MAX_RESOLVE_LIST = 64;
 export const ResolvePathsArgsSchema = z.object({
   /** Paths as written (a file tool's path, files a shell line reads or writes). */
-  paths: z.array(z.string().max(4_096)).max(256),
+  paths: z.array(z.string().max(4_096)).max(MAX_RESOLVE_PATHS),
   /** Glob patterns a shell would expand (`cat .e*`): answered with the forms of every file they name. */
-  patterns: z.array(z.string().max(4_096)).max(64).optional(),
+  patterns: z.array(z.string().max(4_096)).max(MAX_RESOLVE_LIST).optional(),
   /**
    * Directories a shell line reads whole (`grep -r KEY .`): answered with the directory's forms and
    * those of the first file under it that the job's read rules deny; none when it can't be looked
    * through within bounds.
    */
-  trees: z.array(z.string().max(4_096)).max(64).optional(),
+  trees: z.array(z.string().max(4_096)).max(MAX_RESOLVE_LIST).optional(),
   /** The same for directories read without their hidden files (`rg KEY`, `git grep KEY`). */
-  visibleTrees: z.array(z.string().max(4_096)).max(64).optional(),
+  visibleTrees: z.array(z.string().max(4_096)).max(MAX_RESOLVE_LIST).optional(),
 });
+export type ResolvePathsArgs = z.infer<typeof ResolvePathsArgsSchema>;
+
+/**
+ * The resolve job for a call's path arguments (a path, a pattern the shell expands, or a
+ * directory read whole or without its hidden files), at most what one job takes of each kind; the
+ * rest is `unsent`, to be counted as paths the worker could not resolve (so the call asks).
+ */
+export function toResolvePathsArgs(wanted: readonly { path: string; pattern: boolean; tree?: 'all' | 'visible' }[]): {
+  args: ResolvePathsArgs;
+  unsent: { paths: string[]; trees: string[] };
+} {
+  const of = (pick: (entry: (typeof wanted)[number]) => boolean) => wanted.filter(pick).map((entry) => entry.path);
+  const paths = of((entry) => !entry.pattern && entry.tree === undefined);
+  const patterns = of((entry) => entry.pattern);
+  const trees = of((entry) => !entry.pattern && entry.tree === 'all');
+  const visibleTrees = of((entry) => !entry.pattern && entry.tree === 'visible');
+  return {
+    args: {
+      paths: paths.slice(0, MAX_RESOLVE_PATHS),
+      patterns: patterns.slice(0, MAX_RESOLVE_LIST),
+      ...(trees.length === 0 ? {} : { trees: trees.slice(0, MAX_RESOLVE_LIST) }),
+      ...(visibleTrees.length === 0 ? {} : { visibleTrees: visibleTrees.slice(0, MAX_RESOLVE_LIST) }),
+    },
+    unsent: {
+      paths: [...paths.slice(MAX_RESOLVE_PATHS), ...patterns.slice(MAX_RESOLVE_LIST)],
+      trees: [...trees.slice(MAX_RESOLVE_LIST), ...visibleTrees.slice(MAX_RESOLVE_LIST)],
+    },
+  };
+}
 export const ResolvedPathsSchema = z.object({
   paths: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })),
   trees: z.array(z.object({ given: z.string(), forms: z.array(z.string()) })).optional(),

@@ -120,23 +120,7 @@ describe('molf permissions explain', () => {
     await writeFile(join(dir, '.env'), 'KEY=1\n');
     await writeFile(join(dir, 'notes.txt'), 'hello\n');
     await symlink('.env', join(dir, 'innocent.txt'));
-    const explain = async (command: string) => {
-      const result = await molf([
-        'permissions',
-        'explain',
-        '--file',
-        join(dir, 'rules.jsonc'),
-        '--tool',
-        'shell_exec',
-        '--args',
-        JSON.stringify({ command }),
-        '--workdir',
-        dir,
-        '--json',
-      ]);
-      expect(result.exitCode, result.stderr).toBe(0);
-      return JSON.parse(result.stdout) as { decision: string };
-    };
+    const explain = (command: string) => explainShellLine(dir, command);
     expect((await explain('cat innocent.txt')).decision).toBe('deny');
     expect((await explain('cat .e*')).decision).toBe('deny');
     expect((await explain('cat < innocent.txt')).decision).toBe('deny');
@@ -156,23 +140,7 @@ describe('molf permissions explain', () => {
     await mkdir(join(dir, 'config'), { recursive: true });
     await writeFile(join(dir, 'src', 'deep', 'a.ts'), 'export {};\n');
     await writeFile(join(dir, 'config', 'prod.env'), 'KEY=1\n');
-    const explain = async (command: string) => {
-      const result = await molf([
-        'permissions',
-        'explain',
-        '--file',
-        join(dir, 'rules.jsonc'),
-        '--tool',
-        'shell_exec',
-        '--args',
-        JSON.stringify({ command }),
-        '--workdir',
-        dir,
-        '--json',
-      ]);
-      expect(result.exitCode, result.stderr).toBe(0);
-      return JSON.parse(result.stdout) as { decision: string };
-    };
+    const explain = (command: string) => explainShellLine(dir, command);
     for (const command of [
       'grep -r KEY .',
       'grep -rn KEY config',
@@ -215,6 +183,25 @@ describe('molf permissions explain', () => {
     expect(badArgs.stderr).toContain('--args must be a JSON object');
   });
 });
+
+/** `molf permissions explain` of a shell line against `dir/rules.jsonc`, with `dir` as the workdir. */
+async function explainShellLine(dir: string, command: string): Promise<{ decision: string }> {
+  const result = await molf([
+    'permissions',
+    'explain',
+    '--file',
+    join(dir, 'rules.jsonc'),
+    '--tool',
+    'shell_exec',
+    '--args',
+    JSON.stringify({ command }),
+    '--workdir',
+    dir,
+    '--json',
+  ]);
+  expect(result.exitCode, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as { decision: string };
+}
 
 describe('molf permissions show and edit', () => {
   async function startStack() {

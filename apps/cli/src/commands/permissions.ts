@@ -14,6 +14,7 @@ import {
   MolfError,
   type PermissionExplanation,
   ResolvedPathsSchema,
+  toResolvePathsArgs,
   type WorkerId,
   type WorkerInfo,
 } from '@molf/protocol';
@@ -61,20 +62,12 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
     // As the gate: at most what one path check takes of each kind; the rest count as unresolved (ask).
-    const plain = wanted.filter((entry) => !entry.pattern && entry.tree === undefined).map((entry) => entry.path);
-    const patterns = wanted.filter((entry) => entry.pattern).map((entry) => entry.path);
-    const treePaths = wanted.filter((entry) => entry.tree === 'all').map((entry) => entry.path);
-    const visiblePaths = wanted.filter((entry) => entry.tree === 'visible').map((entry) => entry.path);
-    for (const path of [...plain.slice(256), ...patterns.slice(64)]) canonical.set(path, []);
-    for (const path of [...treePaths.slice(64), ...visiblePaths.slice(64)]) trees.set(path, []);
+    const { args: job, unsent } = toResolvePathsArgs(wanted);
+    for (const path of unsent.paths) canonical.set(path, []);
+    for (const path of unsent.trees) trees.set(path, []);
     const resolved = await resolvePathsForGate(
       paths,
-      {
-        paths: plain.slice(0, 256),
-        patterns: patterns.slice(0, 64),
-        trees: treePaths.slice(0, 64),
-        visibleTrees: visiblePaths.slice(0, 64),
-      },
+      job,
       createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
     );
     if (resolved.error !== undefined) throw new MolfError('invalid_input', resolved.error);

@@ -22,6 +22,7 @@ import {
   ResolvedPathsSchema,
   type SubjectVerdictInfo,
   type ToolErrorKind,
+  toResolvePathsArgs,
   type WorkerId,
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
@@ -130,9 +131,6 @@ type PendingApproval = {
 
 /** How long the gate waits for the worker to say where paths lead. */
 const RESOLVE_PATHS_TIMEOUT_MS = 10_000;
-/** What one resolve job takes (ResolvePathsArgsSchema): paths, and patterns or trees. */
-const MAX_RESOLVED_PATHS = 256;
-const MAX_RESOLVED_PATTERNS = 64;
 
 /** Where the answer for a directory read whole is kept in the map of resolved paths (no path holds NUL). */
 function treeKey(path: string): string {
@@ -249,20 +247,10 @@ export function createApprovalGate(options: {
     });
     if (wanted.length === 0) return { ok: true, paths: new Map() };
     // At most what one job takes of each kind; the rest is answered with no forms, so the line asks.
-    const plain = wanted.filter((entry) => !entry.pattern && entry.tree === undefined).map((entry) => entry.path);
-    const patterns = wanted.filter((entry) => entry.pattern).map((entry) => entry.path);
-    const allTrees = wanted.filter((entry) => entry.tree === 'all').map((entry) => entry.path);
-    const allVisibleTrees = wanted.filter((entry) => entry.tree === 'visible').map((entry) => entry.path);
-    const unsent = [
-      ...plain.slice(MAX_RESOLVED_PATHS),
-      ...patterns.slice(MAX_RESOLVED_PATTERNS),
-      ...[...allTrees.slice(MAX_RESOLVED_PATTERNS), ...allVisibleTrees.slice(MAX_RESOLVED_PATTERNS)].map(treeKey),
-    ];
-    const trees = allTrees.slice(0, MAX_RESOLVED_PATTERNS);
-    const visibleTrees = allVisibleTrees.slice(0, MAX_RESOLVED_PATTERNS);
+    const { args, unsent } = toResolvePathsArgs(wanted);
     // A directory read whole is looked through for a file the read_file rules deny.
     const readRules =
-      trees.length + visibleTrees.length === 0
+      args.trees === undefined && args.visibleTrees === undefined
         ? undefined
         : toReadRules({
             rules: [...(request.agent?.rules ?? []), ...(await store.load(request.workerId)).rules],
@@ -271,12 +259,7 @@ export function createApprovalGate(options: {
     const result = await dispatcher.dispatch({
       workerId: request.workerId,
       toolName: RESOLVE_PATHS_JOB,
-      args: {
-        paths: plain.slice(0, MAX_RESOLVED_PATHS),
-        patterns: patterns.slice(0, MAX_RESOLVED_PATTERNS),
-        ...(trees.length === 0 ? {} : { trees }),
-        ...(visibleTrees.length === 0 ? {} : { visibleTrees }),
-      },
+      args,
       ...(readRules === undefined ? {} : { readRules }),
       timeoutMs: RESOLVE_PATHS_TIMEOUT_MS,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
@@ -310,7 +293,8 @@ export function createApprovalGate(options: {
     }
     const paths = new Map<string, readonly string[]>(parsed.data.paths.map((entry) => [entry.given, entry.forms]));
     for (const entry of parsed.data.trees ?? []) paths.set(treeKey(entry.given), entry.forms);
-    for (const key of unsent) paths.set(key, []);
+    for (const path of unsent.paths) paths.set(path, []);
+    for (const path of unsent.trees) paths.set(treeKey(path), []);
     return { ok: true, paths };
   }
 
