@@ -45,6 +45,11 @@ const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
 const PROCESS_RELATIVE =
   /^\/proc\/(self|thread-self|\d+)\/(cwd|root|fd|map_files)(\/|$)|^\/dev\/fd\/(?!\d+$)|^\/dev\/std(in|out|err)\//;
 
+/** `/dev/tcp/HOST/PORT`, `/dev/udp/…`: bash opens a network connection, no file. */
+export function isNetworkTarget(path: string): boolean {
+  return NETWORK_TARGET.test(path);
+}
+
 /** `/dev/null`, the standard streams, `/dev/fd/N`: reading or writing them changes no file. */
 export function isDeviceTarget(path: string): boolean {
   return DEVICE_TARGETS.has(path) || /^\/dev\/fd\/\d+$/.test(path);

@@ -1,13 +1,12 @@
 import type { Node } from 'web-tree-sitter';
 import { type AnalysisState, addProblem, pushCommand } from './analysis-state.ts';
-import { isDeviceTarget, recordFile } from './record-command.ts';
+import { isDeviceTarget, isNetworkTarget, recordFile } from './record-command.ts';
 import { renderWords, type ShellWord, staticWord, toShellWord } from './shell-words.ts';
 import { basename, readsProgramFromStdin } from './unwrap-command.ts';
 
 /** Output operators that write to a file (`>&` only when its target is not a descriptor). */
 const OUTPUT_OPERATORS = new Set(['>', '>>', '&>', '&>>', '>|', '<>', '>&']);
 const INPUT_OPERATORS = new Set(['<', '<>', '<&']);
-const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
 
 /**
  * `echo x >> ~/.bashrc` writes a file and `cat < .env` reads one: both are subjects of their own. A
@@ -27,7 +26,7 @@ export function visitFileRedirect(state: AnalysisState, node: Node, via: string[
   if (!OUTPUT_OPERATORS.has(operator.type)) return;
   recordFile(state, { access: 'write', path: target, via, by });
   // A device or a network connection changes no file: nothing for the shell rules to judge.
-  if (target.isStatic && (isDeviceTarget(target.value) || NETWORK_TARGET.test(target.value))) return;
+  if (target.isStatic && (isDeviceTarget(target.value) || isNetworkTarget(target.value))) return;
   const command = pushCommand(state, { words: [staticWord(operator.type), target], via });
   delete command.opaque;
   command.redirect = true;
