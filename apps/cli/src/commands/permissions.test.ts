@@ -40,7 +40,8 @@ const RULES = `{
 }
 `;
 
-describe('molf permissions explain', () => {
+// Each case starts the CLI once: a dozen starts outlast the default 30 s on one busy core.
+describe('molf permissions explain', { timeout: 240_000 }, () => {
   it('prints the decision, the deciding rule, every subject with its own decision and the always pattern', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'rules.jsonc'), RULES);
