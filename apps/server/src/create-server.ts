@@ -8,14 +8,13 @@ import { ConnectionParamsSchema, isMolfError, MolfError, type Role } from '@molf
 import { TRPCError } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocketServer } from 'ws';
+import { type AgentRunner, type AgentSettings, createAgentRunner, createProjectInstructions } from './agent/index.ts';
 import {
   type ApprovalGate,
   createApprovalGate,
   createPermissionsStore,
-  createToolCallRunner,
   openAuditLog,
   type PermissionsStore,
-  type ToolCallRunner,
 } from './approvals/index.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './auth/connection-guard.ts';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
@@ -26,14 +25,8 @@ import { createHttpHandler, toWorkerHealth } from './http/handle-http.ts';
 import { createModelResolver, type ProviderSettings } from './providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from './rpc/router.ts';
 import type { RpcContext } from './rpc/trpc.ts';
-import {
-  type AgentRunner,
-  type AgentSettings,
-  createAgentRunner,
-  createSessionEvents,
-  openSessionStore,
-  type SessionStore,
-} from './sessions/index.ts';
+import { createSessionEvents, openSessionStore, type SessionStore } from './sessions/index.ts';
+import { createToolCallRunner, createToolCatalog, type ServerTool, type ToolCallRunner } from './tools/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { createJobDispatcher, type JobDispatcher } from './workers/job-dispatcher.ts';
 import { loadWorkerRegistry, type WorkerRegistry } from './workers/worker-registry.ts';
@@ -69,6 +62,8 @@ export type ServerConfig = {
   models?: ProviderSettings;
   /** Agent loop limits (steps, queue, turn timeout). */
   agent?: AgentSettings;
+  /** Tools the server runs itself, offered beside each worker's and gated like them. Default none. */
+  serverTools?: readonly ServerTool[];
   /** A socket that has not authenticated within this time is closed. Default 10 s. */
   authTimeoutMs?: number;
   /**
@@ -180,17 +175,25 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     logger,
     protectedRoots: [await realpath(config.dataDir)],
   });
-  const toolCalls = createToolCallRunner({ gate, dispatcher, audit, logger });
+  const catalog = createToolCatalog({
+    registry,
+    logger,
+    ...(config.serverTools === undefined ? {} : { serverTools: config.serverTools }),
+  });
+  const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
   const sessions = await openSessionStore({ dataDir: config.dataDir, logger });
   const sessionEvents = createSessionEvents();
   const agent = createAgentRunner({
-    store: sessions,
-    events: sessionEvents,
-    models: createModelResolver(config.models),
-    toolCalls,
-    dispatcher,
-    registry,
-    logger,
+    services: {
+      store: sessions,
+      events: sessionEvents,
+      models: createModelResolver(config.models),
+      registry,
+      catalog,
+      toolCalls,
+      instructions: createProjectInstructions(dispatcher),
+      logger,
+    },
     ...(config.agent === undefined ? {} : { settings: config.agent }),
   });
   // Approvals of a session are part of its event stream too.

@@ -8,4 +8,3 @@ export {
 export { type AuditLog, type AuditRecord, openAuditLog } from './audit-log.ts';
 export { requestMcpServerStart, withdrawMcpServerStart } from './mcp-server-approvals.ts';
 export { createPermissionsStore, type PermissionsStore } from './permissions-store.ts';
-export { createToolCallRunner, type GatedToolCall, type ToolCallRunner } from './run-gated-tool-call.ts';

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { safeParseJsonc } from '@molf/permissions';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
+import type { AgentSettings } from '../agent/index.ts';
 import { safeParseOrigin } from '../auth/origin-policy.ts';
 import { CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
-import type { AgentSettings } from '../sessions/agent-runner.ts';
 
 /** The server's JSONC config file (`--config`, default `{dataDir}/config.jsonc` when it exists). */
 export const ServerConfigFileSchema = z.strictObject({

@@ -30,11 +30,11 @@ import {
 } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import type { AgentRunner } from '../agent/index.ts';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import { requestMcpServerStart, withdrawMcpServerStart } from '../approvals/mcp-server-approvals.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
-import type { AgentRunner } from '../sessions/agent-runner.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';

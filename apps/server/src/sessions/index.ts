@@ -1,3 +1,2 @@
-export { type AgentRunner, type AgentSettings, createAgentRunner, toModelMessages } from './agent-runner.ts';
 export { createSessionEvents, MAX_KEPT_EVENTS, type SessionEvents } from './session-events.ts';
 export { openSessionStore, type SessionStore } from './session-store.ts';

@@ -5,8 +5,10 @@ import { createMolfClient, type MolfClient } from '@molf/client';
 import type { SessionEvent } from '@molf/protocol';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+import type { ServerTool } from '../tools/index.ts';
 import type { AgentSettings } from './agent-runner.ts';
 
 type Stack = AsyncDisposable & {
@@ -16,7 +18,13 @@ type Stack = AsyncDisposable & {
 };
 
 async function startStack(
-  options: { turns?: FakeTurn[]; permissions?: string; defaultModel?: string | null; agent?: AgentSettings } = {},
+  options: {
+    turns?: FakeTurn[];
+    permissions?: string;
+    defaultModel?: string | null;
+    agent?: AgentSettings;
+    serverTools?: ServerTool[];
+  } = {},
 ): Promise<Stack> {
   const llm = await startFakeLlm({ turns: options.turns ?? [] });
   const link = await startTestLink({
@@ -26,6 +34,7 @@ async function startStack(
         custom: { fake: { baseURL: llm.baseURL } },
       },
       ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
     },
   });
   if (options.permissions !== undefined) {
@@ -400,6 +409,60 @@ describe('agent loop through the fake LLM and a real worker', () => {
     const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
     expect(messages.at(-1)).toMatchObject({ role: 'tool', errorKind: 'cancelled' });
     expect(stack.llm.remaining()).toBe(1);
+  });
+
+  it('warns each run of identical calls once: a later run of other identical calls is warned, not ended', async () => {
+    const call = (pattern: string) => ({ toolCalls: [{ name: 'glob', arguments: { pattern } }] });
+    const runA = [call('*.a'), call('*.a'), call('*.a')];
+    const runB = [call('*.b'), call('*.b'), call('*.b')];
+    await using stack = await startStack({ turns: [...runA, ...runB, { text: 'done looking' }] });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'look around' });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+    expect(watch.events.filter((event) => event.type === 'error')).toEqual([]);
+    const toolResults = stack.llm.requests.at(-1)?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(toolResults.map((message) => String(message.content).includes('repeating the same action'))).toEqual([
+      false,
+      false,
+      true,
+      false,
+      false,
+      true,
+    ]);
+  });
+
+  it("offers the server's own tools beside the worker's and feeds a server tool's result to the model", async () => {
+    const clock: ServerTool = {
+      definition: {
+        name: 'clock',
+        description: 'Tells the time in a zone.',
+        args: z.object({ zone: z.string() }),
+        defaultTimeoutMs: 10_000,
+      },
+      run: async (args) => ({ output: `noon in ${(args as { zone: string }).zone}` }),
+    };
+    await using stack = await startStack({
+      serverTools: [clock],
+      permissions: '{ "*": "ask", "clock": "allow" }',
+      turns: [
+        { toolCalls: [{ id: 'call_clock', name: 'clock', arguments: { zone: 'UTC' } }] },
+        { text: 'It is noon.' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'What time is it?' });
+    await watch.turnEnded();
+    const [first, second] = stack.llm.requests;
+    expect(first?.tools.map((entry) => entry.function.name)).toContain('clock');
+    expect(first?.tools.map((entry) => entry.function.name)).toContain('read_file');
+    expect(second?.messages.find((message) => message.role === 'tool')?.content).toContain('noon in UTC');
+    expect(watch.events.find((event) => event.type === 'tool-call.ended')).toMatchObject({
+      toolName: 'clock',
+      output: 'noon in UTC',
+    });
   });
 
   it('gives a client that reconnects mid-turn every event exactly once', async () => {

@@ -1,0 +1,195 @@
+import { randomUUID } from 'node:crypto';
+import { MolfError } from '@molf/protocol';
+import { runTurn } from './run-turn.ts';
+import type { TurnLimits, TurnServices } from './turn-services.ts';
+
+export type AgentSettings = {
+  /** Model steps per turn (each may call tools). Default 10. */
+  maxSteps?: number;
+  /** Prompts waiting while a turn runs. Default 20. */
+  maxQueue?: number;
+  /** A turn is aborted after this. Default 30 min. */
+  turnTimeoutMs?: number;
+  /** The models' context window in tokens, for pruning old tool results. Default 128,000. */
+  contextTokens?: number;
+  /**
+   * A model stream that sends nothing for this long fails (a stalled provider). Default 120 s; the
+   * first chunk may take up to five times as long (a local model loading).
+   */
+  streamIdleTimeoutMs?: number;
+};
+
+export type AgentRunner = {
+  /** Starts a turn, or queues the prompt while one runs. */
+  prompt(options: {
+    sessionId: string;
+    text: string;
+    model?: string | undefined;
+  }): Promise<{ messageId: string; queued: boolean }>;
+  /** Aborts the running turn (stream, tool calls, approvals) and drops queued prompts; false when idle. */
+  abort(sessionId: string): boolean;
+  busy(sessionId: string): boolean;
+  /** Aborts every turn and waits for them to end. */
+  close(): Promise<void>;
+};
+
+type Queued = {
+  messageId: string;
+  text: string;
+  model: string | undefined;
+  at: string;
+  /** Where the prompt is kept until its turn stores it as a message. */
+  stored: 'history' | 'queue';
+};
+
+/** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
+type SessionTurns = { controller: AbortController; queue: Queued[]; done: Promise<void>; ready: Promise<void> };
+
+const DEFAULT_MAX_STEPS = 10;
+const DEFAULT_MAX_QUEUE = 20;
+const DEFAULT_TURN_TIMEOUT_MS = 30 * 60_000;
+const DEFAULT_CONTEXT_TOKENS = 128_000;
+const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
+
+export function toTurnLimits(settings: AgentSettings = {}): TurnLimits {
+  return {
+    maxSteps: settings.maxSteps ?? DEFAULT_MAX_STEPS,
+    turnTimeoutMs: settings.turnTimeoutMs ?? DEFAULT_TURN_TIMEOUT_MS,
+    contextTokens: settings.contextTokens ?? DEFAULT_CONTEXT_TOKENS,
+    streamIdleTimeoutMs: settings.streamIdleTimeoutMs ?? DEFAULT_STREAM_IDLE_TIMEOUT_MS,
+  };
+}
+
+/**
+ * Runs the turns of every session one after another: a prompt sent while a turn runs waits in the
+ * session's queue (kept in a file, so a crash loses none), an abort ends the running turn and drops
+ * the waiting prompts, and close ends them all. The turns themselves are `runTurn`'s.
+ */
+export function createAgentRunner(options: { services: TurnServices; settings?: AgentSettings }): AgentRunner {
+  const { services } = options;
+  const { store, events, logger } = services;
+  const limits = toTurnLimits(options.settings);
+  const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
+  const running = new Map<string, SessionTurns>();
+  let closing = false;
+
+  async function runQueued(sessionId: string, prompt: Queued, turns: SessionTurns): Promise<void> {
+    turns.controller = new AbortController();
+    if (prompt.stored === 'queue') {
+      // Stored before the model is called: from here a crash still keeps the prompt in the history.
+      await store.append(sessionId, {
+        id: prompt.messageId,
+        at: new Date().toISOString(),
+        role: 'user',
+        text: prompt.text,
+      });
+      await store.dequeue(sessionId, prompt.messageId);
+    }
+    await runTurn(services, limits, {
+      sessionId,
+      messageId: prompt.messageId,
+      model: prompt.model,
+      signal: turns.controller.signal,
+    });
+  }
+
+  function setStatus(sessionId: string, status: 'busy' | 'idle'): void {
+    store.setStatus(sessionId, status);
+    events.publish(sessionId, { type: 'status', status });
+  }
+
+  /** Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first. */
+  function start(sessionId: string, first: Queued, stored: Promise<void>): SessionTurns {
+    const turns: SessionTurns = {
+      controller: new AbortController(),
+      queue: [],
+      done: Promise.resolve(),
+      ready: stored,
+    };
+    running.set(sessionId, turns);
+    setStatus(sessionId, 'busy');
+    turns.done = (async () => {
+      try {
+        await stored;
+      } catch (error) {
+        // The prompt could not be stored: the caller is told so; nothing runs.
+        running.delete(sessionId);
+        setStatus(sessionId, 'idle');
+        logger.error({ err: error, sessionId }, 'cannot store the prompt');
+        return;
+      }
+      let next: Queued | undefined = first;
+      while (next !== undefined) {
+        try {
+          await runQueued(sessionId, next, turns);
+        } catch (error) {
+          // Only storing a queued prompt can throw here (runTurn never throws); its turn never started.
+          logger.error({ err: error, sessionId }, 'cannot store a queued prompt');
+          events.publish(sessionId, {
+            type: 'error',
+            code: 'internal',
+            message: `a queued prompt could not be stored: ${(error as Error).message}`,
+          });
+        }
+        // Prompts that came after an abort are run too: the abort emptied the queue it found.
+        next = turns.queue.shift();
+      }
+      running.delete(sessionId);
+      setStatus(sessionId, 'idle');
+      await store.release(sessionId).catch(() => undefined);
+    })();
+    return turns;
+  }
+
+  return {
+    async prompt({ sessionId, text, model }) {
+      if (closing) throw new MolfError('cancelled', 'the server is shutting down');
+      if (store.get(sessionId) === undefined) {
+        throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
+      }
+      const messageId = randomUUID();
+      const at = new Date().toISOString();
+      const turns = running.get(sessionId);
+      if (turns === undefined) {
+        // Stored before the prompt is acknowledged: an accepted prompt survives any crash.
+        const first: Queued = { messageId, text, model, at, stored: 'history' };
+        await start(sessionId, first, store.append(sessionId, { id: messageId, at, role: 'user', text })).ready;
+        return { messageId, queued: false };
+      }
+      if (turns.queue.length >= maxQueue) {
+        throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
+      }
+      const queued: Queued = { messageId, text, model, at, stored: 'queue' };
+      turns.queue.push(queued);
+      await store.enqueue(sessionId, { messageId, text, model, at });
+      events.publish(sessionId, { type: 'message.queued', messageId, position: turns.queue.length });
+      return { messageId, queued: true };
+    },
+
+    abort(sessionId) {
+      const turns = running.get(sessionId);
+      if (turns === undefined) return false;
+      // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
+      // after this run normally.
+      for (const dropped of turns.queue.splice(0)) {
+        void store.dequeue(sessionId, dropped.messageId).catch((error: unknown) => {
+          logger.warn({ err: error, sessionId }, 'cannot remove an aborted prompt from the queue file');
+        });
+      }
+      turns.controller.abort(new MolfError('cancelled', 'aborted by the user'));
+      return true;
+    },
+
+    busy: (sessionId) => running.has(sessionId),
+
+    async close() {
+      closing = true;
+      // Queued prompts stay in their queue files: the next start stores them unanswered.
+      for (const turns of running.values()) {
+        turns.queue.length = 0;
+        turns.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
+      }
+      await Promise.all([...running.values()].map((turns) => turns.done));
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { SessionMessage, ToolCallId, ToolResult, WorkerId } from '@molf/protocol';
+import type { RepeatCallWatch } from './repeat-call-watch.ts';
+import type { ModelToolCall } from './run-model-step.ts';
+import type { TurnServices } from './turn-services.ts';
+
+export type StepToolCalls = {
+  sessionId: string;
+  turnId: string;
+  workerId: WorkerId;
+  calls: readonly ModelToolCall[];
+  /** The turn's history; each result is appended as it is stored. */
+  history: SessionMessage[];
+  watch: RepeatCallWatch;
+  /** Instruction files already shown in this session; nested ones are shown once. */
+  shownInstructions: Set<string>;
+  signal: AbortSignal;
+};
+
+function toArgs(input: unknown): Record<string, unknown> | undefined {
+  return typeof input === 'object' && input !== null && !Array.isArray(input)
+    ? (input as Record<string, unknown>)
+    : undefined;
+}
+
+/**
+ * Runs the tool calls of one model step in parallel, each through the gate, and stores every
+ * result as it arrives. The repeat-call watch judges them in call order: the third identical call
+ * in a row gets a warning with its result; a call that repeats it again is not run.
+ * Returns whether the watch stopped the turn.
+ */
+export async function runStepToolCalls(services: TurnServices, step: StepToolCalls): Promise<{ stopped: boolean }> {
+  const { store, events } = services;
+  const { sessionId, turnId, signal } = step;
+  const verdicts = step.calls.map((call) => step.watch.observe(call.toolName, call.input));
+  await Promise.all(
+    step.calls.map(async (call, index) => {
+      const verdict = verdicts[index];
+      const args = toArgs(call.input);
+      events.publish(sessionId, {
+        type: 'tool-call.started',
+        turnId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: args ?? {},
+      });
+      let toolResult: ToolResult =
+        verdict === 'stop'
+          ? {
+              output: '',
+              error: 'Not run: the same call was repeated again after a warning; the turn ends here.',
+              meta: { errorKind: 'cancelled' },
+            }
+          : args === undefined
+            ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
+            : await services.toolCalls.run({
+                sessionId,
+                workerId: step.workerId,
+                tool: call.toolName,
+                args,
+                // Our own id: providers may reuse theirs across turns.
+                toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                signal,
+              });
+      if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {
+        toolResult = await withNestedInstructions(services, step, { result: toolResult, path: args.path });
+      }
+      if (verdict === 'warn') {
+        toolResult = {
+          ...toolResult,
+          output: `${toolResult.output}\n\n[Molf: this is the third identical ${call.toolName} call in a row. You appear to be repeating the same action; try a different approach.]`,
+        };
+      }
+      const message: SessionMessage = {
+        id: randomUUID(),
+        at: new Date().toISOString(),
+        role: 'tool',
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: toolResult.output,
+        ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
+        ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
+        ...(toolResult.meta?.truncated === true ? { truncated: true } : {}),
+      };
+      await store.append(sessionId, message);
+      step.history.push(message);
+      events.publish(sessionId, {
+        type: 'tool-call.ended',
+        turnId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: toolResult.output,
+        ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
+        ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
+        truncated: toolResult.meta?.truncated === true,
+      });
+    }),
+  );
+  return { stopped: verdicts.includes('stop') };
+}
+
+/** The instructions of the directories a read file lives in, each shown once per session, after its text. */
+async function withNestedInstructions(
+  services: TurnServices,
+  step: StepToolCalls,
+  read: { result: ToolResult; path: string },
+): Promise<ToolResult> {
+  const nested = (await services.instructions.read(step.workerId, { forPath: read.path, signal: step.signal })).filter(
+    (file) => !step.shownInstructions.has(file.path),
+  );
+  for (const file of nested) step.shownInstructions.add(file.path);
+  if (nested.length === 0) return read.result;
+  const notes = nested.map((file) => `[Instructions from ${file.path}]\n${file.text}`).join('\n\n');
+  return { ...read.result, output: `${read.result.output}\n\n${notes}` };
+}

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type Instructions,
+  isMolfError,
+  MolfError,
+  type SessionMessage,
+  type ToolDescriptor,
+  type WorkerId,
+} from '@molf/protocol';
+import { jsonSchema, type ToolSet, tool } from 'ai';
+import { pruneHistory } from '../sessions/prune-history.ts';
+import { compactHistory } from './compact-history.ts';
+import { instructionFilesShown, toModelMessages, toModelView } from './model-view.ts';
+import { describeProviderError, isContextOverflow } from './provider-errors.ts';
+import { createRepeatCallWatch, type RepeatCallWatch } from './repeat-call-watch.ts';
+import { type ModelToolCall, runModelStep } from './run-model-step.ts';
+import { runStepToolCalls } from './run-step-tool-calls.ts';
+import { toSystemPrompt } from './system-prompt.ts';
+import type { TurnLimits, TurnServices } from './turn-services.ts';
+
+export type TurnEndReason = 'completed' | 'aborted' | 'error' | 'step_limit' | 'doom_loop';
+
+export type TurnRequest = {
+  sessionId: string;
+  /** The stored user message this turn answers. */
+  messageId: string;
+  /** The prompt's model, else the session's, else the server default. */
+  model: string | undefined;
+  /** Aborts the turn: the model stream, running tool calls and pending approvals. */
+  signal: AbortSignal;
+};
+
+/** What one turn carries from step to step. */
+type TurnState = {
+  sessionId: string;
+  turnId: string;
+  workerId: WorkerId;
+  modelId: string;
+  history: SessionMessage[];
+  watch: RepeatCallWatch;
+  instructions: Instructions['files'];
+  shownInstructions: Set<string>;
+  signal: AbortSignal;
+};
+
+type StepEnd = 'done' | 'continue' | 'aborted' | 'error' | 'doom_loop' | 'overflow';
+
+/**
+ * Runs one turn of a session whose prompt is already stored: model steps until the model answers
+ * without tool calls, the step limit, an abort or a failure. Every message is stored as soon as it
+ * is complete, and every state change is published. It keeps no state between calls, so a turn may
+ * run inside another's tool call (a subagent's turn in its own session).
+ */
+export async function runTurn(
+  services: TurnServices,
+  limits: TurnLimits,
+  request: TurnRequest,
+): Promise<TurnEndReason> {
+  const { store, events, logger } = services;
+  const { sessionId } = request;
+  const turnId = randomUUID();
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new MolfError('timeout', 'the turn timed out')), limits.turnTimeoutMs);
+  timer.unref();
+  const signal = AbortSignal.any([request.signal, timeout.signal]);
+  let reason: TurnEndReason = 'completed';
+  try {
+    const session = store.get(sessionId);
+    if (session === undefined) {
+      reason = 'error';
+      return reason;
+    }
+    let modelId: string;
+    try {
+      modelId = services.models.resolve({ prompt: request.model, session: session.model }).id;
+    } catch (error) {
+      // Every stored prompt gets its turn.started and turn.ended, also when it cannot run.
+      events.publish(sessionId, { type: 'turn.started', turnId, messageId: request.messageId, model: '' });
+      events.publish(sessionId, {
+        type: 'error',
+        code: isMolfError(error) ? error.code : 'internal',
+        message: (error as Error).message,
+      });
+      reason = 'error';
+      return reason;
+    }
+    events.publish(sessionId, { type: 'turn.started', turnId, messageId: request.messageId, model: modelId });
+    const history = await store.messages(sessionId);
+    reason = 'step_limit';
+    const state: TurnState = {
+      sessionId,
+      turnId,
+      workerId: session.workerId,
+      modelId,
+      history,
+      watch: createRepeatCallWatch(),
+      instructions: await services.instructions.read(session.workerId, { signal }),
+      // Instructions count as shown only while the model still sees them (not summarised or pruned away).
+      shownInstructions: instructionFilesShown(
+        pruneHistory(toModelView(history), { contextTokens: limits.contextTokens }),
+      ),
+      signal,
+    };
+    let aggressive = false;
+    for (let step = 0; step < limits.maxSteps; step += 1) {
+      const end = await takeStep(services, limits, state, { aggressive });
+      if (end === 'overflow') {
+        aggressive = true;
+        step -= 1;
+        continue;
+      }
+      if (end === 'continue') continue;
+      reason = end === 'done' ? 'completed' : end;
+      break;
+    }
+    if (reason === 'completed') {
+      await compactHistory(services, { sessionId, history, modelId, contextTokens: limits.contextTokens, signal });
+    }
+    if (reason === 'step_limit') {
+      events.publish(sessionId, {
+        type: 'error',
+        code: 'step_limit',
+        message: `the turn stopped after ${limits.maxSteps} model steps; send another prompt to continue`,
+      });
+    }
+  } catch (error) {
+    reason = signal.aborted ? 'aborted' : 'error';
+    if (!signal.aborted) {
+      logger.error({ err: error, sessionId }, 'turn failed');
+      events.publish(sessionId, {
+        type: 'error',
+        code: isMolfError(error) ? error.code : 'internal',
+        message: (error as Error).message,
+      });
+    }
+  } finally {
+    clearTimeout(timer);
+    const cause: unknown = signal.reason;
+    if (reason === 'aborted' && isMolfError(cause) && cause.code === 'timeout') {
+      reason = 'error';
+      events.publish(sessionId, {
+        type: 'error',
+        code: 'timeout',
+        message: `the turn was stopped after ${Math.round(limits.turnTimeoutMs / 60_000)} minutes (agent.turnTimeoutMs)`,
+      });
+    }
+    events.publish(sessionId, { type: 'turn.ended', turnId, reason });
+  }
+  return reason;
+}
+
+/** One model step and the tool calls it made. */
+async function takeStep(
+  services: TurnServices,
+  limits: TurnLimits,
+  state: TurnState,
+  options: { aggressive: boolean },
+): Promise<StepEnd> {
+  const { store, events } = services;
+  const { sessionId, turnId, history, signal } = state;
+  const registration = services.registry.registration(state.workerId);
+  const tools = services.catalog.modelTools(state.workerId);
+  if (registration === undefined || tools === undefined) {
+    events.publish(sessionId, {
+      type: 'error',
+      code: 'worker_offline',
+      message: `the session's worker ${state.workerId} is offline: start it again (molf worker) and repeat the prompt`,
+    });
+    return 'error';
+  }
+  const outcome = await runModelStep({
+    model: services.models.resolve({ prompt: state.modelId }).model,
+    system: toSystemPrompt({
+      workdir: registration.workdir,
+      workerName: registration.name,
+      instructions: state.instructions,
+    }),
+    messages: toModelMessages(
+      pruneHistory(toModelView(history), { contextTokens: limits.contextTokens, aggressive: options.aggressive }),
+    ),
+    tools: toToolSet(tools),
+    signal,
+    streamIdleTimeoutMs: limits.streamIdleTimeoutMs,
+    onTextDelta: (text) => events.publish(sessionId, { type: 'message.delta', turnId, text }),
+  });
+  const { end, toolCalls } = outcome;
+
+  if (outcome.text !== '' || toolCalls.length > 0) {
+    const message: SessionMessage = {
+      id: randomUUID(),
+      at: new Date().toISOString(),
+      role: 'assistant',
+      text: outcome.text,
+      toolCalls: toolCalls.map((call) => ({
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args:
+          typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
+            ? (call.input as Record<string, unknown>)
+            : {},
+      })),
+      model: state.modelId,
+      ...(outcome.finishReason === undefined ? {} : { finishReason: outcome.finishReason }),
+      ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
+      ...(end.type === 'finished' ? {} : { interrupted: true }),
+    };
+    await store.append(sessionId, message);
+    history.push(message);
+    events.publish(sessionId, { type: 'message.completed', turnId, message });
+  }
+  switch (end.type) {
+    case 'aborted':
+      await closeUnanswered(services, state, { calls: toolCalls, reason: 'Tool execution was cancelled.' });
+      return 'aborted';
+    case 'failed':
+      // The request was too long for the model and nothing came back: the turn retries once with
+      // everything old pruned hard, instead of failing every turn from now on.
+      if (!options.aggressive && outcome.text === '' && toolCalls.length === 0 && isContextOverflow(end.error)) {
+        services.logger.warn(
+          { sessionId },
+          'the model refused the request as too long; retrying with old content pruned',
+        );
+        return 'overflow';
+      }
+      await closeUnanswered(services, state, {
+        calls: toolCalls,
+        reason: 'The model call failed before this tool call ran.',
+      });
+      events.publish(sessionId, { type: 'error', code: 'provider_error', message: describeProviderError(end.error) });
+      return 'error';
+    case 'finished':
+      break;
+  }
+  if (toolCalls.length === 0) return 'done';
+  const { stopped } = await runStepToolCalls(services, {
+    sessionId,
+    turnId,
+    workerId: state.workerId,
+    calls: toolCalls,
+    history,
+    watch: state.watch,
+    shownInstructions: state.shownInstructions,
+    signal,
+  });
+  if (signal.aborted) return 'aborted';
+  if (stopped) {
+    events.publish(sessionId, {
+      type: 'error',
+      code: 'doom_loop',
+      message: 'the model kept repeating the same tool call after a warning; the turn was ended',
+    });
+    return 'doom_loop';
+  }
+  return 'continue';
+}
+
+function toToolSet(descriptors: readonly ToolDescriptor[]): ToolSet {
+  const tools: ToolSet = {};
+  for (const descriptor of descriptors) {
+    tools[descriptor.name] = tool({
+      description: descriptor.description,
+      inputSchema: jsonSchema(descriptor.inputSchema as Parameters<typeof jsonSchema>[0]),
+    });
+  }
+  return tools;
+}
+
+/** Every tool call of the history gets a result, so the next request to the model is valid. */
+async function closeUnanswered(
+  services: TurnServices,
+  state: TurnState,
+  context: { calls: readonly ModelToolCall[]; reason: string },
+): Promise<void> {
+  const answered = new Set(state.history.flatMap((message) => (message.role === 'tool' ? [message.toolCallId] : [])));
+  for (const call of context.calls) {
+    if (answered.has(call.toolCallId)) continue;
+    const message: SessionMessage = {
+      id: randomUUID(),
+      at: new Date().toISOString(),
+      role: 'tool',
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      output: '',
+      error: context.reason,
+      errorKind: 'cancelled',
+    };
+    await services.store.append(state.sessionId, message);
+    state.history.push(message);
+  }
+}

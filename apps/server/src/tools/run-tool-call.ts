@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '@molf/logging';
+import { type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
+import { z } from 'zod';
+import type { ApprovalGate, GateOutcome, GateRequest } from '../approvals/approval-gate.ts';
+import type { AuditLog } from '../approvals/audit-log.ts';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import type { ServerTool } from './server-tool.ts';
+import type { ToolCatalog } from './tool-catalog.ts';
+
+export type GatedToolCall = {
+  sessionId: string;
+  workerId: WorkerId;
+  tool: string;
+  args: Record<string, unknown>;
+  /** Defaults to a random id. */
+  toolCallId?: string;
+  /** The call's own timeout (see the dispatcher); the wait for approval does not count. */
+  timeoutMs?: number;
+  /** Aborting cancels a pending approval or the running call. */
+  signal?: AbortSignal;
+  agent?: GateRequest['agent'];
+};
+
+export type ToolCallRunner = {
+  /**
+   * The one way a tool call runs: through the gate, then to the worker or to the server tool of
+   * that name. Never throws: every failure is a result.
+   */
+  run(call: GatedToolCall): Promise<ToolResult>;
+};
+
+export function createToolCallRunner(options: {
+  gate: ApprovalGate;
+  dispatcher: JobDispatcher;
+  catalog: ToolCatalog;
+  /** Where what a worker's sandbox refused is recorded next to the gate's decisions. Default: nowhere. */
+  audit?: AuditLog;
+  logger: Logger;
+}): ToolCallRunner {
+  async function runOnWorker(call: GatedToolCall, toolCallId: string, outcome: GateOutcome & { type: 'allow' }) {
+    const result = await options.dispatcher.dispatch({
+      workerId: call.workerId,
+      toolName: call.tool,
+      args: call.args,
+      toolCallId: toolCallId as ToolCallId,
+      sessionId: call.sessionId,
+      ...(outcome.readRules === undefined ? {} : { readRules: outcome.readRules }),
+      ...(outcome.approvedPaths === undefined ? {} : { approvedPaths: outcome.approvedPaths }),
+      ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
+      ...(call.signal === undefined ? {} : { signal: call.signal }),
+    });
+    if (result.meta?.errorKind === 'sandbox_refused') {
+      // The gate let the command through and the sandbox stopped what it tried: both belong in
+      // the record of what the model was allowed to do.
+      const refusal = typeof result.meta.sandboxRefusal === 'string' ? result.meta.sandboxRefusal : 'refused';
+      options.audit?.append({
+        workerId: call.workerId,
+        sessionId: call.sessionId,
+        toolCallId,
+        tool: call.tool,
+        subjects: [typeof call.args.command === 'string' ? call.args.command : call.tool],
+        decision: 'sandbox_refused',
+        by: `sandbox: ${refusal}`,
+      });
+    }
+    return result;
+  }
+
+  async function runOnServer(call: GatedToolCall, toolCallId: string, tool: ServerTool): Promise<ToolResult> {
+    const parsed = tool.definition.args.safeParse(call.args);
+    if (!parsed.success) {
+      return toErrorResult(
+        'invalid_arguments',
+        `Invalid arguments for ${call.tool}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
+      );
+    }
+    const timeoutMs =
+      call.timeoutMs ?? tool.definition.timeoutFromArgs?.(parsed.data) ?? tool.definition.defaultTimeoutMs;
+    // A timer cleared when the call ends: AbortSignal.timeout() would keep each call's state until its deadline.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const signal = call.signal === undefined ? timeout.signal : AbortSignal.any([call.signal, timeout.signal]);
+    try {
+      return await tool.run(parsed.data, {
+        sessionId: call.sessionId,
+        workerId: call.workerId,
+        toolCallId: toolCallId as ToolCallId,
+        signal,
+        logger: options.logger,
+      });
+    } catch (error) {
+      if (call.signal?.aborted === true) return toErrorResult('cancelled', 'The tool call was cancelled.');
+      if (timeout.signal.aborted) {
+        return toErrorResult(
+          'timeout',
+          `The tool "${call.tool}" did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped.`,
+        );
+      }
+      options.logger.error({ err: error, tool: call.tool, toolCallId }, 'server tool threw');
+      return toErrorResult('internal', `${call.tool} failed unexpectedly: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async run(call) {
+      const toolCallId = call.toolCallId ?? randomUUID();
+      const outcome = await options.gate
+        .check({
+          sessionId: call.sessionId,
+          workerId: call.workerId,
+          toolCallId,
+          tool: call.tool,
+          args: call.args,
+          ...(call.agent === undefined ? {} : { agent: call.agent }),
+          ...(call.signal === undefined ? {} : { signal: call.signal }),
+        })
+        .catch((error: unknown): GateOutcome => {
+          // A failure inside the gate must never let the call through, nor kill the turn.
+          options.logger.error({ err: error, tool: call.tool, toolCallId }, 'the approval gate failed');
+          return {
+            type: 'deny',
+            message: `The call was not run: the approval gate failed (${(error as Error).message}).`,
+            errorKind: 'permission_denied',
+          };
+        });
+      if (outcome.type === 'deny') return toErrorResult(outcome.errorKind, outcome.message);
+      const serverTool = options.catalog.serverTool(call.tool);
+      return serverTool === undefined
+        ? await runOnWorker(call, toolCallId, outcome)
+        : await runOnServer(call, toolCallId, serverTool);
+    },
+  };
+}
