@@ -16,6 +16,7 @@ import {
   WorkerRegistrationSchema,
   type WorkerSandbox,
 } from '@molf/protocol';
+import { answerWorkerRequest } from './answer-worker-request.ts';
 import { createServerMcpStartApprover } from './mcp/ask-server-for-mcp-start.ts';
 import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
 import { prepareSandbox, type SandboxConfig } from './sandbox/index.ts';
@@ -301,6 +302,23 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     });
   }
 
+  /**
+   * Answers one of the server's requests. A lost answer is not retried: the request stays queued
+   * on the server until answered, so the stream replays it after a reconnect and it is answered again.
+   */
+  function answerRequest(message: Extract<JobMessage, { type: 'request' }>): void {
+    if (stopping) return;
+    const { requestId } = message;
+    void answerWorkerRequest(message.request, { paths })
+      .then((response) => client.rpc.worker.respond.mutate({ workerId, requestId, response }))
+      .then(
+        (ack) => {
+          if (!ack.accepted) logger.debug({ requestId }, 'server no longer waited for this answer; dropped');
+        },
+        (error: unknown) => logger.debug({ err: error, requestId }, 'answer to a server request not delivered'),
+      );
+  }
+
   function handleMessage(message: JobMessage): void {
     switch (message.type) {
       case 'registered':
@@ -317,6 +335,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         break;
       case 'call':
         startJob(message.job);
+        break;
+      case 'request':
+        answerRequest(message);
         break;
       case 'cancel':
         logger.debug({ toolCallId: message.toolCallId, reason: message.reason }, 'tool call cancelled');

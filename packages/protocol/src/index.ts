@@ -7,6 +7,7 @@ export * from './sessions.ts';
 export * from './tool-definitions.ts';
 export * from './tool-result.ts';
 export * from './worker.ts';
+export * from './worker-requests.ts';
 
 /** Version of the wire contracts in this package. */
 export const PROTOCOL_VERSION = '0.1.0';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 import { ToolDescriptorSchema } from './tool-definitions.ts';
 import { ToolResultSchema } from './tool-result.ts';
+import { ReadRuleSchema, WorkerRequestSchema } from './worker-requests.ts';
 
 /**
  * A worker's OS sandbox for shell commands and stdio MCP servers, as the worker found it at start:
@@ -68,10 +69,7 @@ export const JobSchema = z.object({
    * The read_file rules (in order, `~` expanded) a tool that reads many files must apply to each
    * one: grep over a directory skips the files these deny.
    */
-  readRules: z
-    .array(z.object({ pattern: z.string().max(4_096), action: z.enum(['allow', 'deny', 'ask']) }))
-    .max(2_000)
-    .optional(),
+  readRules: z.array(ReadRuleSchema).max(2_000).optional(),
   /**
    * Where each path argument led (absolute, canonical) when the approval gate judged the call. The
    * worker refuses the call if a path now leads elsewhere: a link swapped while the call waited for
@@ -87,6 +85,15 @@ export const JobMessageSchema = z.discriminatedUnion('type', [
   /** Another worker process registered with this worker id; this stream ends. */
   z.object({ type: z.literal('replaced') }),
   z.object({ type: z.literal('call'), job: JobSchema }),
+  /** A request of the server's own (see worker-requests.ts), answered with `worker.respond`. */
+  z.object({
+    type: z.literal('request'),
+    requestId: ToolCallIdSchema,
+    /** The worker gives up answering after this; the server stops waiting a little later. */
+    timeoutMs: z.number().int().positive(),
+    request: WorkerRequestSchema,
+  }),
+  /** Cancels a tool call (requests are not cancelled: they are short, and a late answer is dropped). */
   z.object({
     type: z.literal('cancel'),
     toolCallId: ToolCallIdSchema,

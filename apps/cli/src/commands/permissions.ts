@@ -13,8 +13,7 @@ import {
 import {
   MolfError,
   type PermissionExplanation,
-  ResolvedPathsSchema,
-  toResolvePathsArgs,
+  toResolvePathsParams,
   type WorkerId,
   type WorkerInfo,
 } from '@molf/protocol';
@@ -62,16 +61,14 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
     // As the gate: at most what one path check takes of each kind; the rest count as unresolved (ask).
-    const { args: job, unsent } = toResolvePathsArgs(wanted);
+    const { params, unsent } = toResolvePathsParams(wanted);
     for (const path of unsent.paths) canonical.set(path, []);
     for (const path of unsent.trees) trees.set(path, []);
-    const resolved = await resolvePathsForGate(
+    const answer = await resolvePathsForGate(
       paths,
-      job,
+      params,
       createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
     );
-    if (resolved.error !== undefined) throw new MolfError('invalid_input', resolved.error);
-    const answer = ResolvedPathsSchema.parse(JSON.parse(resolved.output));
     for (const entry of answer.paths) canonical.set(entry.given, entry.forms);
     for (const entry of answer.trees ?? []) trees.set(entry.given, entry.forms);
   }

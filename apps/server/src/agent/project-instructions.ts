@@ -1,4 +1,4 @@
-import { INSTRUCTIONS_JOB, type Instructions, InstructionsSchema, type WorkerId } from '@molf/protocol';
+import type { Instructions, WorkerId } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 
 export type ProjectInstructions = {
@@ -15,19 +15,16 @@ const INSTRUCTIONS_TIMEOUT_MS = 10_000;
 export function createProjectInstructions(dispatcher: JobDispatcher): ProjectInstructions {
   return {
     async read(workerId, options) {
-      const result = await dispatcher.dispatch({
+      const outcome = await dispatcher.request({
         workerId,
-        toolName: INSTRUCTIONS_JOB,
-        args: options.forPath === undefined ? {} : { forPath: options.forPath },
+        request: {
+          method: 'instructions/read',
+          params: options.forPath === undefined ? {} : { forPath: options.forPath },
+        },
         timeoutMs: INSTRUCTIONS_TIMEOUT_MS,
         signal: options.signal,
       });
-      if (result.error !== undefined) return [];
-      try {
-        return InstructionsSchema.parse(JSON.parse(result.output)).files;
-      } catch {
-        return [];
-      }
+      return outcome.ok ? outcome.result.files : [];
     },
   };
 }

@@ -18,17 +18,22 @@ import {
   MolfError,
   type PermissionExplanation,
   type PermissionsProblem,
-  RESOLVE_PATHS_JOB,
-  ResolvedPathsSchema,
   type SubjectVerdictInfo,
   type ToolErrorKind,
-  toResolvePathsArgs,
   type WorkerId,
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { AuditLog, AuditRecord } from './audit-log.ts';
+import { createPendingApprovals, type PendingEntry, type Resolution } from './pending-approvals.ts';
 import type { PermissionsStore } from './permissions-store.ts';
+import {
+  CANCELLED_MESSAGE,
+  type CallPaths,
+  createCallPathResolver,
+  NO_CALL_PATHS,
+  toPathLookups,
+} from './resolve-call-paths.ts';
 
 export type GateRequest = {
   sessionId: string;
@@ -103,49 +108,6 @@ export type ApprovalGate = {
   close(): void;
 };
 
-type Resolution = {
-  outcome: 'approved' | 'denied' | 'cancelled';
-  by: string;
-  scope?: ApprovalScope;
-  connectionId?: string;
-  reason?: string;
-  gate: GateOutcome;
-};
-
-type PendingApproval = {
-  approval: Approval;
-  request: GateRequest;
-  canonicalPaths: ReadonlyMap<string, readonly string[]>;
-  home: string | undefined;
-  /**
-   * Set while an approve is being applied (an "always" rule is saved): the answer has been taken,
-   * so other answers get `applied: false`, and an abort or a worker going offline meanwhile is
-   * kept in `interrupted` and only applied if the approve fails.
-   */
-  claimed: boolean;
-  interrupted: Resolution | undefined;
-  /** Later requests with the same `shareKey`, answered together with this one. */
-  joined: Array<(outcome: GateOutcome) => void>;
-  finish(outcome: GateOutcome): void;
-};
-
-/** How long the gate waits for the worker to say where paths lead. */
-const RESOLVE_PATHS_TIMEOUT_MS = 10_000;
-
-/** Where the answer for a directory read whole is kept in the map of resolved paths (no path holds NUL). */
-function treeKey(path: string): string {
-  return `\0tree\0${path}`;
-}
-
-/** The engine's view of the worker's answers: where each path leads, and what a directory holds. */
-function pathLookups(paths: ReadonlyMap<string, readonly string[]>) {
-  return {
-    canonicalPaths: (given: string) => paths.get(given),
-    treeContents: (given: string) => paths.get(treeKey(given)),
-  };
-}
-
-const CANCELLED_MESSAGE = 'The tool call was cancelled before it was approved.';
 const CANCELLED: GateOutcome = { type: 'deny', message: CANCELLED_MESSAGE, errorKind: 'cancelled' };
 
 function toSubjectInfo(evaluation: ToolCallEvaluation): SubjectVerdictInfo[] {
@@ -206,13 +168,40 @@ export function createApprovalGate(options: {
    */
   protectedRoots: readonly string[];
 }): ApprovalGate {
-  const { engine, store, registry, dispatcher, audit, logger } = options;
+  const { engine, store, registry, audit, logger } = options;
   const listeners = new Set<(event: ApprovalEvent) => void>();
-  const pending = new Map<string, PendingApproval>();
   const sessionRules = new Map<string, PermissionRule[]>();
   const problems = new Map<WorkerId, PermissionsProblem>();
   /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
   const watchers = new Map<WorkerId, () => void>();
+  const resolver = createCallPathResolver(options);
+  const pending = createPendingApprovals({
+    onSettled(entry, result, subjects) {
+      const { approval } = entry;
+      unwatchIfIdle(approval.workerId);
+      audit.append({
+        sessionId: approval.sessionId,
+        workerId: approval.workerId,
+        toolCallId: approval.toolCallId,
+        tool: approval.tool,
+        subjects: [...(subjects ?? approval.subjects.map((subject) => subject.label))],
+        decision: result.outcome,
+        by: result.by,
+        approvalId: approval.approvalId,
+        ...(result.scope === undefined ? {} : { scope: result.scope }),
+        ...(result.connectionId === undefined ? {} : { connectionId: result.connectionId }),
+      });
+      emit({
+        type: 'approval.resolved',
+        approvalId: approval.approvalId,
+        sessionId: approval.sessionId,
+        outcome: result.outcome,
+        by: result.by,
+        ...(result.scope === undefined ? {} : { scope: result.scope }),
+        ...(result.reason === undefined ? {} : { reason: result.reason }),
+      });
+    },
+  });
 
   function emit(event: ApprovalEvent): void {
     for (const listener of listeners) {
@@ -234,72 +223,9 @@ export function createApprovalGate(options: {
     });
   }
 
-  async function resolvePaths(
-    request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'signal'> & Partial<Pick<GateRequest, 'agent'>>,
-  ): Promise<
-    { ok: true; paths: Map<string, readonly string[]> } | { ok: false; message: string; errorKind: DenyKind }
-  > {
-    // A file tool's path, or the files a shell line reads and writes (its glob patterns expanded there).
-    const wanted = engine.pathArguments({
-      tool: request.tool,
-      args: request.args,
-      home: registry.registration(request.workerId)?.home,
-    });
-    if (wanted.length === 0) return { ok: true, paths: new Map() };
-    // At most what one job takes of each kind; the rest is answered with no forms, so the line asks.
-    const { args, unsent } = toResolvePathsArgs(wanted);
-    // A directory read whole is looked through for a file the read_file rules deny.
-    const readRules =
-      args.trees === undefined && args.visibleTrees === undefined
-        ? undefined
-        : toReadRules({
-            rules: [...(request.agent?.rules ?? []), ...(await store.load(request.workerId)).rules],
-            home: registry.registration(request.workerId)?.home,
-          });
-    const result = await dispatcher.dispatch({
-      workerId: request.workerId,
-      toolName: RESOLVE_PATHS_JOB,
-      args,
-      ...(readRules === undefined ? {} : { readRules }),
-      timeoutMs: RESOLVE_PATHS_TIMEOUT_MS,
-      ...(request.signal === undefined ? {} : { signal: request.signal }),
-    });
-    if (result.error !== undefined) {
-      const kind = String(result.meta?.errorKind);
-      if (kind === 'cancelled' || request.signal?.aborted === true) {
-        return { ok: false, errorKind: 'cancelled', message: CANCELLED_MESSAGE };
-      }
-      const offline = ['worker_offline', 'worker_not_found', 'worker_restarted'].includes(kind);
-      return {
-        ok: false,
-        errorKind: offline ? 'worker_offline' : 'permission_denied',
-        message: offline
-          ? result.error
-          : `The approval gate could not learn where the path leads on the worker (${result.error}), so the call was not run.`,
-      };
-    }
-    let parsed: ReturnType<typeof ResolvedPathsSchema.safeParse>;
-    try {
-      parsed = ResolvedPathsSchema.safeParse(JSON.parse(result.output));
-    } catch {
-      parsed = ResolvedPathsSchema.safeParse(undefined);
-    }
-    if (!parsed.success) {
-      return {
-        ok: false,
-        errorKind: 'permission_denied',
-        message: 'The worker answered the path check with something unreadable, so the call was not run.',
-      };
-    }
-    const paths = new Map<string, readonly string[]>(parsed.data.paths.map((entry) => [entry.given, entry.forms]));
-    for (const entry of parsed.data.trees ?? []) paths.set(treeKey(entry.given), entry.forms);
-    for (const path of unsent.paths) paths.set(path, []);
-    for (const path of unsent.trees) paths.set(treeKey(path), []);
-    return { ok: true, paths };
-  }
-
   /** The deny of the built-in protection, when a path of the call leads into a protected root. */
-  function protectedPath(request: Pick<GateRequest, 'tool' | 'args'>, paths: ReadonlyMap<string, readonly string[]>) {
+  function protectedPath(request: Pick<GateRequest, 'tool' | 'args'>, callPaths: CallPaths) {
+    const { paths } = callPaths;
     for (const given of new Set([...permissionPathArguments(request.tool, request.args), ...paths.keys()])) {
       for (const form of [given, ...(paths.get(given) ?? [])]) {
         if (!isAbsolute(form)) continue;
@@ -312,7 +238,7 @@ export function createApprovalGate(options: {
 
   async function evaluate(
     request: Pick<GateRequest, 'workerId' | 'tool' | 'args' | 'agent' | 'sessionId'>,
-    context: { canonicalPaths: ReadonlyMap<string, readonly string[]>; home: string | undefined },
+    context: { callPaths: CallPaths; home: string | undefined },
   ): Promise<ToolCallEvaluation> {
     const { rules } = await store.load(request.workerId);
     let evaluation = engine.evaluate({
@@ -324,10 +250,10 @@ export function createApprovalGate(options: {
         session: sessionRules.get(request.sessionId) ?? [],
       },
       home: context.home,
-      ...pathLookups(context.canonicalPaths),
+      ...toPathLookups(context.callPaths),
     });
     for (const given of permissionPathArguments(request.tool, request.args)) {
-      if ((context.canonicalPaths.get(given) ?? []).length === 0) {
+      if ((context.callPaths.paths.get(given) ?? []).length === 0) {
         evaluation = atMostAsk(evaluation, `the worker could not tell where "${given}" really leads`);
       }
     }
@@ -337,57 +263,24 @@ export function createApprovalGate(options: {
     return evaluation;
   }
 
-  function settle(entry: PendingApproval, result: Resolution, subjects: readonly string[] | undefined): void {
-    const { approval } = entry;
-    if (!pending.delete(approval.approvalId)) return;
-    unwatchIfIdle(approval.workerId);
-    audit.append({
-      sessionId: approval.sessionId,
-      workerId: approval.workerId,
-      toolCallId: approval.toolCallId,
-      tool: approval.tool,
-      subjects: [...(subjects ?? approval.subjects.map((subject) => subject.label))],
-      decision: result.outcome,
-      by: result.by,
-      approvalId: approval.approvalId,
-      ...(result.scope === undefined ? {} : { scope: result.scope }),
-      ...(result.connectionId === undefined ? {} : { connectionId: result.connectionId }),
-    });
-    emit({
-      type: 'approval.resolved',
-      approvalId: approval.approvalId,
-      sessionId: approval.sessionId,
-      outcome: result.outcome,
-      by: result.by,
-      ...(result.scope === undefined ? {} : { scope: result.scope }),
-      ...(result.reason === undefined ? {} : { reason: result.reason }),
-    });
-    entry.finish(result.gate);
-  }
-
-  /** An abort, a worker going offline or shutdown: applied now, or after an approve in progress fails. */
-  function interrupt(entry: PendingApproval, result: Resolution): void {
-    if (entry.claimed) entry.interrupted ??= result;
-    else settle(entry, result, undefined);
-  }
-
   /**
    * Judges waiting approvals again after the rules changed (a "session" or "always" answer, an edit
    * of the file): those the rules now allow go ahead, those they now deny are refused, the rest wait.
    */
   async function rejudge(filter: (approval: Approval) => boolean): Promise<void> {
-    for (const entry of [...pending.values()]) {
-      if (!filter(entry.approval) || entry.claimed) continue;
-      const evaluation = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
+    for (const entry of pending.list()) {
+      const { approvalId } = entry.approval;
+      if (!filter(entry.approval) || pending.isClaimed(approvalId)) continue;
+      const evaluation = await evaluate(entry.request, entry);
       const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
       const by = `rule: ${reasonOf(evaluation)}`;
       if (evaluation.decision.type === 'allow') {
-        const gate = await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths });
-        if (!entry.claimed) settle(entry, { outcome: 'approved', by, gate }, subjects);
-      } else if (evaluation.decision.type === 'deny' && !entry.claimed) {
+        const gate = await allowed(entry.request, entry);
+        if (!pending.isClaimed(approvalId)) pending.settle(approvalId, { outcome: 'approved', by, gate }, subjects);
+      } else if (evaluation.decision.type === 'deny' && !pending.isClaimed(approvalId)) {
         const message = refusal(entry.request, evaluation);
-        settle(
-          entry,
+        pending.settle(
+          approvalId,
           {
             outcome: 'denied',
             by,
@@ -416,7 +309,7 @@ export function createApprovalGate(options: {
   }
 
   function unwatchIfIdle(workerId: WorkerId): void {
-    if ([...pending.values()].some((entry) => entry.approval.workerId === workerId)) return;
+    if (pending.list({ workerId }).length > 0) return;
     watchers.get(workerId)?.();
     watchers.delete(workerId);
   }
@@ -446,10 +339,16 @@ export function createApprovalGate(options: {
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
     }
-    const resolved = await resolvePaths(request);
+    const resolved = await resolver.resolve({
+      workerId: request.workerId,
+      tool: request.tool,
+      args: request.args,
+      ...(request.agent === undefined ? {} : { agentRules: request.agent.rules }),
+      ...(request.signal === undefined ? {} : { signal: request.signal }),
+    });
     if (!resolved.ok)
       return deny(request, { message: resolved.message, errorKind: resolved.errorKind, subjects: given });
-    const guarded = protectedPath(request, resolved.paths);
+    const guarded = protectedPath(request, resolved.value);
     if (guarded !== undefined) {
       return deny(request, {
         message:
@@ -460,7 +359,7 @@ export function createApprovalGate(options: {
       });
     }
     const home = registry.registration(request.workerId)?.home;
-    const context = { canonicalPaths: resolved.paths, home };
+    const context = { callPaths: resolved.value, home };
     const evaluation = await evaluate(request, context);
     const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
     const { decision } = evaluation;
@@ -484,21 +383,19 @@ export function createApprovalGate(options: {
         subjects,
       });
     }
-
-    const shared =
-      request.shareKey === undefined
-        ? undefined
-        : [...pending.values()].find(
-            (entry) => entry.approval.workerId === request.workerId && entry.request.shareKey === request.shareKey,
-          );
-    if (shared !== undefined) {
-      logger.info(
-        { approvalId: shared.approval.approvalId, tool: request.tool },
-        'approval request joined the one waiting',
-      );
-      return new Promise<GateOutcome>((resolvePromise) => shared.joined.push(resolvePromise));
+    const joined = request.shareKey === undefined ? undefined : pending.join(request.workerId, request.shareKey);
+    if (joined !== undefined) {
+      logger.info({ tool: request.tool, shareKey: request.shareKey }, 'approval request joined the one waiting');
+      return joined;
     }
+    return ask(request, { evaluation, callPaths: resolved.value, home });
+  }
 
+  /** Opens an approval for a person to answer and waits for the answer. */
+  function ask(
+    request: GateRequest,
+    context: { evaluation: ToolCallEvaluation; callPaths: CallPaths; home: string | undefined },
+  ): Promise<GateOutcome> {
     const approvalId = `${request.sessionId}:${randomBytes(6).toString('hex')}`;
     const approval: Approval = {
       approvalId,
@@ -508,34 +405,16 @@ export function createApprovalGate(options: {
       toolCallId: request.toolCallId,
       tool: request.tool,
       args: request.args,
-      reason: reasonOf(evaluation),
-      subjects: toSubjectInfo(evaluation),
-      alwaysPatterns: evaluation.alwaysPatterns,
+      reason: reasonOf(context.evaluation),
+      subjects: toSubjectInfo(context.evaluation),
+      alwaysPatterns: context.evaluation.alwaysPatterns,
       requestedAt: new Date().toISOString(),
     };
-    return new Promise<GateOutcome>((resolvePromise) => {
-      const onAbort = () =>
-        interrupt(entry, { outcome: 'cancelled', by: 'server', reason: 'the turn was aborted', gate: CANCELLED });
-      const entry: PendingApproval = {
-        approval,
-        request,
-        canonicalPaths: resolved.paths,
-        home,
-        claimed: false,
-        interrupted: undefined,
-        joined: [],
-        finish: (outcome) => {
-          request.signal?.removeEventListener('abort', onAbort);
-          resolvePromise(outcome);
-          for (const join of entry.joined) join(outcome);
-        },
-      };
-      pending.set(approvalId, entry);
-      watchRules(request.workerId);
-      request.signal?.addEventListener('abort', onAbort, { once: true });
-      logger.info({ approvalId, sessionId: request.sessionId, tool: request.tool }, 'approval requested');
-      emit({ type: 'approval.requested', approval });
-    });
+    const answer = pending.open({ approval, request, callPaths: context.callPaths, home: context.home });
+    watchRules(request.workerId);
+    logger.info({ approvalId, sessionId: request.sessionId, tool: request.tool }, 'approval requested');
+    emit({ type: 'approval.requested', approval });
+    return answer;
   }
 
   /**
@@ -545,12 +424,12 @@ export function createApprovalGate(options: {
    */
   async function allowed(
     request: Pick<GateRequest, 'tool' | 'args' | 'workerId' | 'agent'>,
-    context: { home: string | undefined; canonicalPaths: ReadonlyMap<string, readonly string[]> },
+    context: { home: string | undefined; callPaths: CallPaths },
   ): Promise<GateOutcome> {
     const approvedPaths: Record<string, string> = {};
     // Only a file tool's own path is pinned; a shell line's files are judged, not pinned.
     for (const given of permissionPathArguments(request.tool, request.args)) {
-      const absolute = context.canonicalPaths.get(given)?.find((form) => isAbsolute(form));
+      const absolute = context.callPaths.paths.get(given)?.find((form) => isAbsolute(form));
       if (absolute !== undefined) approvedPaths[given] = absolute;
     }
     const withPaths = Object.keys(approvedPaths).length === 0 ? {} : { approvedPaths };
@@ -563,11 +442,43 @@ export function createApprovalGate(options: {
     };
   }
 
-  function find(sessionId: string, approvalId: string): PendingApproval | undefined {
-    const entry = pending.get(approvalId);
-    // The session must match: an answer for one session's prompt can't be replayed into another.
-    if (entry === undefined || entry.approval.sessionId !== sessionId || entry.claimed) return undefined;
-    return entry;
+  /** Saves the "always" rules of an approval to the worker's file (refused while the file is broken). */
+  async function saveAlways(entry: PendingEntry, by: Answerer): Promise<void> {
+    const { approval } = entry;
+    const { problem } = await store.load(approval.workerId);
+    if (problem !== undefined) {
+      throw new MolfError(
+        'permissions_invalid',
+        `"always" cannot be saved while the permissions file is broken (line ${problem.line}, column ${problem.column}: ${problem.message}); approve for the session instead, or fix the file`,
+      );
+    }
+    const added = await store.appendAllow(approval.workerId, {
+      tool: approval.tool,
+      patterns: approval.alwaysPatterns ?? [],
+      accepts: (rules) =>
+        engine.evaluate({
+          tool: approval.tool,
+          args: approval.args,
+          layers: { file: rules },
+          home: entry.home,
+          ...toPathLookups(entry.callPaths),
+        }).decision.type === 'allow',
+    });
+    audit.append({
+      workerId: approval.workerId,
+      sessionId: approval.sessionId,
+      approvalId: approval.approvalId,
+      tool: approval.tool,
+      subjects: added,
+      decision: 'rules_changed',
+      by: `client:${by.credentialId}`,
+      connectionId: by.connectionId,
+      scope: 'always',
+    });
+    logger.info(
+      { workerId: approval.workerId, tool: approval.tool, added },
+      'allow rules saved to the permissions file',
+    );
   }
 
   async function approve({
@@ -581,85 +492,40 @@ export function createApprovalGate(options: {
     scope: ApprovalScope;
     by: Answerer;
   }): Promise<{ applied: boolean }> {
-    const entry = find(sessionId, approvalId);
+    const entry = pending.claim(sessionId, approvalId);
     if (entry === undefined) return { applied: false };
     const { approval } = entry;
-    if (scope !== 'once' && approval.alwaysPatterns === null) {
-      throw new MolfError(
-        'invalid_input',
-        `"${scope}" is not offered for this call (no pattern could describe it safely): approve it once instead`,
-        { field: 'scope' },
-      );
-    }
-    entry.claimed = true;
-    let answered: Resolution = {
-      outcome: 'approved',
-      by: `client:${by.credentialId}`,
-      scope,
-      connectionId: by.connectionId,
-      gate: { type: 'allow' },
-    };
+    let answered: Resolution;
     let current: ToolCallEvaluation;
     try {
-      // Rules may have changed while the prompt waited: a deny added since wins over the answer.
-      current = await evaluate(entry.request, { canonicalPaths: entry.canonicalPaths, home: entry.home });
-      answered = {
-        ...answered,
-        gate: await allowed(entry.request, { home: entry.home, canonicalPaths: entry.canonicalPaths }),
-      };
-      if (current.decision.type !== 'deny' && scope === 'always') {
-        const { problem } = await store.load(approval.workerId);
-        if (problem !== undefined) {
-          throw new MolfError(
-            'permissions_invalid',
-            `"always" cannot be saved while the permissions file is broken (line ${problem.line}, column ${problem.column}: ${problem.message}); approve for the session instead, or fix the file`,
-          );
-        }
-        const added = await store.appendAllow(approval.workerId, {
-          tool: approval.tool,
-          patterns: approval.alwaysPatterns ?? [],
-          accepts: (rules) =>
-            engine.evaluate({
-              tool: approval.tool,
-              args: approval.args,
-              layers: { file: rules },
-              home: entry.home,
-              ...pathLookups(entry.canonicalPaths),
-            }).decision.type === 'allow',
-        });
-        audit.append({
-          workerId: approval.workerId,
-          sessionId,
-          approvalId,
-          tool: approval.tool,
-          subjects: added,
-          decision: 'rules_changed',
-          by: `client:${by.credentialId}`,
-          connectionId: by.connectionId,
-          scope,
-        });
-        logger.info(
-          { workerId: approval.workerId, tool: approval.tool, added },
-          'allow rules saved to the permissions file',
+      if (scope !== 'once' && approval.alwaysPatterns === null) {
+        throw new MolfError(
+          'invalid_input',
+          `"${scope}" is not offered for this call (no pattern could describe it safely): approve it once instead`,
+          { field: 'scope' },
         );
       }
+      // Rules may have changed while the prompt waited: a deny added since wins over the answer.
+      current = await evaluate(entry.request, entry);
+      answered = {
+        outcome: 'approved',
+        by: `client:${by.credentialId}`,
+        scope,
+        connectionId: by.connectionId,
+        gate: await allowed(entry.request, entry),
+      };
+      if (current.decision.type !== 'deny' && scope === 'always') await saveAlways(entry, by);
     } catch (error) {
-      entry.claimed = false;
-      if (entry.interrupted !== undefined) settle(entry, entry.interrupted, undefined);
+      pending.release(approvalId);
       throw error;
     }
-    entry.claimed = false;
     if (current.decision.type === 'deny') {
-      settle(
-        entry,
-        {
-          outcome: 'denied',
-          by: `rule: ${reasonOf(current)}`,
-          reason: 'a deny rule added while the call waited now covers it',
-          gate: { type: 'deny', message: refusal(entry.request, current), errorKind: 'permission_denied' },
-        },
-        undefined,
-      );
+      pending.settle(approvalId, {
+        outcome: 'denied',
+        by: `rule: ${reasonOf(current)}`,
+        reason: 'a deny rule added while the call waited now covers it',
+        gate: { type: 'deny', message: refusal(entry.request, current), errorKind: 'permission_denied' },
+      });
       return { applied: false };
     }
     if (scope !== 'once') {
@@ -671,7 +537,7 @@ export function createApprovalGate(options: {
     }
     // An abort or a worker going offline during the save came after the answer: the answer stands,
     // and the call itself is then cancelled or fails at dispatch.
-    settle(entry, answered, undefined);
+    pending.settle(approvalId, answered);
     // Other waiting calls the new rules allow go ahead: the session's, or with "always" the worker's.
     if (scope === 'session') await rejudge((waiting) => waiting.sessionId === sessionId);
     if (scope === 'always') await rulesChanged(approval.workerId);
@@ -682,13 +548,13 @@ export function createApprovalGate(options: {
     check,
 
     async explain({ workerId, tool, args }) {
-      const resolved = await resolvePaths({ workerId, tool, args });
-      const canonicalPaths = resolved.ok ? resolved.paths : new Map<string, readonly string[]>();
+      const resolved = await resolver.resolve({ workerId, tool, args });
+      const callPaths = resolved.ok ? resolved.value : NO_CALL_PATHS;
       const evaluation = await evaluate(
         { workerId, tool, args, sessionId: '' },
-        { canonicalPaths, home: registry.registration(workerId)?.home },
+        { callPaths, home: registry.registration(workerId)?.home },
       );
-      const guarded = protectedPath({ tool, args }, canonicalPaths);
+      const guarded = protectedPath({ tool, args }, callPaths);
       return {
         decision: guarded === undefined ? evaluation.decision.type : 'deny',
         reason:
@@ -707,7 +573,7 @@ export function createApprovalGate(options: {
     approve,
 
     deny({ sessionId, approvalId, feedback, by }) {
-      const entry = find(sessionId, approvalId);
+      const entry = pending.claim(sessionId, approvalId);
       if (entry === undefined) return { applied: false };
       const trimmed = feedback?.trim();
       const what =
@@ -716,29 +582,17 @@ export function createApprovalGate(options: {
         trimmed === undefined || trimmed === ''
           ? `The user denied ${what}. Do not retry it; ask the user how to proceed.`
           : `The user denied ${what} with this feedback: ${trimmed}`;
-      settle(
-        entry,
-        {
-          outcome: 'denied',
-          by: `client:${by.credentialId}`,
-          connectionId: by.connectionId,
-          ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
-          gate: { type: 'deny', message, errorKind: 'permission_denied' },
-        },
-        undefined,
-      );
+      pending.settle(approvalId, {
+        outcome: 'denied',
+        by: `client:${by.credentialId}`,
+        connectionId: by.connectionId,
+        ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
+        gate: { type: 'deny', message, errorKind: 'permission_denied' },
+      });
       return { applied: true };
     },
 
-    pending(filter = {}) {
-      return [...pending.values()]
-        .filter(
-          (entry) =>
-            (filter.sessionId === undefined || entry.approval.sessionId === filter.sessionId) &&
-            (filter.workerId === undefined || entry.approval.workerId === filter.workerId),
-        )
-        .map((entry) => entry.approval);
-    },
+    pending: (filter = {}) => pending.list(filter).map((entry) => entry.approval),
 
     problems: () => [...problems.values()],
 
@@ -767,11 +621,9 @@ export function createApprovalGate(options: {
     rulesChanged,
 
     withdraw({ workerId, shareKey, reason }) {
-      const entry = [...pending.values()].find(
-        (candidate) => candidate.approval.workerId === workerId && candidate.request.shareKey === shareKey,
-      );
+      const entry = pending.list({ workerId }).find((candidate) => candidate.request.shareKey === shareKey);
       if (entry === undefined) return { withdrawn: false };
-      interrupt(entry, { outcome: 'cancelled', by: 'server', reason, gate: CANCELLED });
+      pending.interrupt(entry.approval.approvalId, { outcome: 'cancelled', by: 'server', reason, gate: CANCELLED });
       return { withdrawn: true };
     },
 
@@ -781,10 +633,9 @@ export function createApprovalGate(options: {
     },
 
     workerOffline(workerId) {
-      for (const entry of [...pending.values()]) {
-        if (entry.approval.workerId !== workerId) continue;
+      for (const entry of pending.list({ workerId })) {
         const reason = `worker ${workerId} went offline`;
-        interrupt(entry, {
+        pending.interrupt(entry.approval.approvalId, {
           outcome: 'denied',
           by: 'server',
           reason,
@@ -804,21 +655,17 @@ export function createApprovalGate(options: {
     close() {
       for (const stop of watchers.values()) stop();
       watchers.clear();
-      for (const entry of [...pending.values()]) {
-        settle(
-          entry,
-          {
-            outcome: 'cancelled',
-            by: 'server',
-            reason: 'the server is shutting down',
-            gate: {
-              type: 'deny',
-              message: 'The call was not run: the server is shutting down.',
-              errorKind: 'cancelled',
-            },
+      for (const entry of pending.list()) {
+        pending.settle(entry.approval.approvalId, {
+          outcome: 'cancelled',
+          by: 'server',
+          reason: 'the server is shutting down',
+          gate: {
+            type: 'deny',
+            message: 'The call was not run: the server is shutting down.',
+            errorKind: 'cancelled',
           },
-          undefined,
-        );
+        });
       }
     },
   };

@@ -26,6 +26,7 @@ import {
   WorkerIdSchema,
   WorkerInfoSchema,
   WorkerJobsInputSchema,
+  WorkerResponseInputSchema,
   WorkerToolsInputSchema,
 } from '@molf/protocol';
 import { TRPCError } from '@trpc/server';
@@ -272,6 +273,13 @@ export function createAppRouter(services: RouterServices) {
           });
         }
         return { accepted: dispatcher.acceptResult(input) };
+      }),
+      /** A worker answers one of the server's requests (paths/resolve, instructions/read). */
+      respond: workerProcedure.input(WorkerResponseInputSchema).mutation(({ input, ctx }): JobResultAck => {
+        if (registry.ownerOf(input.workerId) !== ctx.credentialId) {
+          throw new MolfError('forbidden', `worker id ${input.workerId} is not registered with this credential`);
+        }
+        return { accepted: dispatcher.acceptResponse(input) };
       }),
     }),
   });

@@ -191,3 +191,110 @@ describe('job dispatcher streams', () => {
     await registry.flush();
   });
 });
+
+describe('typed worker requests', () => {
+  async function sendRequest(dataDir: string) {
+    const context = await setUp(dataDir);
+    const lease = context.register(context.registration).lease;
+    const outcome = context.dispatcher.request({
+      workerId: context.registration.workerId,
+      request: { method: 'instructions/read', params: { forPath: 'src/a.ts' } },
+      timeoutMs: 10_000,
+    });
+    const [, delivered] = await take(context.dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
+    if (delivered?.message.type !== 'request') throw new Error(`expected a request, got ${delivered?.message.type}`);
+    return { ...context, lease, outcome, message: delivered.message };
+  }
+
+  it('sends a request of its own kind on the job stream and returns the typed answer', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration, outcome, message } = await sendRequest(data.path);
+    expect(message.request).toEqual({ method: 'instructions/read', params: { forPath: 'src/a.ts' } });
+    const files = [{ path: 'src/AGENTS.md', text: 'use tabs', truncated: false }];
+    expect(
+      dispatcher.acceptResponse({
+        workerId: registration.workerId,
+        requestId: message.requestId,
+        response: { method: 'instructions/read', result: { files } },
+      }),
+    ).toBe(true);
+    expect(await outcome).toEqual({ ok: true, result: { files } });
+  });
+
+  it('refuses an answer of another kind than the request', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration, outcome, message } = await sendRequest(data.path);
+    dispatcher.acceptResponse({
+      workerId: registration.workerId,
+      requestId: message.requestId,
+      response: { method: 'paths/resolve', result: { paths: [] } },
+    });
+    expect(await outcome).toMatchObject({
+      ok: false,
+      errorKind: 'internal',
+      message: expect.stringContaining('paths/resolve'),
+    });
+  });
+
+  it('passes on the reason a worker could not answer', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration, outcome, message } = await sendRequest(data.path);
+    dispatcher.acceptResponse({
+      workerId: registration.workerId,
+      requestId: message.requestId,
+      response: { error: { message: 'instructions/read failed: EACCES' } },
+    });
+    expect(await outcome).toEqual({ ok: false, errorKind: 'internal', message: 'instructions/read failed: EACCES' });
+  });
+
+  it('takes no tool result as the answer to a request, nor an answer after the request ended', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration, outcome, message } = await sendRequest(data.path);
+    expect(
+      dispatcher.acceptResult({
+        workerId: registration.workerId,
+        toolCallId: message.requestId,
+        result: { output: 'x' },
+      }),
+    ).toBe(false);
+    dispatcher.close();
+    expect(await outcome).toMatchObject({ ok: false, errorKind: 'cancelled' });
+    expect(
+      dispatcher.acceptResponse({
+        workerId: registration.workerId,
+        requestId: message.requestId,
+        response: { method: 'instructions/read', result: { files: [] } },
+      }),
+    ).toBe(false);
+  });
+
+  it('fails a request to a worker that is not connected without sending it', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration } = await setUp(data.path);
+    const outcome = await dispatcher.request({
+      workerId: registration.workerId,
+      request: { method: 'paths/resolve', params: { paths: ['a'] } },
+      timeoutMs: 10_000,
+    });
+    expect(outcome).toMatchObject({ ok: false, errorKind: 'worker_not_found' });
+  });
+
+  it('stops waiting when the request is aborted, and sends no cancel to the worker', async () => {
+    await using data = await createTempDir();
+    const { dispatcher, registration, register } = await setUp(data.path);
+    const lease = register(registration).lease;
+    const controller = new AbortController();
+    const outcome = dispatcher.request({
+      workerId: registration.workerId,
+      request: { method: 'paths/resolve', params: { paths: ['a'] } },
+      timeoutMs: 10_000,
+      signal: controller.signal,
+    });
+    await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
+    controller.abort();
+    expect(await outcome).toMatchObject({ ok: false, errorKind: 'cancelled' });
+    const replay = await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 1);
+    expect(replay.map(({ message }) => message.type)).toEqual(['registered']);
+    expect(dispatcher.pendingCount(registration.workerId)).toBe(0);
+  });
+});

@@ -1,22 +1,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import {
-  INSTRUCTIONS_JOB,
   type Job,
   type JobMessage,
-  RESOLVE_PATHS_JOB,
   resolveCallTimeout,
   type ToolCallId,
+  type ToolErrorKind,
   type ToolResult,
   toErrorResult,
+  WORKER_REQUEST_RESULTS,
   type WorkerId,
+  type WorkerRequest,
+  type WorkerRequestMethod,
+  type WorkerRequestResult,
+  type WorkerResponse,
 } from '@molf/protocol';
 import { type TrackedEnvelope, tracked } from '@trpc/server';
 import { createWorkerOutbox, type OutboxEntry, type WorkerOutbox } from './worker-outbox.ts';
 import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
-
-/** Jobs the server itself sends a worker (never offered to the model). */
-const INTERNAL_JOBS = new Set([RESOLVE_PATHS_JOB, INSTRUCTIONS_JOB]);
 
 /** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
 export const DEFAULT_DISPATCH_MARGIN_MS = 5_000;
@@ -42,9 +43,21 @@ export type DispatchOptions = {
   approvedPaths?: Job['approvedPaths'];
 };
 
+/** How a pending call or request ends: the worker's answer, or a failure the server decided. */
+type Settlement =
+  | { type: 'answer'; value: ToolResult | WorkerResponse }
+  | { type: 'failure'; kind: ToolErrorKind; message: string };
+
+/** The answer to a worker request: its method's result, or why there is none. */
+export type RequestOutcome<M extends WorkerRequestMethod> =
+  | { ok: true; result: WorkerRequestResult<M> }
+  | { ok: false; errorKind: ToolErrorKind; message: string };
+
 type Pending = {
+  /** A tool call's id, or a request's (one id space: both are keys of the outbox). */
   toolCallId: ToolCallId;
-  resolve: (result: ToolResult) => void;
+  kind: 'call' | 'request';
+  settle: (settlement: Settlement) => void;
   timer: NodeJS.Timeout;
   /** The worker instance the call was delivered to, once it was. */
   deliveredTo: string | undefined;
@@ -69,8 +82,21 @@ const CANCEL_RETENTION_MS = 10 * 60_000;
 export type JobDispatcher = {
   /** Runs one tool call on a worker. Never throws for run-time failures: they come back as results. */
   dispatch(options: DispatchOptions): Promise<ToolResult>;
+  /**
+   * Sends a worker one request of the server's own and waits for its typed answer. Never throws:
+   * an offline worker, a timeout, an abort or an answer of the wrong kind come back as `ok: false`.
+   */
+  request<M extends WorkerRequestMethod>(options: {
+    workerId: WorkerId;
+    request: Extract<WorkerRequest, { method: M }>;
+    /** The worker's own deadline; the server waits this plus the dispatch margin. */
+    timeoutMs: number;
+    signal?: AbortSignal;
+  }): Promise<RequestOutcome<M>>;
   /** A worker's result arrives; false when nobody waits for it any more. */
   acceptResult(options: { workerId: WorkerId; toolCallId: ToolCallId; result: ToolResult }): boolean;
+  /** A worker's answer to a request arrives; false when nobody waits for it any more. */
+  acceptResponse(options: { workerId: WorkerId; requestId: ToolCallId; response: WorkerResponse }): boolean;
   /** The message stream of one registration, resuming after `lastEventId`. */
   stream(options: {
     lease: WorkerLease;
@@ -106,22 +132,28 @@ export function createJobDispatcher(options: {
     return box;
   }
 
-  function settle(box: Outbox, toolCallId: ToolCallId, result: ToolResult): boolean {
+  function settle(box: Outbox, toolCallId: ToolCallId, settlement: Settlement): boolean {
     const pending = box.pending.get(toolCallId);
     if (pending === undefined) return false;
     box.pending.delete(toolCallId);
     clearTimeout(pending.timer);
     pending.cleanup();
     if (pending.entry !== undefined) box.queue.finish(pending.entry);
-    pending.resolve(result);
+    pending.settle(settlement);
     return true;
   }
 
-  function cancel(box: Outbox, toolCallId: ToolCallId, reason: 'timeout' | 'aborted', result: ToolResult): void {
-    const wasDelivered = box.pending.get(toolCallId)?.deliveredTo !== undefined;
-    if (!settle(box, toolCallId, result)) return;
+  function failure(kind: ToolErrorKind, message: string): Settlement {
+    return { type: 'failure', kind, message };
+  }
+
+  function cancel(box: Outbox, toolCallId: ToolCallId, reason: 'timeout' | 'aborted', settlement: Settlement): void {
+    const pending = box.pending.get(toolCallId);
+    const wasDelivered = pending?.deliveredTo !== undefined;
+    if (!settle(box, toolCallId, settlement)) return;
     // A call the worker never saw needs no cancel; its queued message was finished with it.
-    if (!wasDelivered) return;
+    // Requests are never cancelled on the worker: they are short, and a late answer is dropped.
+    if (!wasDelivered || pending?.kind !== 'call') return;
     forgetCancel(box, toolCallId);
     const entry = box.queue.append(toolCallId, { type: 'cancel', toolCallId, reason });
     const expiry = setTimeout(() => forgetCancel(box, toolCallId), CANCEL_RETENTION_MS);
@@ -170,7 +202,7 @@ export function createJobDispatcher(options: {
             : toErrorResult('worker_not_found', `No worker with id ${workerId} is registered.`),
         );
       }
-      if (!INTERNAL_JOBS.has(toolName) && !registration.tools.some((tool) => tool.name === toolName)) {
+      if (!registration.tools.some((tool) => tool.name === toolName)) {
         return Promise.resolve(
           toErrorResult(
             'tool_not_found',
@@ -191,8 +223,7 @@ export function createJobDispatcher(options: {
       }
 
       return new Promise<ToolResult>((resolve) => {
-        const onAbort = () =>
-          cancel(box, toolCallId, 'aborted', toErrorResult('cancelled', 'The tool call was cancelled.'));
+        const onAbort = () => cancel(box, toolCallId, 'aborted', failure('cancelled', 'The tool call was cancelled.'));
         signal?.addEventListener('abort', onAbort, { once: true });
         const deadlineMs = timeoutMs + marginMs;
         const timer = setTimeout(() => {
@@ -201,7 +232,7 @@ export function createJobDispatcher(options: {
             box,
             toolCallId,
             'timeout',
-            toErrorResult(
+            failure(
               'timeout',
               `The tool "${toolName}" did not finish within ${Math.round(timeoutMs / 1000)} s and was cancelled.`,
             ),
@@ -209,7 +240,13 @@ export function createJobDispatcher(options: {
         }, deadlineMs);
         const pending: Pending = {
           toolCallId,
-          resolve,
+          kind: 'call',
+          settle: (settlement) =>
+            resolve(
+              settlement.type === 'failure'
+                ? toErrorResult(settlement.kind, settlement.message)
+                : (settlement.value as ToolResult),
+            ),
           timer,
           deliveredTo: undefined,
           entry: undefined,
@@ -231,12 +268,84 @@ export function createJobDispatcher(options: {
       });
     },
 
+    request({ workerId, request, timeoutMs, signal }) {
+      type Outcome = RequestOutcome<typeof request.method>;
+      const fail = (errorKind: ToolErrorKind, message: string): Promise<Outcome> =>
+        Promise.resolve({ ok: false, errorKind, message });
+      if (registry.registration(workerId) === undefined) {
+        return registry.get(workerId) === undefined
+          ? fail('worker_not_found', `No worker with id ${workerId} is registered.`)
+          : fail('worker_offline', `Worker ${workerId} is offline.`);
+      }
+      if (signal?.aborted) return fail('cancelled', 'The request was cancelled before it was sent.');
+      const box = outboxOf(workerId);
+      const requestId = `rq_${randomUUID()}` as ToolCallId;
+      return new Promise<Outcome>((resolve) => {
+        const onAbort = () => cancel(box, requestId, 'aborted', failure('cancelled', 'The request was cancelled.'));
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const timer = setTimeout(
+          () =>
+            cancel(
+              box,
+              requestId,
+              'timeout',
+              failure(
+                'timeout',
+                `The worker did not answer ${request.method} within ${Math.round(timeoutMs / 1000)} s.`,
+              ),
+            ),
+          timeoutMs + marginMs,
+        );
+        const pending: Pending = {
+          toolCallId: requestId,
+          kind: 'request',
+          settle(settlement) {
+            if (settlement.type === 'failure') {
+              resolve({ ok: false, errorKind: settlement.kind, message: settlement.message });
+              return;
+            }
+            const response = settlement.value as WorkerResponse;
+            if ('error' in response) {
+              resolve({ ok: false, errorKind: 'internal', message: response.error.message });
+            } else if (response.method !== request.method) {
+              resolve({
+                ok: false,
+                errorKind: 'internal',
+                message: `the worker answered ${request.method} with a ${response.method} result`,
+              });
+            } else {
+              // Checked again here: the RPC input schema checks it too, but callers in-process skip it.
+              const parsed = WORKER_REQUEST_RESULTS[request.method].safeParse(response.result);
+              resolve(
+                parsed.success
+                  ? ({ ok: true, result: parsed.data } as Outcome)
+                  : { ok: false, errorKind: 'internal', message: `the worker's ${request.method} answer is malformed` },
+              );
+            }
+          },
+          timer,
+          deliveredTo: undefined,
+          entry: undefined,
+          cleanup: () => signal?.removeEventListener('abort', onAbort),
+        };
+        box.pending.set(requestId, pending);
+        pending.entry = box.queue.append(requestId, { type: 'request', requestId, timeoutMs, request });
+      });
+    },
+
     acceptResult({ workerId, toolCallId, result }) {
       const box = outboxes.get(workerId);
       if (box === undefined) return false;
       // The answer to a cancelled call means the worker got the cancel (or finished anyway).
       forgetCancel(box, toolCallId);
-      return settle(box, toolCallId, result);
+      if (box.pending.get(toolCallId)?.kind !== 'call') return false;
+      return settle(box, toolCallId, { type: 'answer', value: result });
+    },
+
+    acceptResponse({ workerId, requestId, response }) {
+      const box = outboxes.get(workerId);
+      if (box?.pending.get(requestId)?.kind !== 'request') return false;
+      return settle(box, requestId, { type: 'answer', value: response });
     },
 
     async *stream({ lease, lastEventId, signal }) {
@@ -247,7 +356,7 @@ export function createJobDispatcher(options: {
       while (!stop.aborted) {
         for (const entry of box.queue.entriesAfter(cursor)) {
           cursor = entry.seq;
-          if (entry.message.type === 'call') {
+          if (entry.message.type === 'call' || entry.message.type === 'request') {
             const pending = box.pending.get(entry.toolCallId);
             if (pending !== undefined) pending.deliveredTo = lease.instanceId;
           }
@@ -275,10 +384,7 @@ export function createJobDispatcher(options: {
           settle(
             box,
             pending.toolCallId,
-            toErrorResult(
-              'worker_restarted',
-              'The worker restarted while running this tool call; its outcome is unknown.',
-            ),
+            failure('worker_restarted', 'The worker restarted while running this tool call; its outcome is unknown.'),
           );
         }
       }
@@ -288,7 +394,7 @@ export function createJobDispatcher(options: {
       for (const box of outboxes.values()) {
         for (const toolCallId of [...box.cancels.keys()]) forgetCancel(box, toolCallId);
         for (const toolCallId of [...box.pending.keys()]) {
-          settle(box, toolCallId, toErrorResult('cancelled', 'The server is shutting down.'));
+          settle(box, toolCallId, failure('cancelled', 'The server is shutting down.'));
         }
       }
     },

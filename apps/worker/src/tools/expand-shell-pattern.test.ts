@@ -81,7 +81,7 @@ describe('resolvePathsForGate with patterns', () => {
     await symlink('.env', join(workdir, 'innocent.txt'));
     const policy = await createPathPolicy({ workdir });
     const result = await resolvePathsForGate(policy, { paths: ['notes.txt'], patterns: ['inn*', '.e*'] });
-    expect(JSON.parse(result.output)).toEqual({
+    expect(result).toEqual({
       paths: [
         { given: 'notes.txt', forms: ['notes.txt', join(workdir, 'notes.txt')] },
         { given: 'inn*', forms: ['.env', join(workdir, '.env')] },
@@ -93,6 +93,6 @@ describe('resolvePathsForGate with patterns', () => {
   it('answers no forms for a pattern that names too many files, so the gate asks', async () => {
     const workdir = await project(Array.from({ length: MAX_PATTERN_MATCHES + 1 }, (_value, index) => `f${index}.txt`));
     const result = await resolvePathsForGate(await createPathPolicy({ workdir }), { paths: [], patterns: ['*.txt'] });
-    expect(JSON.parse(result.output)).toEqual({ paths: [{ given: '*.txt', forms: [] }] });
+    expect(result).toEqual({ paths: [{ given: '*.txt', forms: [] }] });
   });
 });

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { type Instructions, InstructionsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
+import type { Instructions, ReadInstructionsParams } from '@molf/protocol';
 import { type PathPolicy, resolveToolPath } from './resolve-tool-path.ts';
 
 /** Instruction file names, by preference, in each directory. */
@@ -27,19 +27,21 @@ async function readInstructions(
 }
 
 /**
- * Answers the agent loop's `molf.instructions` job: the workdir's own AGENTS.md (or CLAUDE.md), or
- * for a file, those of the directories between the workdir and the file (root excluded), outermost first.
+ * Answers the agent loop's `instructions/read` request: the workdir's own AGENTS.md (or CLAUDE.md),
+ * or for a file, those of the directories between the workdir and the file (root excluded),
+ * outermost first.
  */
-export async function answerInstructions(policy: PathPolicy, args: Record<string, unknown>): Promise<ToolResult> {
-  const parsed = InstructionsArgsSchema.safeParse(args);
-  if (!parsed.success) return toErrorResult('invalid_arguments', 'molf.instructions takes { forPath?: string }.');
+export async function readProjectInstructions(
+  policy: PathPolicy,
+  params: ReadInstructionsParams,
+): Promise<Instructions> {
   const { workdir } = policy;
   const files: Instructions['files'] = [];
-  if (parsed.data.forPath === undefined) {
+  if (params.forPath === undefined) {
     const root = await readInstructions(workdir, workdir);
     if (root !== undefined) files.push(root);
   } else {
-    const resolved = await resolveToolPath(policy, parsed.data.forPath);
+    const resolved = await resolveToolPath(policy, params.forPath);
     if (resolved.ok && resolved.value.canonical.startsWith(`${workdir}${sep}`)) {
       const directories: string[] = [];
       for (
@@ -55,6 +57,5 @@ export async function answerInstructions(policy: PathPolicy, args: Record<string
       }
     }
   }
-  const answer: Instructions = { files };
-  return { output: JSON.stringify(answer) };
+  return { files };
 }

@@ -1,6 +1,6 @@
 import { lstat, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { type ResolvedPaths, ResolvePathsArgsSchema, type ToolResult, toErrorResult } from '@molf/protocol';
+import { type ResolvedPaths, type ResolvePathsParams, type ToolResult, toErrorResult } from '@molf/protocol';
 import { expandShellPattern } from './expand-shell-pattern.ts';
 
 /** Where tools may reach: the workdir plus configured extra roots, all canonical (symlinks resolved). */
@@ -145,18 +145,11 @@ function isMissing(error: unknown): boolean {
  */
 export async function resolvePathsForGate(
   policy: PathPolicy,
-  args: Record<string, unknown>,
+  params: ResolvePathsParams,
   isReadDenied: (forms: readonly string[]) => boolean = () => false,
-): Promise<ToolResult> {
-  const parsed = ResolvePathsArgsSchema.safeParse(args);
-  if (!parsed.success) {
-    return toErrorResult(
-      'invalid_arguments',
-      'molf.resolve_paths takes { paths: string[] (at most 256), patterns?: string[], trees?: string[], visibleTrees?: string[] (at most 64 each) }.',
-    );
-  }
+): Promise<ResolvedPaths> {
   const answer: ResolvedPaths = { paths: [] };
-  const { trees, visibleTrees } = parsed.data;
+  const { trees, visibleTrees } = params;
   if (trees !== undefined || visibleTrees !== undefined) {
     answer.trees = [];
     // Hidden-skipping walks first: a directory also read whole is answered by the full walk after it.
@@ -171,15 +164,15 @@ export async function resolvePathsForGate(
       answer.trees.push({ given, forms: found === undefined ? [] : [...forms, ...found] });
     }
   }
-  for (const given of parsed.data.paths) answer.paths.push({ given, forms: await formsOf(policy, given) });
-  for (const pattern of parsed.data.patterns ?? []) {
+  for (const given of params.paths) answer.paths.push({ given, forms: await formsOf(policy, given) });
+  for (const pattern of params.patterns ?? []) {
     // Every file the pattern names, as bash would expand it; none at all when there are too many.
     const matches = pattern.includes('\0') ? undefined : await expandShellPattern({ pattern, cwd: policy.workdir });
     const forms = new Set<string>();
     for (const match of matches ?? []) for (const form of await formsOf(policy, match)) forms.add(form);
     answer.paths.push({ given: pattern, forms: [...forms] });
   }
-  return { output: JSON.stringify(answer) };
+  return answer;
 }
 
 /** Entries a tree walk for the gate looks at before it gives up (the gate then asks). */

@@ -1,19 +1,11 @@
 import type { Logger } from '@molf/logging';
 import { createReadDenial } from '@molf/permissions';
-import {
-  INSTRUCTIONS_JOB,
-  type Job,
-  MolfError,
-  RESOLVE_PATHS_JOB,
-  type ToolResult,
-  toErrorResult,
-} from '@molf/protocol';
+import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { SandboxRunner } from '../sandbox/index.ts';
 import type { ProcessReaper } from './process-reaper.ts';
-import { answerInstructions } from './read-instructions.ts';
 import type { ReadTracker } from './read-tracker.ts';
-import { checkApprovedPaths, type PathPolicy, resolvePathsForGate } from './resolve-tool-path.ts';
+import { checkApprovedPaths, type PathPolicy } from './resolve-tool-path.ts';
 import { abortedByTimeout, type ToolHandler } from './tool-handler.ts';
 import { truncateAndStore } from './truncate-output.ts';
 
@@ -45,11 +37,8 @@ function subjectOf(args: Record<string, unknown>): string | undefined {
 export async function runToolCall(options: RunOptions): Promise<ToolResult> {
   const started = performance.now();
   const result = await executeToolCall(options);
-  // The gate's path check precedes every file tool call: it is no tool call of its own.
-  const level =
-    options.job.toolName === RESOLVE_PATHS_JOB || options.job.toolName === INSTRUCTIONS_JOB ? 'debug' : 'info';
-  if (!options.logger.isLevelEnabled(level)) return result;
-  options.logger[level](
+  if (!options.logger.isLevelEnabled('info')) return result;
+  options.logger.info(
     {
       toolCallId: options.job.toolCallId,
       tool: options.job.toolName,
@@ -66,10 +55,6 @@ export async function runToolCall(options: RunOptions): Promise<ToolResult> {
 
 async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   const { job, tools } = options;
-  if (job.toolName === RESOLVE_PATHS_JOB) {
-    return resolvePathsForGate(options.paths, job.args, createReadDenial(job.readRules ?? []));
-  }
-  if (job.toolName === INSTRUCTIONS_JOB) return answerInstructions(options.paths, job.args);
   const handler = tools.get(job.toolName);
   if (handler === undefined) {
     return toErrorResult(

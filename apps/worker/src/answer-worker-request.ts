@@ -1,0 +1,35 @@
+import { createReadDenial } from '@molf/permissions';
+import type { WorkerRequest, WorkerResponse } from '@molf/protocol';
+import { readProjectInstructions } from './tools/read-instructions.ts';
+import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.ts';
+
+/**
+ * Answers one of the server's own requests (see `worker-requests.ts` in @molf/protocol). Never
+ * throws: a failure is an answer that says what went wrong, and the server treats it as no answer
+ * (the gate then asks or refuses; the agent goes on without instructions).
+ */
+export async function answerWorkerRequest(
+  request: WorkerRequest,
+  context: { paths: PathPolicy },
+): Promise<WorkerResponse> {
+  try {
+    switch (request.method) {
+      case 'paths/resolve':
+        return {
+          method: request.method,
+          result: await resolvePathsForGate(
+            context.paths,
+            request.params,
+            createReadDenial(request.params.readRules ?? []),
+          ),
+        };
+      case 'instructions/read':
+        return { method: request.method, result: await readProjectInstructions(context.paths, request.params) };
+      default:
+        request satisfies never;
+        return { error: { message: `unknown request ${(request as { method: string }).method}` } };
+    }
+  } catch (error) {
+    return { error: { message: `${request.method} failed: ${(error as Error).message}`.slice(0, 4_000) } };
+  }
+}
