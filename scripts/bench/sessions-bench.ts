@@ -22,7 +22,7 @@ import { runInNewContext } from 'node:vm';
 import { createMolfClient } from '@molf/client';
 import { createSilentLogger } from '@molf/logging';
 import type { SessionMessage, WorkerId } from '@molf/protocol';
-import { createServer, openSessionStore } from '@molf/server';
+import { createServer, openFileSessionStore } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 
@@ -66,7 +66,7 @@ async function timeAppends(append: () => Promise<void>): Promise<number[]> {
 }
 
 async function appendBench(root: string) {
-  const store = await openSessionStore({ dataDir: root, logger: createSilentLogger() });
+  const store = await openFileSessionStore({ dataDir: root, logger: createSilentLogger() });
   const small = await store.create({ workerId: randomUUID() as WorkerId });
   const large = await store.create({ workerId: randomUUID() as WorkerId });
   for (let index = 0; index < 10; index += 1) await store.append(small.sessionId, message(index));
@@ -116,12 +116,12 @@ async function listBench(root: string) {
     await writeFile(join(sessions, sessionId, 'messages.jsonl'), `${JSON.stringify(message(index))}\n`.repeat(40));
   }
   const openStarted = performance.now();
-  const store = await openSessionStore({ dataDir: root, logger: createSilentLogger() });
+  const store = await openFileSessionStore({ dataDir: root, logger: createSilentLogger() });
   const openMs = performance.now() - openStarted;
   const times: number[] = [];
   for (let round = 0; round < 50; round += 1) {
     const started = performance.now();
-    const page = store.list({ limit: 50, offset: round * 50 });
+    const page = await store.list({ limit: 50, offset: round * 50 });
     times.push(performance.now() - started);
     if (page.total !== SESSION_COUNT) throw new Error(`listed ${page.total} sessions`);
   }

@@ -25,7 +25,8 @@ import { createHttpHandler, toWorkerHealth } from './http/handle-http.ts';
 import { createModelResolver, type ProviderSettings } from './providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from './rpc/router.ts';
 import type { RpcContext } from './rpc/trpc.ts';
-import { createSessionEvents, openSessionStore, type SessionStore } from './sessions/index.ts';
+import { createSessionEvents, openFileSessionStore, type SessionStore } from './sessions/index.ts';
+import { publishApprovalsToSessions } from './sessions/publish-approvals-to-sessions.ts';
 import { createToolCallRunner, createToolCatalog, type ServerTool, type ToolCallRunner } from './tools/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { createJobDispatcher, type JobDispatcher } from './workers/job-dispatcher.ts';
@@ -181,7 +182,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     ...(config.serverTools === undefined ? {} : { serverTools: config.serverTools }),
   });
   const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
-  const sessions = await openSessionStore({ dataDir: config.dataDir, logger });
+  const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
   const sessionEvents = createSessionEvents();
   const agent = createAgentRunner({
     services: {
@@ -196,15 +197,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     },
     ...(config.agent === undefined ? {} : { settings: config.agent }),
   });
-  // Approvals of a session are part of its event stream too.
-  gate.subscribe((event) => {
-    if (event.type === 'approval.requested' && sessions.get(event.approval.sessionId) !== undefined) {
-      sessionEvents.publish(event.approval.sessionId, { type: 'approval.requested', approval: event.approval });
-    } else if (event.type === 'approval.resolved' && sessions.get(event.sessionId) !== undefined) {
-      const { type: _type, sessionId, ...rest } = event;
-      sessionEvents.publish(sessionId, { type: 'approval.resolved', ...rest });
-    }
-  });
+  publishApprovalsToSessions({ gate, sessions, events: sessionEvents, logger });
   const startedAt = Date.now();
   const router = createAppRouter({
     sessions,

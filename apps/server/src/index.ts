@@ -12,6 +12,6 @@ export {
 } from './create-server.ts';
 export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
-export { openSessionStore, type SessionStore } from './sessions/index.ts';
+export { openFileSessionStore, type SessionStore } from './sessions/index.ts';
 export { SERVER_VERSION } from './version.ts';
 export { DEFAULT_DISPATCH_MARGIN_MS, type DispatchOptions, type JobDispatcher } from './workers/job-dispatcher.ts';

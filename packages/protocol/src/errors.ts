@@ -23,6 +23,8 @@ export const ErrorCodeSchema = z.enum([
   'approval_not_found',
   'conflict',
   'session_not_found',
+  /** The session's stored state cannot be read (its metadata and history are both damaged). */
+  'session_damaged',
   'model_not_configured',
   'model_not_found',
   'provider_error',

@@ -122,6 +122,10 @@ export const SessionCreateInputSchema = z.object({
   model: ModelIdSchema.optional(),
 });
 
+/** A stored session that cannot be used: its metadata is unreadable and its history could not rebuild it. */
+export const DamagedSessionSchema = z.object({ sessionId: z.string(), reason: z.string() });
+export type DamagedSession = z.infer<typeof DamagedSessionSchema>;
+
 export const SessionListInputSchema = z.object({
   workerId: WorkerIdSchema.optional(),
   /** Case-insensitive part of the name. */

@@ -94,7 +94,9 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   }
 
   function setStatus(sessionId: string, status: 'busy' | 'idle'): void {
-    store.setStatus(sessionId, status);
+    store.setStatus(sessionId, status).catch((error: unknown) => {
+      logger.warn({ err: error, sessionId, status }, 'cannot record the session status');
+    });
     events.publish(sessionId, { type: 'status', status });
   }
 
@@ -136,7 +138,9 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       }
       running.delete(sessionId);
       setStatus(sessionId, 'idle');
-      await store.release(sessionId).catch(() => undefined);
+      await store.idle(sessionId).catch((error: unknown) => {
+        logger.warn({ err: error, sessionId }, 'cannot let go of the idle session');
+      });
     })();
     return turns;
   }
@@ -144,7 +148,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   return {
     async prompt({ sessionId, text, model }) {
       if (closing) throw new MolfError('cancelled', 'the server is shutting down');
-      if (store.get(sessionId) === undefined) {
+      if ((await store.get(sessionId)) === undefined) {
         throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
       }
       const messageId = randomUUID();

@@ -483,7 +483,7 @@ describe('agent loop through the fake LLM and a real worker', () => {
       proxy.cut();
       // Events keep coming on the server while the link is down; the client must get them later.
       const deltasBefore = received.length;
-      await waitFor(() => stack.link.server.sessions.get(session.sessionId)?.messageCount === 2, {
+      await waitFor(async () => (await stack.link.server.sessions.get(session.sessionId))?.messageCount === 2, {
         what: 'the answer to finish while the client is cut off',
       });
       expect(received.length).toBe(deltasBefore);

@@ -65,7 +65,7 @@ export async function runTurn(
   const signal = AbortSignal.any([request.signal, timeout.signal]);
   let reason: TurnEndReason = 'completed';
   try {
-    const session = store.get(sessionId);
+    const session = await store.get(sessionId);
     if (session === undefined) {
       reason = 'error';
       return reason;

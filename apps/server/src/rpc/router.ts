@@ -2,6 +2,7 @@ import {
   ApprovalAnswerSchema,
   ApprovalEventsInputSchema,
   ApproveInputSchema,
+  DamagedSessionSchema,
   DenyInputSchema,
   type JobResultAck,
   JobResultInputSchema,
@@ -62,8 +63,8 @@ export type RouterServices = {
 export function createAppRouter(services: RouterServices) {
   const { registry, dispatcher, gate, permissions, sessions, sessionEvents, agent } = services;
 
-  function knownSession(sessionId: string) {
-    const session = sessions.get(sessionId);
+  async function knownSession(sessionId: string) {
+    const session = await sessions.get(sessionId);
     if (session === undefined) {
       throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
     }
@@ -108,24 +109,30 @@ export function createAppRouter(services: RouterServices) {
         }),
       list: clientProcedure
         .input(SessionListInputSchema)
-        .output(z.object({ sessions: z.array(SessionInfoSchema), total: z.number().int() }))
+        .output(
+          z.object({
+            sessions: z.array(SessionInfoSchema),
+            total: z.number().int(),
+            damaged: z.array(DamagedSessionSchema),
+          }),
+        )
         .query(({ input }) => sessions.list(input)),
       get: clientProcedure
         .input(SessionIdInputSchema)
         .output(z.object({ session: SessionInfoSchema, messages: z.array(SessionMessageSchema) }))
         .query(async ({ input }) => {
-          const session = knownSession(input.sessionId);
+          const session = await knownSession(input.sessionId);
           return { session, messages: await sessions.messages(input.sessionId) };
         }),
       rename: clientProcedure
         .input(SessionRenameInputSchema)
         .output(SessionInfoSchema)
-        .mutation(({ input }) => {
-          knownSession(input.sessionId);
+        .mutation(async ({ input }) => {
+          await knownSession(input.sessionId);
           return sessions.update(input.sessionId, { name: input.name });
         }),
       delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
-        knownSession(input.sessionId);
+        // A damaged session can be deleted too: the store throws only for an unknown one.
         agent.abort(input.sessionId);
         await sessions.delete(input.sessionId);
         gate.clearSession(input.sessionId);
@@ -133,14 +140,14 @@ export function createAppRouter(services: RouterServices) {
         return { deleted: true };
       }),
       prompt: clientProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
-      abort: clientProcedure.input(SessionIdInputSchema).mutation(({ input }) => {
-        knownSession(input.sessionId);
+      abort: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+        await knownSession(input.sessionId);
         return { aborted: agent.abort(input.sessionId) };
       }),
       /** Every event after `lastEventId`, then live ones (tRPC tracked ids): no gap, no duplicate. */
-      events: clientProcedure.input(SessionEventsInputSchema).subscription(({ input, signal }) => {
-        knownSession(input.sessionId);
-        return sessionEvents.stream({
+      events: clientProcedure.input(SessionEventsInputSchema).subscription(async function* ({ input, signal }) {
+        await knownSession(input.sessionId);
+        yield* sessionEvents.stream({
           sessionId: input.sessionId,
           lastEventId: input.lastEventId,
           fromNow: input.fromNow,

@@ -30,6 +30,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   approval_not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
   session_not_found: 'NOT_FOUND',
+  session_damaged: 'INTERNAL_SERVER_ERROR',
   model_not_configured: 'PRECONDITION_FAILED',
   model_not_found: 'BAD_REQUEST',
   provider_error: 'BAD_GATEWAY',

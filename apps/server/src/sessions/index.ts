@@ -1,2 +1,3 @@
+export { openFileSessionStore } from './file-session-store.ts';
 export { createSessionEvents, MAX_KEPT_EVENTS, type SessionEvents } from './session-events.ts';
-export { openSessionStore, type SessionStore } from './session-store.ts';
+export type { QueuedPrompt, SessionStore } from './session-store.ts';

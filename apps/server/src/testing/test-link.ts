@@ -36,10 +36,13 @@ export async function startTestServer(options: Partial<ServerConfig> & { dataDir
   });
 }
 
-/** Resolves once `predicate` holds, polling each event-loop turn; fails after `timeoutMs`. */
-export async function waitFor(predicate: () => boolean, options: { timeoutMs?: number; what?: string } = {}) {
+/** Resolves once `predicate` holds, polling every 10 ms; fails after `timeoutMs`. */
+export async function waitFor(
+  predicate: () => boolean | Promise<boolean>,
+  options: { timeoutMs?: number; what?: string } = {},
+) {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
