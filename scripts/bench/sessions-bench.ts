@@ -9,6 +9,11 @@
  *   streaming — N sessions (20; 5 with --quick) answering at once through the fake LLM, each a
  *               200-chunk answer, received by one client over WebSocket: events per second, and the
  *               server's memory per session.
+ *   turn      — the CPU of one turn (prompt to turn.ended, a short answer through the fake LLM; server,
+ *               worker, client and fake LLM all in this process) in a session of 10 messages and in one of
+ *               10,000 (2,000 with --quick) whose older messages are summarised, so the request the
+ *               provider receives is the same size in both: what differs is the turn's own cost. Goal:
+ *               ≤ 1.3× (O(1) turns).
  *
  * Usage: node scripts/bench/sessions-bench.ts [--quick] [--json]
  */
@@ -202,14 +207,118 @@ async function streamingBench(root: string) {
   }
 }
 
+/** A history of `count` alternating prompts and answers, then a summary covering them all. */
+function summarisedHistory(count: number): SessionMessage[] {
+  const history: SessionMessage[] = [];
+  for (let index = 0; index < count - 1; index += 1) {
+    history.push(
+      index % 2 === 0
+        ? {
+            id: randomUUID(),
+            at: new Date().toISOString(),
+            role: 'user',
+            text: `question ${index}: ${'why '.repeat(40)}`,
+          }
+        : message(index),
+    );
+  }
+  const last = history.at(-1);
+  history.push({
+    id: randomUUID(),
+    at: new Date().toISOString(),
+    role: 'summary',
+    text: `Goal: answer questions. Progress: ${count - 1} messages so far. ${'Details. '.repeat(20)}`,
+    coversUntil: last?.id ?? '',
+    model: 'fake/m',
+  });
+  return history;
+}
+
+async function turnBench(root: string) {
+  const turns = flags.quick ? 10 : 30;
+  const llm = await startFakeLlm({ turns: Array.from({ length: 3 * (turns + 1) }, () => ({ text: 'fine' })) });
+  const tokens = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w_bench-worker-token-0123456789' };
+  const server = await createServer({
+    port: 0,
+    dataDir: join(root, 'server'),
+    tokens,
+    models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+  });
+  const workdir = join(root, 'workdir');
+  await mkdir(workdir, { recursive: true });
+  const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir });
+  await worker.registered;
+  const client = createMolfClient({ url: server.url, token: tokens.client });
+  await client.ready();
+  try {
+    const cpuPerTurn = async (historyLength: number) => {
+      const { sessionId } = await client.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      progress(`a session of ${historyLength} messages…`);
+      for (const stored of summarisedHistory(historyLength)) await server.sessions.append(sessionId, stored);
+      let ended = 0;
+      let wake: (() => void) | undefined;
+      const subscription = client.rpc.sessions.events.subscribe(
+        { sessionId },
+        {
+          onData: ({ data }) => {
+            if (data.type === 'turn.ended') {
+              ended += 1;
+              wake?.();
+            }
+          },
+        },
+      );
+      const times: number[] = [];
+      try {
+        // The first turn warms up (a history read from its file once, code paths compiled).
+        for (let turn = 0; turn <= turns; turn += 1) {
+          const target = ended + 1;
+          const until = new Promise<void>((resolve) => {
+            wake = () => {
+              if (ended >= target) resolve();
+            };
+          });
+          const cpu = process.cpuUsage();
+          await client.rpc.sessions.prompt.mutate({ sessionId, text: `prompt ${turn}` });
+          await until;
+          const used = process.cpuUsage(cpu);
+          if (turn > 0) times.push((used.user + used.system) / 1_000);
+        }
+      } finally {
+        subscription.unsubscribe();
+      }
+      const request = llm.requests.at(-1);
+      return { medianMs: percentile(times, 0.5), requestMessages: request?.messages.length ?? 0 };
+    };
+    // A first session warms every code path up, so neither measured size pays for compilation.
+    await cpuPerTurn(10);
+    const small = await cpuPerTurn(10);
+    const large = await cpuPerTurn(LARGE_SESSION);
+    return {
+      turns,
+      at10MedianMs: small.medianMs,
+      atLargeMedianMs: large.medianMs,
+      largeSize: LARGE_SESSION,
+      requestMessages: [small.requestMessages, large.requestMessages],
+      flatRatio: large.medianMs / small.medianMs,
+    };
+  } finally {
+    await client.close();
+    await worker.close();
+    await server.close();
+    await llm.close();
+  }
+}
+
 async function main(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'molf-sessions-bench-'));
   try {
     const append = await appendBench(join(root, 'append'));
     const list = await listBench(join(root, 'list'));
     const streaming = await streamingBench(join(root, 'streaming'));
+    const turn = await turnBench(join(root, 'turn'));
     if (flags.json) {
-      process.stdout.write(`${JSON.stringify({ append, list, streaming }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ append, list, streaming, turn }, null, 2)}\n`);
       return;
     }
     const ms = (value: number) => `${value.toFixed(3)} ms`;
@@ -225,6 +334,8 @@ async function main(): Promise<void> {
         `list sessions        open a store of ${list.sessions}: ${list.openMs.toFixed(0)} ms; list 50: median ${ms(list.listMedianMs)}  p99 ${ms(list.listP99Ms)}`,
         `streaming            ${streaming.sessions} sessions × ${streaming.chunksPerAnswer} chunks at once: ${streaming.events} events in ${streaming.seconds} s = ${streaming.eventsPerSecond} events/s`,
         `                     memory per session (server, worker, client and fake LLM share this process; RSS ${streaming.rssAfterMiB} MiB after): RSS peak +${streaming.peakRssPerSessionKiB} KiB while streaming, heap +${streaming.retainedHeapPerSessionKiB} KiB retained after (the kept events)`,
+        `turn CPU             at 10 messages median ${ms(turn.at10MedianMs)}; at ${turn.largeSize} (older ones summarised) median ${ms(turn.atLargeMedianMs)}; requests carried ${turn.requestMessages.join(' and ')} messages`,
+        `                     flat: ${turn.flatRatio.toFixed(2)}× (goal ≤ 1.3×)  ${turn.flatRatio <= 1.3 ? 'PASS' : 'FAIL'}`,
         '',
       ].join('\n'),
     );

@@ -119,7 +119,15 @@ function withLatestSummary(history: readonly SessionMessage[]): SessionMessage[]
   }
   if (summaryIndex === -1) return [...history];
   const summary = history[summaryIndex] as Extract<SessionMessage, { role: 'summary' }>;
-  const covered = history.findIndex((message) => message.id === summary.coversUntil);
+  // Searched backwards from the summary: what it covers ends just before it, so a turn's cost does
+  // not grow with the history's length.
+  let covered = -1;
+  for (let index = summaryIndex - 1; index >= 0; index -= 1) {
+    if (history[index]?.id === summary.coversUntil) {
+      covered = index;
+      break;
+    }
+  }
   const acknowledgement: SessionMessage = {
     id: `${summary.id}-ack`,
     at: summary.at,
