@@ -56,7 +56,7 @@ describe('session events', () => {
     events.publish('s', { type: 'status', status: 'idle' });
     await new Promise((resolve) => setTimeout(resolve, 120));
     const next = events.publish('s', { type: 'status', status: 'busy' });
-    expect(next.seq).toBe(3);
+    expect(next?.seq).toBe(3);
     const controller = new AbortController();
     const replay = await take(
       events.stream({ sessionId: 's', lastEventId: 'old-epoch:1', signal: controller.signal }),
@@ -66,6 +66,78 @@ describe('session events', () => {
       ['session.resync', 0],
       ['status', 3],
     ]);
+    controller.abort();
+    events.close();
+  });
+});
+
+describe('session events: text deltas coalesced per tick', () => {
+  const nextTick = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('merges the deltas of one turn published in one tick into one event, in order', async () => {
+    const events = createSessionEvents();
+    const controller = new AbortController();
+    const stream = events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal });
+    events.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm', model: 'x' });
+    for (const text of ['Hel', 'lo', ', ', 'world']) events.publish('s', { type: 'message.delta', turnId: 't1', text });
+    await nextTick();
+    events.publish('s', { type: 'message.delta', turnId: 't1', text: '.' });
+    await nextTick();
+    const taken = await take(stream, 3);
+    expect(taken.map(({ data }) => [data.seq, data.type, data.type === 'message.delta' ? data.text : ''])).toEqual([
+      [1, 'turn.started', ''],
+      [2, 'message.delta', 'Hello, world'],
+      [3, 'message.delta', '.'],
+    ]);
+    controller.abort();
+    events.close();
+  });
+
+  it('publishes waiting deltas before any other event, so order and sequence numbers stay exact', async () => {
+    const events = createSessionEvents();
+    const controller = new AbortController();
+    const stream = events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal });
+    events.publish('s', { type: 'message.delta', turnId: 't1', text: 'a' });
+    events.publish('s', { type: 'message.delta', turnId: 't1', text: 'b' });
+    events.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
+    events.publish('s', { type: 'message.delta', turnId: 't2', text: 'c' });
+    const taken = await take(stream, 3);
+    expect(taken.map(({ data }) => [data.seq, data.type])).toEqual([
+      [1, 'message.delta'],
+      [2, 'turn.ended'],
+      [3, 'message.delta'],
+    ]);
+    expect(taken.map(({ data }) => (data.type === 'message.delta' ? data.text : ''))).toEqual(['ab', '', 'c']);
+    controller.abort();
+    events.close();
+  });
+
+  it('never merges deltas of different turns or sessions', async () => {
+    const events = createSessionEvents();
+    const controller = new AbortController();
+    const first = events.stream({ sessionId: 's1', lastEventId: null, signal: controller.signal });
+    const second = events.stream({ sessionId: 's2', lastEventId: null, signal: controller.signal });
+    events.publish('s1', { type: 'message.delta', turnId: 't1', text: 'a' });
+    events.publish('s2', { type: 'message.delta', turnId: 't9', text: 'x' });
+    events.publish('s1', { type: 'message.delta', turnId: 't2', text: 'b' });
+    const fromFirst = await take(first, 2);
+    const fromSecond = await take(second, 1);
+    expect(fromFirst.map(({ data }) => (data.type === 'message.delta' ? `${data.turnId}:${data.text}` : ''))).toEqual([
+      't1:a',
+      't2:b',
+    ]);
+    expect(fromSecond.map(({ data }) => data.seq)).toEqual([1]);
+    controller.abort();
+    events.close();
+  });
+
+  it('keeps only the newest events once more than are kept were published, in constant time each', async () => {
+    const events = createSessionEvents();
+    for (let index = 0; index < MAX_KEPT_EVENTS * 3; index += 1)
+      events.publish('s', { type: 'status', status: 'busy' });
+    const controller = new AbortController();
+    const taken = await take(events.stream({ sessionId: 's', lastEventId: `x:1`, signal: controller.signal }), 2);
+    expect(taken.map(({ data }) => data.seq)).toEqual([0, 2 * MAX_KEPT_EVENTS + 1]);
     controller.abort();
     events.close();
   });

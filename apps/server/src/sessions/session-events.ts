@@ -1,10 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { SessionEvent, SessionEventBody } from '@molf/protocol';
 import { type TrackedEnvelope, tracked } from '@trpc/server';
+import { createEventRing, type EventRing } from './event-ring.ts';
 
 export type SessionEvents = {
-  /** Publishes an event with the session's next sequence number. */
-  publish(sessionId: string, body: SessionEventBody): SessionEvent;
+  /**
+   * Publishes an event with the session's next sequence number. Text deltas of one turn published
+   * in one tick become one event (published at the end of the tick, or before the session's next
+   * other event): fewer frames for every subscriber, with order and sequence numbers exact.
+   * Returns the published event; undefined for a delta, which is published later.
+   */
+  publish(sessionId: string, body: SessionEventBody): SessionEvent | undefined;
   /**
    * Every kept event after `lastEventId`, then live ones, as tracked envelopes (ids `epoch:seq`), with
    * no gap and no duplicate. An id from before a restart, or older than what is kept, starts with
@@ -26,7 +32,14 @@ export type SessionEvents = {
 /** Events kept per session for subscribers that reconnect. */
 export const MAX_KEPT_EVENTS = 5_000;
 
-type Log = { nextSeq: number; events: SessionEvent[]; listeners: Set<() => void>; lastAt: number };
+type Log = {
+  nextSeq: number;
+  events: EventRing;
+  listeners: Set<() => void>;
+  lastAt: number;
+  /** Text deltas waiting for the end of the tick. */
+  pending: { turnId: string; texts: string[] } | undefined;
+};
 
 /**
  * A session nobody follows and nothing happened in for this long gives its kept events back (its
@@ -43,10 +56,42 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
   function logOf(sessionId: string): Log {
     let log = logs.get(sessionId);
     if (log === undefined) {
-      log = { nextSeq: 1, events: [], listeners: new Set(), lastAt: Date.now() };
+      log = {
+        nextSeq: 1,
+        events: createEventRing(MAX_KEPT_EVENTS),
+        listeners: new Set(),
+        lastAt: Date.now(),
+        pending: undefined,
+      };
       logs.set(sessionId, log);
     }
     return log;
+  }
+
+  function append(sessionId: string, log: Log, body: SessionEventBody): SessionEvent {
+    const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
+    log.nextSeq += 1;
+    log.lastAt = Date.now();
+    log.events.push(event);
+    for (const listener of log.listeners) listener();
+    return event;
+  }
+
+  /** Sessions with deltas waiting, flushed together once per tick. */
+  const waiting = new Map<string, Log>();
+  let flushScheduled = false;
+
+  function flushDeltas(sessionId: string, log: Log): void {
+    const { pending } = log;
+    if (pending === undefined) return;
+    log.pending = undefined;
+    waiting.delete(sessionId);
+    append(sessionId, log, { type: 'message.delta', turnId: pending.turnId, text: pending.texts.join('') });
+  }
+
+  function flushAll(): void {
+    flushScheduled = false;
+    for (const [sessionId, log] of waiting) flushDeltas(sessionId, log);
   }
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
@@ -54,7 +99,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
     () => {
       const now = Date.now();
       for (const log of logs.values()) {
-        if (log.listeners.size === 0 && log.events.length > 0 && now - log.lastAt > idleLogMs) log.events = [];
+        if (log.listeners.size === 0 && log.events.size() > 0 && now - log.lastAt > idleLogMs) log.events.clear();
       }
     },
     Math.min(60_000, idleLogMs),
@@ -64,13 +109,22 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
   return {
     publish(sessionId, body) {
       const log = logOf(sessionId);
-      const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
-      log.nextSeq += 1;
-      log.lastAt = Date.now();
-      log.events.push(event);
-      if (log.events.length > MAX_KEPT_EVENTS) log.events.splice(0, log.events.length - MAX_KEPT_EVENTS);
-      for (const listener of log.listeners) listener();
-      return event;
+      if (body.type === 'message.delta') {
+        if (log.pending?.turnId === body.turnId) {
+          log.pending.texts.push(body.text);
+          return undefined;
+        }
+        flushDeltas(sessionId, log);
+        log.pending = { turnId: body.turnId, texts: [body.text] };
+        waiting.set(sessionId, log);
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flushAll);
+        }
+        return undefined;
+      }
+      flushDeltas(sessionId, log);
+      return append(sessionId, log, body);
     },
 
     async *stream({ sessionId, lastEventId, fromNow, signal }) {
@@ -84,7 +138,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         let after = 0;
         const [idEpoch, idSeq] = (lastEventId ?? '').split(':');
         const seq = Number(idSeq);
-        const firstKept = log.events[0]?.seq ?? log.nextSeq;
+        const firstKept = log.events.firstSeq(log.nextSeq);
         if ((lastEventId === null || lastEventId === undefined) && fromNow === true) after = log.nextSeq - 1;
         if (lastEventId !== null && lastEventId !== undefined) {
           if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
@@ -97,7 +151,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         }
         while (signal?.aborted !== true && logs.get(sessionId) === log) {
           // Sequence numbers are contiguous, so the next event's place is known.
-          const first = log.events[0]?.seq ?? log.nextSeq;
+          const first = log.events.firstSeq(log.nextSeq);
           if (after + 1 < first) {
             // This subscriber fell behind what is kept: say so, rather than skip silently.
             yield tracked(`${epoch}:0`, {
@@ -109,7 +163,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
             after = first - 1;
             continue;
           }
-          const next = log.events[after + 1 - first];
+          const next = log.events.at(after + 1);
           if (next === undefined) {
             await new Promise<void>((resolvePromise) => {
               wake = resolvePromise;
@@ -129,6 +183,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
     forget(sessionId) {
       const log = logs.get(sessionId);
       logs.delete(sessionId);
+      waiting.delete(sessionId);
       // Streams still open on a deleted session end.
       for (const listener of log?.listeners ?? []) listener();
     },
