@@ -16,6 +16,12 @@ export type FakeTurn = {
   stallAfterChunks?: number;
   /** Send this many chunks, then cut the connection (a broken stream). */
   breakAfterChunks?: number;
+  /**
+   * Appends to each text chunk the wall-clock time it is sent, `⟨epoch ms⟩`
+   * (`performance.timeOrigin + performance.now()`), so a client can measure chunk-to-client latency.
+   * Default false.
+   */
+  stampChunks?: boolean;
   /** Token usage reported at the end. Default: 10 prompt, 5 completion. */
   usage?: { promptTokens: number; completionTokens: number };
 };
@@ -169,12 +175,16 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
       }
       if (turn.chunkDelayMs !== undefined && turn.chunkDelayMs > 0) await sleep(turn.chunkDelayMs);
       if (response.destroyed) return;
+      const stamped =
+        turn.stampChunks === true && typeof delta.content === 'string'
+          ? { ...delta, content: `${delta.content}⟨${(performance.timeOrigin + performance.now()).toFixed(3)}⟩` }
+          : delta;
       send({
         id,
         object: 'chat.completion.chunk',
         created,
         model: body.model,
-        choices: [{ index: 0, delta, finish_reason: null }],
+        choices: [{ index: 0, delta: stamped, finish_reason: null }],
       });
       sent += 1;
     }
