@@ -33,6 +33,17 @@ export const ToolCallInfoSchema = z.object({
 const MessageBase = { id: z.string(), at: z.string() };
 
 /** One stored message of a session; stored one per line, appended as soon as it is complete. */
+/** A tool result's image or document as the session keeps it: the bytes are stored apart, by hash. */
+export const StoredAttachmentSchema = z.object({
+  /** SHA-256 of the bytes, hex: the name they are stored under. */
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  mimeType: z.string().min(1).max(255),
+  size: z.number().int().nonnegative(),
+  /** The source file, when the tool read one. */
+  path: z.string().max(4_096).optional(),
+});
+export type StoredAttachment = z.infer<typeof StoredAttachmentSchema>;
+
 export const SessionMessageSchema = z.discriminatedUnion('role', [
   z.object({ ...MessageBase, role: z.literal('user'), text: z.string() }),
   z.object({
@@ -55,6 +66,8 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     error: z.string().optional(),
     errorKind: z.string().optional(),
     truncated: z.boolean().optional(),
+    /** Images and documents the tool returned, stored beside the history by their content hash. */
+    attachments: z.array(StoredAttachmentSchema).max(64).optional(),
   }),
   /**
    * A summary of the conversation up to and including message `coversUntil`: from then on the model

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ async function startStack(
     defaultModel?: string | null;
     agent?: AgentSettings;
     serverTools?: ServerTool[];
+    attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
   } = {},
 ): Promise<Stack> {
   const llm = await startFakeLlm({ turns: options.turns ?? [] });
@@ -32,6 +34,7 @@ async function startStack(
       models: {
         ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
         custom: { fake: { baseURL: llm.baseURL } },
+        ...(options.attachments === undefined ? {} : { attachments: options.attachments }),
       },
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
@@ -460,6 +463,62 @@ describe('agent loop through the fake LLM and a real worker', () => {
       toolName: 'clock',
       output: 'noon in UTC',
     });
+  });
+
+  it('shows the model an image read_file returned, in a user message after the results, stored beside the history', async () => {
+    const png = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.from('a tiny picture')]);
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [{ id: 'call_img', name: 'read_file', arguments: { path: 'logo.png' } }] },
+        { text: 'A logo.' },
+      ],
+    });
+    await writeFile(join(stack.link.workdir, 'logo.png'), png);
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'What is in logo.png?' });
+    await watch.turnEnded();
+
+    const messages = stack.llm.requests[1]?.messages ?? [];
+    const toolIndex = messages.findIndex((message) => message.role === 'tool');
+    expect(String(messages[toolIndex]?.content)).toContain('follows in the next message');
+    expect(messages[toolIndex + 1]).toMatchObject({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Attachments of the tool results above:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } },
+      ],
+    });
+    // Stored by content beside the history, not inside it.
+    const sha256 = createHash('sha256').update(png).digest('hex');
+    const sessionDir = join(stack.link.server.dataDir, 'sessions', session.sessionId);
+    expect(await readFile(join(sessionDir, 'attachments', sha256))).toEqual(png);
+    expect(await readFile(join(sessionDir, 'messages.jsonl'), 'utf8')).not.toContain(png.toString('base64'));
+    const { messages: stored } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(stored.find((message) => message.role === 'tool')).toMatchObject({
+      attachments: [{ sha256, mimeType: 'image/png', size: png.length }],
+    });
+  });
+
+  it('tells a text-only model plainly that an image was not shown', async () => {
+    await using stack = await startStack({
+      attachments: { fake: 'none' },
+      turns: [
+        { toolCalls: [{ id: 'call_img', name: 'read_file', arguments: { path: 'logo.png' } }] },
+        { text: 'I cannot see it.' },
+      ],
+    });
+    await writeFile(join(stack.link.workdir, 'logo.png'), Buffer.from('89504e470d0a1a0a', 'hex'));
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'Look at logo.png' });
+    await watch.turnEnded();
+    const messages = stack.llm.requests[1]?.messages ?? [];
+    const tool = messages.find((message) => message.role === 'tool');
+    expect(String(tool?.content)).toMatch(
+      /an image \(image\/png, 8 bytes, logo\.png\) that this model cannot see; it was not shown/,
+    );
+    expect(messages.filter((message) => message.role === 'user')).toHaveLength(1);
   });
 
   it('gives a client that reconnects mid-turn every event exactly once', async () => {

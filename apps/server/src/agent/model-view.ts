@@ -1,5 +1,8 @@
-import type { SessionMessage } from '@molf/protocol';
+import { basename } from 'node:path';
+import type { SessionMessage, StoredAttachment } from '@molf/protocol';
 import type { ModelMessage } from 'ai';
+import type { AttachmentSupport } from '../providers/resolve-model.ts';
+import { CLEARED_NOTE } from '../sessions/prune-history.ts';
 
 /** How a summary message opens when the model sees it. */
 export const SUMMARY_HEADER = '[Summary of the earlier conversation, which is no longer shown]';
@@ -16,9 +19,157 @@ export function toModelView(history: readonly SessionMessage[]): SessionMessage[
   return pairToolResults(withLatestSummary(history));
 }
 
-/** The stored history as the model sees it. */
-export function toModelMessages(messages: readonly SessionMessage[]): ModelMessage[] {
-  return messages.map(toModelMessage);
+/** What a request shows the model of tool attachments. */
+export type AttachmentOptions = {
+  support: AttachmentSupport;
+  /** The bytes of each attachment shown, base64, by SHA-256; a missing one is said to be missing. */
+  media: ReadonlyMap<string, string>;
+};
+
+const NO_ATTACHMENTS: AttachmentOptions = {
+  support: { images: false, pdf: false, inToolResults: false },
+  media: new Map(),
+};
+
+/**
+ * The stored history as the model sees it. A tool result's images and PDFs are shown to a model that
+ * can see them — inside the result where the provider takes them there, else in a user message right
+ * after the step's results — and a model that can't is told plainly what it was not shown.
+ */
+export function toModelMessages(
+  messages: readonly SessionMessage[],
+  attachments: AttachmentOptions = NO_ATTACHMENTS,
+): ModelMessage[] {
+  const converted: ModelMessage[] = [];
+  let following: UserContentPart[] = [];
+  const flushFollowing = () => {
+    if (following.length === 0) return;
+    converted.push({
+      role: 'user',
+      content: [{ type: 'text', text: 'Attachments of the tool results above:' }, ...following],
+    });
+    following = [];
+  };
+  for (const message of messages) {
+    if (message.role !== 'tool') flushFollowing();
+    // A result cleared to save context shows neither its text nor its attachments.
+    if (message.role === 'tool' && (message.attachments?.length ?? 0) > 0 && message.output !== CLEARED_NOTE) {
+      const { result, parts } = toToolResultWithMedia(message, attachments);
+      converted.push(result);
+      following.push(...parts);
+      continue;
+    }
+    converted.push(toModelMessage(message));
+  }
+  flushFollowing();
+  return converted;
+}
+
+type UserContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; image: string; mediaType: string }
+  | { type: 'file'; data: string; mediaType: string; filename?: string };
+
+function kindOf(mimeType: string): 'image' | 'pdf' | 'other' {
+  if (mimeType.startsWith('image/')) return 'image';
+  return mimeType === 'application/pdf' ? 'pdf' : 'other';
+}
+
+function describeAttachment(attachment: StoredAttachment): string {
+  const kind = kindOf(attachment.mimeType);
+  const what = kind === 'image' ? 'an image' : kind === 'pdf' ? 'a PDF document' : 'a file';
+  const size = attachment.size < 1024 ? `${attachment.size} bytes` : `${Math.round(attachment.size / 1024)} KB`;
+  return `${what} (${attachment.mimeType}, ${size}${attachment.path === undefined ? '' : `, ${basename(attachment.path)}`})`;
+}
+
+/** A tool result with attachments: the text, notes on what is not shown, and the media shown. */
+function toToolResultWithMedia(
+  message: Extract<SessionMessage, { role: 'tool' }>,
+  options: AttachmentOptions,
+): { result: ModelMessage; parts: UserContentPart[] } {
+  const notes: string[] = [];
+  const shown: Array<{ attachment: StoredAttachment; data: string }> = [];
+  for (const attachment of message.attachments ?? []) {
+    const kind = kindOf(attachment.mimeType);
+    const visible = (kind === 'image' && options.support.images) || (kind === 'pdf' && options.support.pdf);
+    const data = options.media.get(attachment.sha256);
+    if (!visible) {
+      notes.push(
+        `[Molf: the result has ${describeAttachment(attachment)} that this model cannot see; it was not shown.]`,
+      );
+    } else if (data === undefined) {
+      notes.push(
+        `[Molf: the result had ${describeAttachment(attachment)}, but it is no longer stored; it was not shown.]`,
+      );
+    } else {
+      shown.push({ attachment, data });
+    }
+  }
+  const base =
+    message.error === undefined ? message.output : [message.output, message.error].filter(Boolean).join('\n');
+  const inline = options.support.inToolResults;
+  if (!inline && shown.length > 0)
+    notes.push(
+      `[Molf: ${shown.length === 1 ? 'the attachment follows' : 'the attachments follow'} in the next message.]`,
+    );
+  const text = [base, ...notes].filter((part) => part !== '').join('\n');
+  const toolCall = { toolCallId: message.toolCallId, toolName: message.toolName };
+  if (!inline || shown.length === 0) {
+    const output =
+      message.error === undefined
+        ? { type: 'text' as const, value: text }
+        : { type: 'error-text' as const, value: text };
+    return {
+      result: { role: 'tool', content: [{ type: 'tool-result', ...toolCall, output }] },
+      parts: shown.map(({ attachment, data }) => toUserPart(attachment, data)),
+    };
+  }
+  return {
+    result: {
+      role: 'tool',
+      content: [
+        {
+          type: 'tool-result',
+          ...toolCall,
+          output: {
+            type: 'content',
+            value: [
+              { type: 'text', text },
+              ...shown.map(({ attachment, data }) =>
+                kindOf(attachment.mimeType) === 'image'
+                  ? { type: 'image-data' as const, data, mediaType: attachment.mimeType }
+                  : {
+                      type: 'file-data' as const,
+                      data,
+                      mediaType: attachment.mimeType,
+                      ...(attachment.path === undefined ? {} : { filename: basename(attachment.path) }),
+                    },
+              ),
+            ],
+          },
+        },
+      ],
+    },
+    parts: [],
+  };
+}
+
+function toUserPart(attachment: StoredAttachment, data: string): UserContentPart {
+  return kindOf(attachment.mimeType) === 'image'
+    ? { type: 'image', image: data, mediaType: attachment.mimeType }
+    : {
+        type: 'file',
+        data,
+        mediaType: attachment.mimeType,
+        ...(attachment.path === undefined ? {} : { filename: basename(attachment.path) }),
+      };
+}
+
+/** The attachments a view would show a model that sees images and PDFs (what to load before a step). */
+export function attachmentsInView(view: readonly SessionMessage[]): StoredAttachment[] {
+  return view.flatMap((message) =>
+    message.role === 'tool' && message.output !== CLEARED_NOTE ? (message.attachments ?? []) : [],
+  );
 }
 
 /** The instruction files a view still shows the model (in read_file results not summarised or pruned away). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionMessage, ToolCallId, ToolResult, WorkerId } from '@molf/protocol';
+import type { SessionMessage, StoredAttachment, ToolCallId, ToolResult, WorkerId } from '@molf/protocol';
 import type { RepeatCallWatch } from './repeat-call-watch.ts';
 import type { ModelToolCall } from './run-model-step.ts';
 import type { TurnServices } from './turn-services.ts';
@@ -71,6 +71,8 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
           output: `${toolResult.output}\n\n[Molf: this is the third identical ${call.toolName} call in a row. You appear to be repeating the same action; try a different approach.]`,
         };
       }
+      const { attachments, notes } = await storeAttachments(services, sessionId, toolResult);
+      if (notes.length > 0) toolResult = { ...toolResult, output: [toolResult.output, ...notes].join('\n') };
       const message: SessionMessage = {
         id: randomUUID(),
         at: new Date().toISOString(),
@@ -78,6 +80,7 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
         toolCallId: call.toolCallId,
         toolName: call.toolName,
         output: toolResult.output,
+        ...(attachments.length === 0 ? {} : { attachments }),
         ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
         ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
         ...(toolResult.meta?.truncated === true ? { truncated: true } : {}),
@@ -97,6 +100,31 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
     }),
   );
   return { stopped: verdicts.includes('stop') };
+}
+
+/** Keeps a result's attachments beside the history (by content hash), not inside it. */
+async function storeAttachments(
+  services: TurnServices,
+  sessionId: string,
+  result: ToolResult,
+): Promise<{ attachments: StoredAttachment[]; notes: string[] }> {
+  const attachments: StoredAttachment[] = [];
+  const notes: string[] = [];
+  for (const attachment of result.attachments ?? []) {
+    try {
+      const sha256 = await services.store.putAttachment(sessionId, Buffer.from(attachment.data, 'base64'));
+      attachments.push({
+        sha256,
+        mimeType: attachment.mimeType,
+        size: attachment.size,
+        ...(attachment.path === undefined ? {} : { path: attachment.path }),
+      });
+    } catch (error) {
+      services.logger.error({ err: error, sessionId }, 'cannot store a tool attachment');
+      notes.push(`[Molf: an attachment (${attachment.mimeType}) could not be stored and is not shown.]`);
+    }
+  }
+  return { attachments, notes };
 }
 
 /** The instructions of the directories a read file lives in, each shown once per session, after its text. */

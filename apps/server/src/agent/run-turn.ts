@@ -8,9 +8,10 @@ import {
   type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ToolSet, tool } from 'ai';
+import type { AttachmentSupport } from '../providers/resolve-model.ts';
 import { pruneHistory } from '../sessions/prune-history.ts';
 import { compactHistory } from './compact-history.ts';
-import { instructionFilesShown, toModelMessages, toModelView } from './model-view.ts';
+import { attachmentsInView, instructionFilesShown, toModelMessages, toModelView } from './model-view.ts';
 import { describeProviderError, isContextOverflow } from './provider-errors.ts';
 import { createRepeatCallWatch, type RepeatCallWatch } from './repeat-call-watch.ts';
 import { type ModelToolCall, runModelStep } from './run-model-step.ts';
@@ -40,6 +41,8 @@ type TurnState = {
   watch: RepeatCallWatch;
   instructions: Instructions['files'];
   shownInstructions: Set<string>;
+  /** Attachments read for this turn's requests, base64 by SHA-256. */
+  media: Map<string, string>;
   signal: AbortSignal;
 };
 
@@ -96,6 +99,7 @@ export async function runTurn(
       watch: createRepeatCallWatch(),
       instructions: await services.instructions.read(session.workerId, { signal }),
       // Instructions count as shown only while the model still sees them (not summarised or pruned away).
+      media: new Map(),
       shownInstructions: instructionFilesShown(
         pruneHistory(toModelView(history), { contextTokens: limits.contextTokens }),
       ),
@@ -168,16 +172,22 @@ async function takeStep(
     });
     return 'error';
   }
+  const resolved = services.models.resolve({ prompt: state.modelId });
+  const view = pruneHistory(toModelView(history), {
+    contextTokens: limits.contextTokens,
+    aggressive: options.aggressive,
+  });
   const outcome = await runModelStep({
-    model: services.models.resolve({ prompt: state.modelId }).model,
+    model: resolved.model,
     system: toSystemPrompt({
       workdir: registration.workdir,
       workerName: registration.name,
       instructions: state.instructions,
     }),
-    messages: toModelMessages(
-      pruneHistory(toModelView(history), { contextTokens: limits.contextTokens, aggressive: options.aggressive }),
-    ),
+    messages: toModelMessages(view, {
+      support: resolved.attachments,
+      media: await loadMedia(services, state, { view, support: resolved.attachments }),
+    }),
     tools: toToolSet(tools),
     signal,
     streamIdleTimeoutMs: limits.streamIdleTimeoutMs,
@@ -252,6 +262,25 @@ async function takeStep(
     return 'doom_loop';
   }
   return 'continue';
+}
+
+/** The bytes of the attachments a step shows the model, read once per turn. */
+async function loadMedia(
+  services: TurnServices,
+  state: TurnState,
+  options: { view: readonly SessionMessage[]; support: AttachmentSupport },
+): Promise<ReadonlyMap<string, string>> {
+  for (const attachment of attachmentsInView(options.view)) {
+    const image = attachment.mimeType.startsWith('image/');
+    const shown = image ? options.support.images : attachment.mimeType === 'application/pdf' && options.support.pdf;
+    if (!shown || state.media.has(attachment.sha256)) continue;
+    const bytes = await services.store.readAttachment(state.sessionId, attachment.sha256).catch((error: unknown) => {
+      services.logger.warn({ err: error, sessionId: state.sessionId }, 'cannot read a stored attachment');
+      return undefined;
+    });
+    if (bytes !== undefined) state.media.set(attachment.sha256, Buffer.from(bytes).toString('base64'));
+  }
+  return state.media;
 }
 
 function toToolSet(descriptors: readonly ToolDescriptor[]): ToolSet {

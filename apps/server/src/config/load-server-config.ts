@@ -4,7 +4,7 @@ import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
 import type { AgentSettings } from '../agent/index.ts';
 import { safeParseOrigin } from '../auth/origin-policy.ts';
-import { CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
+import { AttachmentViewSchema, CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 
 /** The server's JSONC config file (`--config`, default `{dataDir}/config.jsonc` when it exists). */
 export const ServerConfigFileSchema = z.strictObject({
@@ -35,6 +35,11 @@ export const ServerConfigFileSchema = z.strictObject({
     .optional(),
   /** Where Ollama listens (default $OLLAMA_HOST or http://127.0.0.1:11434). */
   ollamaHost: z.string().optional(),
+  /**
+   * What models can see of tool attachments, by provider or model id: `"ollama/llava": "images"`.
+   * Defaults: OpenAI, Anthropic, Google images and PDF; Ollama none; custom providers images.
+   */
+  attachments: z.record(z.string().min(1), AttachmentViewSchema).optional(),
   agent: z
     .strictObject({
       maxSteps: z.number().int().min(1).max(200),
@@ -88,6 +93,7 @@ export function toModelSettings(
       ...(file.keys === undefined ? {} : { keys: file.keys }),
       ...(file.providers === undefined ? {} : { custom: file.providers }),
       ...(file.ollamaHost === undefined ? {} : { ollamaHost: file.ollamaHost }),
+      ...(file.attachments === undefined ? {} : { attachments: file.attachments }),
     },
     agent: file.agent ?? {},
   };

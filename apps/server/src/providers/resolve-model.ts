@@ -6,8 +6,14 @@ import { MolfError } from '@molf/protocol';
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
 
+/** What models can see of a tool result's attachments: nothing, images, or images and PDF documents. */
+export const AttachmentViewSchema = z.enum(['none', 'images', 'images-and-pdf']);
+export type AttachmentView = z.infer<typeof AttachmentViewSchema>;
+
 /** An OpenAI-compatible endpoint declared in the server config (llama.cpp, vLLM, LM Studio, OpenRouter…). */
 export const CustomProviderSchema = z.object({
+  /** What its models can see of attachments (read_file of an image, MCP images). Default `images`. */
+  attachments: AttachmentViewSchema.optional(),
   baseURL: z.url(),
   apiKey: z.string().optional(),
   headers: z.record(z.string(), z.string()).optional(),
@@ -25,14 +31,34 @@ export type ProviderSettings = {
   custom?: Record<string, CustomProvider>;
   /** Where `ollama/…` models are served. Default `$OLLAMA_HOST` or `http://127.0.0.1:11434`. */
   ollamaHost?: string;
+  /**
+   * What models can see of attachments, by provider (`ollama`) or model id (`ollama/llava`), the
+   * model id first. Defaults: OpenAI, Anthropic and Google models images and PDF; Ollama models
+   * none (most local models read text only); custom providers their `attachments`, else images.
+   */
+  attachments?: Record<string, AttachmentView>;
   /** The environment keys are read from. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
 };
 
+/** How a model is shown a tool result's images and documents. */
+export type AttachmentSupport = {
+  images: boolean;
+  pdf: boolean;
+  /** The provider takes them inside the tool result; otherwise they follow in a user message. */
+  inToolResults: boolean;
+};
+
+export type ResolvedModel = { id: string; model: LanguageModel; attachments: AttachmentSupport };
+
 export type ModelResolver = {
   /** The model for a prompt: prompt's, else session's, else the server default. */
-  resolve(options: { prompt?: string | undefined; session?: string | undefined }): { id: string; model: LanguageModel };
+  resolve(options: { prompt?: string | undefined; session?: string | undefined }): ResolvedModel;
 };
+
+function toSupport(view: AttachmentView, inToolResults: boolean): AttachmentSupport {
+  return { images: view !== 'none', pdf: view === 'images-and-pdf', inToolResults };
+}
 
 const BUILT_IN = ['openai', 'anthropic', 'google', 'ollama'] as const;
 
@@ -49,7 +75,19 @@ function requireKey(provider: string, key: string | undefined, variable: string)
 /** Turns `provider/model` ids into AI SDK models: built-in providers, Ollama and custom endpoints. */
 export function createModelResolver(settings: ProviderSettings = {}): ModelResolver {
   const env = settings.env ?? process.env;
-  const cache = new Map<string, LanguageModel>();
+  const cache = new Map<string, ResolvedModel>();
+
+  function attachmentsOf(id: string, provider: string): AttachmentSupport {
+    const configured = settings.attachments?.[id] ?? settings.attachments?.[provider];
+    // Anthropic takes images and documents inside a tool result; the others get them in a user
+    // message right after the results (chat-completions endpoints accept only text there).
+    const inToolResults = provider === 'anthropic';
+    if (configured !== undefined) return toSupport(configured, inToolResults);
+    const custom = settings.custom?.[provider];
+    if (custom !== undefined) return toSupport(custom.attachments ?? 'images', false);
+    if (provider === 'ollama') return toSupport('none', false);
+    return toSupport('images-and-pdf', inToolResults);
+  }
 
   function build(id: string): LanguageModel {
     const slash = id.indexOf('/');
@@ -107,12 +145,12 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
           'no model: pass one with the prompt, set one on the session, or start the server with --model provider/model (or MOLF_MODEL)',
         );
       }
-      let model = cache.get(id);
-      if (model === undefined) {
-        model = build(id);
-        cache.set(id, model);
+      let resolved = cache.get(id);
+      if (resolved === undefined) {
+        resolved = { id, model: build(id), attachments: attachmentsOf(id, id.slice(0, id.indexOf('/'))) };
+        cache.set(id, resolved);
       }
-      return { id, model };
+      return resolved;
     },
   };
 }

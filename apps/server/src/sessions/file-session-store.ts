@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { type FileHandle, mkdir, open, readdir, readFile, rm } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { type FileHandle, mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { type DamagedSession, MolfError, type SessionInfo, type WorkerId } from '@molf/protocol';
@@ -48,7 +48,8 @@ export type FileSessionStoreOptions = {
  * Sessions under `{dataDir}/sessions/{id}/`: `messages.jsonl`, the history — a header line naming the
  * session and its worker, then one message per line, appended and synced as each message completes
  * (a new message costs O(1); a crash loses at most the message being written) — and `meta.json`
- * (small, rewritten atomically, at most once a second). The history is the truth: a session whose
+ * (small, rewritten atomically, at most once a second), and `attachments/{sha256}`, the images and
+ * documents of tool results, each kept once by content. The history is the truth: a session whose
  * metadata is unreadable is rebuilt from it. Listing reads only the metadata, all loaded at start;
  * the histories of live sessions are kept parsed in memory, so a turn does not re-read them.
  */
@@ -344,6 +345,31 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       touched();
       await enqueue(entry, () => writeMeta(entry));
       return toInfo(entry);
+    },
+
+    async putAttachment(sessionId, data) {
+      entryOf(sessionId);
+      const sha256 = createHash('sha256').update(data).digest('hex');
+      const directory = join(root, sessionId, 'attachments');
+      await mkdir(directory, { recursive: true, mode: 0o700 });
+      const path = join(directory, sha256);
+      // Content-addressed: the same bytes are kept once, and a file already there is already right.
+      const present = await stat(path).then(
+        (info) => info.size === data.byteLength,
+        () => false,
+      );
+      if (!present)
+        await writeFileAtomic(path, Buffer.from(data.buffer, data.byteOffset, data.byteLength), { mode: 0o600 });
+      return sha256;
+    },
+
+    async readAttachment(sessionId, sha256) {
+      entryOf(sessionId);
+      if (!/^[0-9a-f]{64}$/.test(sha256)) return undefined;
+      return readFile(join(root, sessionId, 'attachments', sha256)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return undefined;
+        throw error;
+      });
     },
 
     async idle(sessionId) {

@@ -29,6 +29,10 @@ export type SessionStore = {
   enqueue(sessionId: string, prompt: QueuedPrompt): Promise<void>;
   dequeue(sessionId: string, messageId: string): Promise<void>;
   update(sessionId: string, change: { name?: string; model?: string }): Promise<SessionInfo>;
+  /** Keeps an attachment's bytes with the session, once per content; returns their SHA-256 (hex). */
+  putAttachment(sessionId: string, data: Uint8Array): Promise<string>;
+  /** An attachment's bytes by SHA-256; undefined when the session has none such. */
+  readAttachment(sessionId: string, sha256: string): Promise<Uint8Array | undefined>;
   setStatus(sessionId: string, status: SessionInfo['status']): Promise<void>;
   /** The session's turns ended for now: the store may let go of what it keeps ready for it. */
   idle(sessionId: string): Promise<void>;
