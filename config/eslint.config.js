@@ -1,6 +1,29 @@
-// ESLint runs for one job Biome can't do with full type information: promises nobody awaits.
-// A daemon full of sockets, child processes and timers dies or hangs on a forgotten promise.
+// ESLint runs for what Biome can't do: promises nobody awaits (with full type information) and the
+// layer rules. A daemon full of sockets, child processes and timers dies or hangs on a forgotten
+// promise; layers kept by convention erode, so imports that cross them are errors.
 import tseslint from 'typescript-eslint';
+
+const APPS = ['@molf/server', '@molf/worker', '@molf/cli'];
+
+/** Deep imports into another package's files, and relative paths that leave the package. */
+const NO_REACHING_IN = [
+  { group: ['@molf/*/src', '@molf/*/src/**'], message: "Import a package's entry, never its files." },
+  {
+    regex: '^(\\.\\./)+(apps|packages)/',
+    message: 'A relative path must not leave its package: import the other package by name.',
+  },
+];
+
+/** `no-restricted-imports` with the given forbidden paths, always with the no-reaching-in patterns. */
+function restrict(paths) {
+  return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns: NO_REACHING_IN }] };
+}
+
+const appsForbidden = (message, except = []) =>
+  APPS.filter((name) => !except.includes(name)).flatMap((name) => [
+    { name, message },
+    ...(name === '@molf/server' ? [{ name: '@molf/server/router', message }] : []),
+  ]);
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'config/**'] },
@@ -14,6 +37,44 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      ...restrict([]),
     },
+  },
+  // The layers (see docs/architecture.md). Packages never import apps.
+  {
+    files: ['packages/*/src/**/*.ts'],
+    rules: restrict(appsForbidden('Packages never import apps: move the shared code into a package.')),
+  },
+  // The client may know the server only by its router type.
+  {
+    files: ['packages/client/src/**/*.ts'],
+    rules: restrict([
+      ...appsForbidden('The client knows the server only by its router type.', ['@molf/server']),
+      {
+        name: '@molf/server',
+        message:
+          "The client knows the server only by its router type: `import type { AppRouter } from '@molf/server/router'`.",
+      },
+      {
+        name: '@molf/server/router',
+        allowTypeImports: true,
+        message: "Only the router's type: `import type { AppRouter } from '@molf/server/router'`.",
+      },
+    ]),
+  },
+  // The worker never imports the server (nor the CLI).
+  {
+    files: ['apps/worker/src/**/*.ts'],
+    rules: restrict(
+      appsForbidden('The worker never imports the server or the CLI; contracts live in @molf/protocol.', [
+        '@molf/worker',
+      ]),
+    ),
+  },
+  // The server's own code imports no other app; its tests may start a real worker.
+  {
+    files: ['apps/server/src/**/*.ts'],
+    ignores: ['apps/server/src/**/*.test.ts', 'apps/server/src/testing/**'],
+    rules: restrict(appsForbidden('The server never imports another app.', ['@molf/server'])),
   },
 );

@@ -1,5 +1,5 @@
 import { type ErrorCode, ErrorCodeSchema, MolfError, type WhoAmI } from '@molf/protocol';
-import type { AppRouter } from '@molf/server';
+import type { AppRouter } from '@molf/server/router';
 import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { createBackoff } from './backoff.ts';

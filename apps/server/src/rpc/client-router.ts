@@ -1,0 +1,173 @@
+import {
+  ApprovalAnswerSchema,
+  ApprovalEventsInputSchema,
+  ApproveInputSchema,
+  DamagedSessionSchema,
+  DenyInputSchema,
+  MolfError,
+  PermissionExplanationSchema,
+  PermissionsExplainInputSchema,
+  PermissionsFileInfoSchema,
+  PermissionsWriteInputSchema,
+  SessionCreateInputSchema,
+  SessionEventsInputSchema,
+  SessionIdInputSchema,
+  SessionInfoSchema,
+  SessionListInputSchema,
+  SessionMessageSchema,
+  SessionPromptInputSchema,
+  SessionRenameInputSchema,
+  WhoAmISchema,
+  type WorkerId,
+  WorkerIdSchema,
+  WorkerInfoSchema,
+} from '@molf/protocol';
+import { z } from 'zod';
+import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
+import type { RouterServices } from './router-services.ts';
+import { anyRoleProcedure, clientProcedure, router } from './trpc.ts';
+
+/**
+ * The procedures people's clients (CLI, web) call: sessions, approvals, permissions, workers. Routers
+ * are adapters: validate with the protocol schema, call one service, return.
+ */
+export function createClientRouter(services: RouterServices) {
+  const { registry, gate, permissions, sessions, sessionEvents, agent } = services;
+
+  async function knownSession(sessionId: string) {
+    const session = await sessions.get(sessionId);
+    if (session === undefined) {
+      throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
+    }
+    return session;
+  }
+
+  function knownWorker(workerId: WorkerId): WorkerId {
+    if (registry.get(workerId) === undefined) {
+      throw new MolfError('worker_not_found', `no worker with id ${workerId} has ever registered with this server`, {
+        field: 'workerId',
+      });
+    }
+    return workerId;
+  }
+
+  return router({
+    auth: router({
+      whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => ({
+        role: ctx.role,
+        serverVersion: services.serverVersion,
+      })),
+    }),
+
+    workers: router({
+      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list()),
+    }),
+
+    sessions: router({
+      create: clientProcedure
+        .input(SessionCreateInputSchema)
+        .output(SessionInfoSchema)
+        .mutation(({ input }) => {
+          knownWorker(input.workerId);
+          return sessions.create(input);
+        }),
+      list: clientProcedure
+        .input(SessionListInputSchema)
+        .output(
+          z.object({
+            sessions: z.array(SessionInfoSchema),
+            total: z.number().int(),
+            damaged: z.array(DamagedSessionSchema),
+          }),
+        )
+        .query(({ input }) => sessions.list(input)),
+      get: clientProcedure
+        .input(SessionIdInputSchema)
+        .output(z.object({ session: SessionInfoSchema, messages: z.array(SessionMessageSchema) }))
+        .query(async ({ input }) => {
+          const session = await knownSession(input.sessionId);
+          return { session, messages: await sessions.messages(input.sessionId) };
+        }),
+      rename: clientProcedure
+        .input(SessionRenameInputSchema)
+        .output(SessionInfoSchema)
+        .mutation(async ({ input }) => {
+          await knownSession(input.sessionId);
+          return sessions.update(input.sessionId, { name: input.name });
+        }),
+      delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+        // A damaged session can be deleted too: the store throws only for an unknown one.
+        agent.abort(input.sessionId);
+        await sessions.delete(input.sessionId);
+        gate.clearSession(input.sessionId);
+        sessionEvents.forget(input.sessionId);
+        return { deleted: true };
+      }),
+      prompt: clientProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
+      abort: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+        await knownSession(input.sessionId);
+        return { aborted: agent.abort(input.sessionId) };
+      }),
+      /** Every event after `lastEventId`, then live ones (tRPC tracked ids): no gap, no duplicate. */
+      events: clientProcedure.input(SessionEventsInputSchema).subscription(async function* ({ input, signal }) {
+        await knownSession(input.sessionId);
+        yield* sessionEvents.stream({
+          sessionId: input.sessionId,
+          lastEventId: input.lastEventId,
+          fromNow: input.fromNow,
+          signal,
+        });
+      }),
+    }),
+
+    approvals: router({
+      approve: clientProcedure
+        .input(ApproveInputSchema)
+        .output(ApprovalAnswerSchema)
+        .mutation(({ input, ctx }) =>
+          gate.approve({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
+        ),
+      deny: clientProcedure
+        .input(DenyInputSchema)
+        .output(ApprovalAnswerSchema)
+        .mutation(({ input, ctx }) =>
+          gate.deny({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
+        ),
+      list: clientProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
+      /** Pending approvals (and broken permission files) first, then live events. */
+      events: clientProcedure
+        .input(ApprovalEventsInputSchema)
+        .subscription(({ input, signal }) => streamApprovalEvents(gate, input, signal)),
+    }),
+
+    permissions: router({
+      show: clientProcedure
+        .input(z.object({ workerId: WorkerIdSchema }))
+        .output(PermissionsFileInfoSchema)
+        .query(async ({ input }) => {
+          const workerId = knownWorker(input.workerId);
+          const { text, version } = await permissions.readText(workerId);
+          const { problem } = await permissions.load(workerId);
+          return {
+            workerId,
+            path: permissions.pathOf(workerId),
+            text,
+            version,
+            ...(problem === undefined ? {} : { problem }),
+          };
+        }),
+      write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
+        const workerId = knownWorker(input.workerId);
+        await permissions.writeText(workerId, input.text, { baseVersion: input.baseVersion });
+        gate.recordRulesChange({ workerId, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } });
+        return { path: permissions.pathOf(workerId) };
+      }),
+      explain: clientProcedure
+        .input(PermissionsExplainInputSchema)
+        .output(PermissionExplanationSchema)
+        .query(({ input }) => gate.explain({ ...input, workerId: knownWorker(input.workerId) })),
+    }),
+  });
+}
+
+export type ClientRouter = ReturnType<typeof createClientRouter>;

@@ -1,0 +1,24 @@
+import type { AgentRunner } from '../agent/index.ts';
+import type { ApprovalGate } from '../approvals/approval-gate.ts';
+import type { PermissionsStore } from '../approvals/permissions-store.ts';
+import type { SessionEvents } from '../sessions/session-events.ts';
+import type { SessionStore } from '../sessions/session-store.ts';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import type { WorkerRegistry } from '../workers/worker-registry.ts';
+
+/** The services the routers adapt: every procedure calls one of them. */
+export type RouterServices = {
+  registry: WorkerRegistry;
+  /** Whether a credential still exists (fixed ones always do). */
+  isCredentialActive: (credentialId: string) => boolean;
+  /** Whether a credential is one of the server's fixed tokens. */
+  isCredentialFixed: (credentialId: string) => boolean;
+  dispatcher: JobDispatcher;
+  serverVersion: string;
+  gate: ApprovalGate;
+  permissions: PermissionsStore;
+  sessions: SessionStore;
+  sessionEvents: SessionEvents;
+  agent: AgentRunner;
+  onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+};
