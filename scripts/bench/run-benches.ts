@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the link, tools, permissions, sessions, events and sandbox benchmarks, each in its own process (so one's
+ * `pnpm bench`: the link, gate, tools, permissions, sessions, events and sandbox benchmarks, each in its own process (so one's
  * sockets and timers can't skew the other), with the same flags (--quick, --json, --rounds N).
  */
 import { spawnSync } from 'node:child_process';
@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 const benches = [
   'link-bench.ts',
+  'gate-bench.ts',
   'tools-bench.ts',
   'permissions-bench.ts',
   'sessions-bench.ts',

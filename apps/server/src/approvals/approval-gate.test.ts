@@ -772,3 +772,65 @@ describe('files a shell line reads and writes', () => {
     }
   });
 });
+
+describe('the path check folded into the call', () => {
+  /** Counts the gate's questions to the worker about where paths lead. */
+  function countPathChecks(link: Link) {
+    const { dispatcher } = link.server;
+    const original = dispatcher.request.bind(dispatcher);
+    const counted = { paths: 0 };
+    dispatcher.request = ((options: Parameters<typeof original>[0]) => {
+      if (options.request.method === 'paths/resolve') counted.paths += 1;
+      return original(options);
+    }) as typeof dispatcher.request;
+    return counted;
+  }
+
+  it('runs a file tool call the rules allow without asking the worker where its path leads first', async () => {
+    await using link = await startTestLink();
+    await writePermissions(link, '{ "*": "ask", "read_file": "allow", "write_file": "allow" }');
+    await writeFile(join(link.workdir, 'notes.txt'), 'plain text\n');
+    const checks = countPathChecks(link);
+    const read = await run(link, { sessionId: randomUUID(), tool: 'read_file', args: { path: 'notes.txt' } });
+    expect(read.output).toContain('plain text');
+    const written = await run(link, {
+      sessionId: randomUUID(),
+      tool: 'write_file',
+      args: { path: 'new.txt', content: 'x' },
+    });
+    expect(written.error).toBeUndefined();
+    expect(checks.paths).toBe(0);
+  });
+
+  it('judges a call again on where a link really leads, and never runs it on the first judgement', async () => {
+    await using link = await startTestLink();
+    await writePermissions(link, '{ "*": "ask", "read_file": { "*": "allow", ".env": "deny" } }');
+    await writeFile(join(link.workdir, '.env'), 'TOKEN=secret\n');
+    await symlink('.env', join(link.workdir, 'harmless.txt'));
+    const checks = countPathChecks(link);
+    const result = await run(link, { sessionId: randomUUID(), tool: 'read_file', args: { path: 'harmless.txt' } });
+    expect(result.meta?.errorKind).toBe('permission_denied');
+    expect(result.error).toContain('.env');
+    expect(result.output).not.toContain('secret');
+    expect(checks.paths).toBe(1);
+  });
+
+  it('asks the worker before a person is asked, so the person sees where the path really leads', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client);
+    await writePermissions(link, '{ "*": "ask" }');
+    await writeFile(join(link.workdir, 'real.txt'), 'x\n');
+    await symlink('real.txt', join(link.workdir, 'alias.txt'));
+    const checks = countPathChecks(link);
+    const sessionId = randomUUID();
+    const call = run(link, { sessionId, tool: 'read_file', args: { path: 'alias.txt' } });
+    await waitFor(() => watch.requested().length === 1, { what: 'the read to ask' });
+    expect(checks.paths).toBe(1);
+    expect(watch.requested()[0]?.subjects.map((subject) => subject.label)).toEqual(
+      expect.arrayContaining([expect.stringContaining('real.txt')]),
+    );
+    await client.rpc.approvals.deny.mutate({ sessionId, approvalId: watch.requested()[0]?.approvalId ?? '' });
+    expect((await call).meta?.errorKind).toBe('permission_denied');
+  });
+});

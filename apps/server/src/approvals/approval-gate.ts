@@ -48,6 +48,12 @@ export type GateRequest = {
   /** What waits, as clients show it. Default: a tool call of the session. */
   kind?: ApprovalKind;
   /**
+   * Where the call's paths are taken to lead: `predicted` lets a file tool call allowed or denied by
+   * rule go without asking the worker first (see `CallPathResolver.predict`); `worker` always asks.
+   * Default `predicted`.
+   */
+  paths?: 'predicted' | 'worker';
+  /**
    * Requests of one worker with the same key share one pending approval: a worker that asks again
    * (after a dropped link) joins the question already waiting instead of asking a second time.
    */
@@ -63,6 +69,8 @@ export type GateOutcome =
       readRules?: ReadRule[];
       /** Where each path argument led when the call was judged (absolute, canonical). */
       approvedPaths?: Record<string, string>;
+      /** The paths were predicted, not asked of the worker: a refusal with meta.pathMoved means judge again. */
+      predicted?: boolean;
     }
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
@@ -339,6 +347,8 @@ export function createApprovalGate(options: {
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
     }
+    const folded = request.paths === 'worker' ? undefined : await judgePredicted(request);
+    if (folded !== undefined) return folded;
     const resolved = await resolver.resolve({
       workerId: request.workerId,
       tool: request.tool,
@@ -389,6 +399,31 @@ export function createApprovalGate(options: {
       return joined;
     }
     return ask(request, { evaluation, callPaths: resolved.value, home });
+  }
+
+  /**
+   * A file tool call judged on where its paths lead if no link is in the way, without a round trip
+   * to the worker: an allow pins those paths (the worker refuses the call if one leads elsewhere,
+   * and it is judged again), a deny stands. Undefined when the call must ask the worker first — no
+   * prediction, or a person must answer (who must see where the path really leads).
+   */
+  async function judgePredicted(request: GateRequest): Promise<GateOutcome | undefined> {
+    const callPaths = resolver.predict(request);
+    if (callPaths === undefined || protectedPath(request, callPaths) !== undefined) return undefined;
+    const home = registry.registration(request.workerId)?.home;
+    const evaluation = await evaluate(request, { callPaths, home });
+    const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
+    const { decision } = evaluation;
+    if (decision.type === 'allow') {
+      record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
+      const outcome = await allowed(request, { callPaths, home });
+      return outcome.type === 'allow' ? { ...outcome, predicted: true } : outcome;
+    }
+    if (decision.type === 'deny') {
+      record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
+      return { type: 'deny', message: refusal(request, evaluation), errorKind: 'permission_denied' };
+    }
+    return undefined;
   }
 
   /** Opens an approval for a person to answer and waits for the answer. */

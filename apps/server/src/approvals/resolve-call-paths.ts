@@ -1,3 +1,4 @@
+import { isAbsolute, relative, resolve as resolvePath } from 'node:path';
 import type { PermissionEngine, PermissionRule } from '@molf/permissions';
 import { toReadRules } from '@molf/permissions';
 import { type ToolErrorKind, toResolvePathsParams, type WorkerId } from '@molf/protocol';
@@ -22,6 +23,14 @@ export type PathResolutionFailure = {
 };
 
 export type CallPathResolver = {
+  /**
+   * Where a file tool's paths lead if no link is in the way: each path resolved against the workdir
+   * as written, with no question to the worker. A call allowed on these runs with them pinned: the
+   * worker refuses it (meta.pathMoved) when a path really leads elsewhere, and the call is judged
+   * again on what the worker says. Undefined for calls that must ask the worker first (shell lines,
+   * patterns, directories read whole, `~`, an offline worker).
+   */
+  predict(call: { workerId: WorkerId; tool: string; args: Record<string, unknown> }): CallPaths | undefined;
   /** Asks the call's worker where the call's paths lead; a call without paths needs no question. */
   resolve(call: {
     workerId: WorkerId;
@@ -54,6 +63,23 @@ export function createCallPathResolver(options: {
 }): CallPathResolver {
   const { engine, store, registry, dispatcher } = options;
   return {
+    predict(call) {
+      const registration = registry.registration(call.workerId);
+      if (registration === undefined || call.tool === 'shell_exec') return undefined;
+      const wanted = engine.pathArguments({ tool: call.tool, args: call.args, home: registration.home });
+      if (wanted.length === 0) return undefined;
+      const paths = new Map<string, readonly string[]>();
+      for (const entry of wanted) {
+        if (entry.pattern || entry.tree !== undefined) return undefined;
+        if (entry.path.includes('\0') || entry.path.startsWith('~')) return undefined;
+        const absolute = resolvePath(registration.workdir, entry.path);
+        const fromWorkdir = relative(registration.workdir, absolute);
+        const inside = fromWorkdir === '' || (!fromWorkdir.startsWith('..') && !isAbsolute(fromWorkdir));
+        paths.set(entry.path, inside ? [fromWorkdir || '.', absolute] : [absolute]);
+      }
+      return { paths, trees: new Map() };
+    },
+
     async resolve(call) {
       const home = registry.registration(call.workerId)?.home;
       // A file tool's path, or the files a shell line reads and writes (its glob patterns expanded there).

@@ -67,6 +67,34 @@ export function createToolCallRunner(options: {
     return result;
   }
 
+  async function check(
+    call: GatedToolCall,
+    request: { toolCallId: string; paths?: GateRequest['paths'] },
+  ): Promise<{ toolCallId: string; outcome: GateOutcome }> {
+    const { toolCallId } = request;
+    const outcome = await options.gate
+      .check({
+        sessionId: call.sessionId,
+        workerId: call.workerId,
+        toolCallId,
+        tool: call.tool,
+        args: call.args,
+        ...(request.paths === undefined ? {} : { paths: request.paths }),
+        ...(call.agent === undefined ? {} : { agent: call.agent }),
+        ...(call.signal === undefined ? {} : { signal: call.signal }),
+      })
+      .catch((error: unknown): GateOutcome => {
+        // A failure inside the gate must never let the call through, nor kill the turn.
+        options.logger.error({ err: error, tool: call.tool, toolCallId }, 'the approval gate failed');
+        return {
+          type: 'deny',
+          message: `The call was not run: the approval gate failed (${(error as Error).message}).`,
+          errorKind: 'permission_denied',
+        };
+      });
+    return { toolCallId, outcome };
+  }
+
   async function runOnServer(call: GatedToolCall, toolCallId: string, tool: ServerTool): Promise<ToolResult> {
     const parsed = tool.definition.args.safeParse(call.args);
     if (!parsed.success) {
@@ -106,31 +134,17 @@ export function createToolCallRunner(options: {
 
   return {
     async run(call) {
-      const toolCallId = call.toolCallId ?? randomUUID();
-      const outcome = await options.gate
-        .check({
-          sessionId: call.sessionId,
-          workerId: call.workerId,
-          toolCallId,
-          tool: call.tool,
-          args: call.args,
-          ...(call.agent === undefined ? {} : { agent: call.agent }),
-          ...(call.signal === undefined ? {} : { signal: call.signal }),
-        })
-        .catch((error: unknown): GateOutcome => {
-          // A failure inside the gate must never let the call through, nor kill the turn.
-          options.logger.error({ err: error, tool: call.tool, toolCallId }, 'the approval gate failed');
-          return {
-            type: 'deny',
-            message: `The call was not run: the approval gate failed (${(error as Error).message}).`,
-            errorKind: 'permission_denied',
-          };
-        });
+      const { toolCallId, outcome } = await check(call, { toolCallId: call.toolCallId ?? randomUUID() });
       if (outcome.type === 'deny') return toErrorResult(outcome.errorKind, outcome.message);
       const serverTool = options.catalog.serverTool(call.tool);
-      return serverTool === undefined
-        ? await runOnWorker(call, toolCallId, outcome)
-        : await runOnServer(call, toolCallId, serverTool);
+      if (serverTool !== undefined) return await runOnServer(call, toolCallId, serverTool);
+      const result = await runOnWorker(call, toolCallId, outcome);
+      if (outcome.predicted !== true || result.meta?.pathMoved !== true) return result;
+      // A path leads elsewhere than written (a link): judged again on where it really leads, and
+      // run under a new id (the worker may still hold the first one's result).
+      const checked = await check(call, { toolCallId: randomUUID(), paths: 'worker' });
+      if (checked.outcome.type === 'deny') return toErrorResult(checked.outcome.errorKind, checked.outcome.message);
+      return await runOnWorker(call, checked.toolCallId, checked.outcome);
     },
   };
 }

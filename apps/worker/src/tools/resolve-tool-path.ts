@@ -237,10 +237,12 @@ export async function checkApprovedPaths(
       .then(canonicalize)
       .catch(() => undefined);
     if (now !== approved) {
-      return toErrorResult(
+      const refusal = toErrorResult(
         'permission_denied',
         `"${given}" now leads to ${now ?? 'a path that cannot be resolved'}, not to ${approved} as when the call was checked; nothing was done. Make the call again so that it is checked again.`,
       );
+      // The server may judge the call again on where the path leads now (see the gate's predicted paths).
+      return { ...refusal, meta: { ...refusal.meta, pathMoved: true } };
     }
   }
   return undefined;
