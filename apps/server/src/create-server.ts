@@ -16,17 +16,18 @@ import {
   openAuditLog,
   type PermissionsStore,
 } from './approvals/index.ts';
-import { createConnectionGuard, isWebSocketProtocolError } from './auth/connection-guard.ts';
 import { type CredentialStore, openCredentialStore } from './auth/credential-store.ts';
-import { createOriginPolicy, type OriginDecision, parseOrigins } from './auth/origin-policy.ts';
 import { roleFromPrefix } from './auth/tokens.ts';
 import { ensureDataDir } from './data-dir.ts';
-import { createHttpHandler, toWorkerHealth } from './http/handle-http.ts';
 import { createModelResolver, type ProviderSettings } from './providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from './rpc/router.ts';
 import type { RpcContext } from './rpc/trpc.ts';
+import { toWorkerHealth } from './services/health-report.ts';
 import { createSessionEvents, openSessionStore, type SessionStore } from './sessions/index.ts';
 import { createToolCallRunner, createToolCatalog, type ServerTool, type ToolCallRunner } from './tools/index.ts';
+import { createConnectionGuard, isWebSocketProtocolError } from './transport/connection-guard.ts';
+import { createHttpHandler } from './transport/handle-http.ts';
+import { createOriginPolicy, type OriginDecision, parseOrigins } from './transport/origin-policy.ts';
 import { SERVER_VERSION } from './version.ts';
 import { createJobDispatcher, type JobDispatcher } from './workers/job-dispatcher.ts';
 import { loadWorkerRegistry, type WorkerRegistry } from './workers/worker-registry.ts';
