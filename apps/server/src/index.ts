@@ -11,6 +11,7 @@ export {
 } from './create-server.ts';
 export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
+export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 export { openSessionStore, type SessionStore } from './sessions/index.ts';
 export { safeParseOrigin } from './transport/origin-policy.ts';
 export { SERVER_VERSION } from './version.ts';
