@@ -15,8 +15,10 @@ const NO_REACHING_IN = [
 ];
 
 /** `no-restricted-imports` with the given forbidden paths, always with the no-reaching-in patterns. */
-function restrict(paths) {
-  return { '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns: NO_REACHING_IN }] };
+function restrict(paths, patterns = []) {
+  return {
+    '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns: [...NO_REACHING_IN, ...patterns] }],
+  };
 }
 
 const appsForbidden = (message, except = []) =>
@@ -76,5 +78,27 @@ export default tseslint.config(
     files: ['apps/server/src/**/*.ts'],
     ignores: ['apps/server/src/**/*.test.ts', 'apps/server/src/testing/**'],
     rules: restrict(appsForbidden('The server never imports another app.', ['@molf/server'])),
+  },
+  // The server's services know no sockets: TLS, pairing and a second instance touch only transport/.
+  {
+    files: ['apps/server/src/**/*.ts'],
+    ignores: [
+      'apps/server/src/transport/**',
+      'apps/server/src/create-server.ts',
+      'apps/server/src/index.ts',
+      // The config file names what both build: services and transport.
+      'apps/server/src/config/**',
+      'apps/server/src/**/*.test.ts',
+      'apps/server/src/testing/**',
+    ],
+    rules: restrict(
+      [
+        ...appsForbidden('The server never imports another app.', ['@molf/server']),
+        { name: 'ws', message: 'Sockets belong to apps/server/src/transport.' },
+        { name: 'node:http', allowTypeImports: true, message: 'Sockets belong to apps/server/src/transport.' },
+        { name: '@trpc/server/adapters/ws', message: 'Sockets belong to apps/server/src/transport.' },
+      ],
+      [{ group: ['**/transport', '**/transport/**'], message: 'Services never import the transport.' }],
+    ),
   },
 );

@@ -67,3 +67,15 @@ describe('the layer rules (config/eslint.config.js)', () => {
     ).toEqual([expect.stringContaining('must not leave its package')]);
   });
 });
+
+describe('the server layers', () => {
+  it('refuse sockets and the transport in the services', async () => {
+    expect(await layerErrors('apps/server/src/agent', "import { WebSocketServer } from 'ws';")).toEqual([
+      expect.stringContaining('Sockets belong to apps/server/src/transport'),
+    ]);
+    expect(
+      await layerErrors('apps/server/src/services', "import { serveWebSocket } from '../transport/index.ts';"),
+    ).toEqual([expect.stringContaining('Services never import the transport')]);
+    expect(await layerErrors('apps/server/src/transport', "import { WebSocketServer } from 'ws';")).toEqual([]);
+  });
+});

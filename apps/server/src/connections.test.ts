@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { createMolfClient } from '@molf/client';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -65,6 +66,39 @@ describe('connections', () => {
     expect(await openCredentialStore({ dataDir: data.path }).revoke(credential.id)).toBe(true);
     await waitFor(() => statuses.includes('rejected'), { what: 'the revoked connection to be refused' });
     expect(statuses).toContain('closed');
+  });
+
+  it('answers a refused token check with its code on the wire: unauthorized without a token, internal when the credentials file is broken', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path });
+    const { token } = await server.credentials.create({ role: 'client', label: 'laptop' });
+    const answerTo = async (params: Record<string, string>) => {
+      const raw = new WebSocket(`${server.url}?connectionParams=1`);
+      const answer = new Promise<unknown>((resolve) =>
+        raw.once('message', (frame) => resolve(JSON.parse(String(frame)))),
+      );
+      await new Promise((resolve) => raw.on('open', resolve));
+      raw.send(JSON.stringify({ method: 'connectionParams', data: params }));
+      try {
+        return await answer;
+      } finally {
+        raw.terminate();
+      }
+    };
+
+    expect(await answerTo({})).toMatchObject({
+      id: null,
+      error: { code: -32001, message: expect.stringMatching(/^no token/), data: { code: 'unauthorized' } },
+    });
+    await writeFile(server.credentials.path, 'not json');
+    expect(await answerTo({ token })).toMatchObject({
+      id: null,
+      error: {
+        code: -32603,
+        message: expect.stringContaining('credentials.json is not valid JSON'),
+        data: { code: 'internal' },
+      },
+    });
   });
 
   it('drops a worker that stops answering pings and marks it offline', async () => {

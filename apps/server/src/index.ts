@@ -1,5 +1,4 @@
 export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
-export { safeParseOrigin } from './auth/origin-policy.ts';
 export { generateToken } from './auth/tokens.ts';
 export { loadServerConfigFile, type ServerConfigFile, toModelSettings } from './config/load-server-config.ts';
 export {
@@ -12,6 +11,8 @@ export {
 } from './create-server.ts';
 export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
+export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 export { openFileSessionStore, type SessionStore } from './sessions/index.ts';
+export { safeParseOrigin } from './transport/origin-policy.ts';
 export { SERVER_VERSION } from './version.ts';
 export { DEFAULT_DISPATCH_MARGIN_MS, type DispatchOptions, type JobDispatcher } from './workers/job-dispatcher.ts';

@@ -3,8 +3,8 @@ import { safeParseJsonc } from '@molf/permissions';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
 import type { AgentSettings } from '../agent/index.ts';
-import { safeParseOrigin } from '../auth/origin-policy.ts';
 import { AttachmentViewSchema, CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
+import { safeParseOrigin } from '../transport/origin-policy.ts';
 
 /** The server's JSONC config file (`--config`, default `{dataDir}/config.jsonc` when it exists). */
 export const ServerConfigFileSchema = z.strictObject({

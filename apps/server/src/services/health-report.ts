@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { WorkerInfo } from '@molf/protocol';
 
+/** What `/healthz` answers: the services' state, readable without a token. */
 export type HealthReport = {
   status: 'ok';
   version: string;
@@ -28,21 +28,4 @@ export function toWorkerHealth(workers: readonly WorkerInfo[]): WorkerHealth {
     else sandbox.off += 1;
   }
   return { online: online.length, known: workers.length, sandbox };
-}
-
-/** Plain HTTP next to the WebSocket endpoint: `GET /healthz` for probes. */
-export function createHttpHandler(options: { health: () => HealthReport }) {
-  return (request: IncomingMessage, response: ServerResponse) => {
-    const path = new URL(request.url ?? '/', 'http://localhost').pathname;
-    if (path === '/healthz') {
-      if (request.method !== 'GET' && request.method !== 'HEAD') {
-        response.writeHead(405, { allow: 'GET, HEAD' }).end();
-        return;
-      }
-      const body = JSON.stringify(options.health());
-      response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(body);
-      return;
-    }
-    response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found' }));
-  };
 }

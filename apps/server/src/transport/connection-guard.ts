@@ -2,7 +2,7 @@ import { unwatchFile, watchFile } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '@molf/logging';
 import type { WebSocket } from 'ws';
-import type { CredentialStore } from './credential-store.ts';
+import type { CredentialStore } from '../auth/credential-store.ts';
 import { setSocketPayloadLimit } from './set-socket-payload-limit.ts';
 
 /** An error ws raises for a peer's bad frame (too large, bad opcode, invalid UTF-8…). */

@@ -1,14 +1,14 @@
 import type { Logger } from '@molf/logging';
-import type { ApprovalGate } from '../approvals/approval-gate.ts';
-import type { SessionEvents } from './session-events.ts';
-import type { SessionStore } from './session-store.ts';
+import type { ApprovalGate } from '../approvals/index.ts';
+import type { SessionEvents, SessionStore } from '../sessions/index.ts';
 
 /**
- * Approvals of a session are part of its event stream too. Approvals that belong to no stored
- * session (an MCP server's start, a call run outside any session) stay on the approval stream only.
- * Each approval's resolution follows its request, whatever the store takes to answer.
+ * Approvals of a session are part of its event stream too: a client following a session sees what
+ * waits for an answer without subscribing to the gate. Approvals of no stored session (a worker's
+ * MCP server start, a call run outside any session) stay on the gate's own stream. Each approval's
+ * resolution follows its request, whatever the store takes to answer. Returns the function that stops it.
  */
-export function publishApprovalsToSessions(options: {
+export function forwardApprovalsToSessions(options: {
   gate: ApprovalGate;
   sessions: SessionStore;
   events: SessionEvents;

@@ -1,0 +1,54 @@
+import type { Logger } from '@molf/logging';
+import { ConnectionParamsSchema, isMolfError, MolfError } from '@molf/protocol';
+import type { CredentialStore, Verified } from '../auth/credential-store.ts';
+import { roleFromPrefix } from '../auth/tokens.ts';
+
+export type AuthenticateConnectionOptions = {
+  /** Checks the token; only `verify` is used. */
+  credentials: Pick<CredentialStore, 'verify'>;
+  logger: Logger;
+  /** What the peer sent as tRPC connection params, not yet validated. */
+  connectionParams: unknown;
+  /** For the log lines of a refusal. */
+  remoteAddress: string | undefined;
+  /**
+   * Asked once the credential is known: whether the socket may still be served. The connection
+   * guard says no for a socket it refused or timed out meanwhile. Default: always.
+   */
+  admit?: (credentialId: string) => boolean;
+};
+
+/**
+ * The token check of a new connection: its connection params to the credential they carry, or a
+ * `MolfError` — `unauthorized` (no token, an unknown one, a socket the guard refused) or
+ * `internal` (the credentials file cannot be read: nobody gets in, and the message says why).
+ */
+export function authenticateConnection(options: AuthenticateConnectionOptions): Verified {
+  const { logger, remoteAddress } = options;
+  const params = ConnectionParamsSchema.safeParse(options.connectionParams ?? {});
+  if (!params.success) {
+    logger.warn({ remoteAddress }, 'connection refused: no token');
+    throw new MolfError('unauthorized', 'no token: connect with a client or worker token in the connection params');
+  }
+  let verified: Verified | undefined;
+  try {
+    verified = options.credentials.verify(params.data.token);
+  } catch (error) {
+    logger.error({ err: error }, 'connection refused: the credentials file cannot be read');
+    throw new MolfError('internal', isMolfError(error) ? error.message : 'the server cannot read its credentials', {
+      cause: error,
+    });
+  }
+  if (verified === undefined) {
+    const claimed = roleFromPrefix(params.data.token);
+    logger.warn({ remoteAddress, claimedRole: claimed }, 'connection refused: unknown token');
+    throw new MolfError(
+      'unauthorized',
+      `invalid token: this server does not know that ${claimed === undefined ? '' : `${claimed} `}token`,
+    );
+  }
+  if (options.admit !== undefined && !options.admit(verified.credentialId)) {
+    throw new MolfError('unauthorized', 'this connection was refused before it authenticated');
+  }
+  return verified;
+}

@@ -1,0 +1,11 @@
+export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
+export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
+export {
+  DEFAULT_HOST,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_PORT,
+  type ServeWebSocketOptions,
+  serveWebSocket,
+  type WebSocketTransport,
+  type WebSocketTransportConfig,
+} from './serve-websocket.ts';

@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '@molf/logging';
+import { isMolfError, MolfError } from '@molf/protocol';
+import { applyWSSHandler } from '@trpc/server/adapters/ws';
+import { WebSocketServer } from 'ws';
+import type { CredentialStore } from '../auth/credential-store.ts';
+import { closeInOrder } from '../close-in-order.ts';
+import type { AppRouter } from '../rpc/router.ts';
+import { type RpcContext, toTRPCError } from '../rpc/trpc.ts';
+import type { HealthReport } from '../services/health-report.ts';
+import { authenticateConnection } from './authenticate-connection.ts';
+import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
+import { createHttpHandler } from './handle-http.ts';
+import { createOriginPolicy, type OriginDecision, parseOrigins } from './origin-policy.ts';
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 7600;
+/**
+ * Largest WebSocket message accepted, 128 MiB: a tool result may carry attachments up to
+ * 100 MB once base64-encoded framing is counted, and 1 MiB results must never come near it.
+ */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 128 * 1024 * 1024;
+
+/** How the server listens and whom it lets in; the part of the server's configuration the transport reads. */
+export type WebSocketTransportConfig = {
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 7600; 0 picks a free port (read it from the handle). */
+  port?: number;
+  /** Ping every `pingMs` (default 30 s); a socket without a pong after `pongWaitMs` (default 10 s) is closed. */
+  keepAlive?: { pingMs?: number; pongWaitMs?: number };
+  /** Default 128 MiB. */
+  maxPayloadBytes?: number;
+  /** A socket that has not authenticated within this time is closed. Default 10 s. */
+  authTimeoutMs?: number;
+  /**
+   * Sockets still waiting to authenticate, per remote address and in all; more are closed at once
+   * (code 1013), so nobody can hold the server's memory with unauthenticated sockets.
+   * Default 16 per address, 256 in all.
+   */
+  maxUnauthenticated?: { perAddress?: number; total?: number };
+  /**
+   * How often the credentials file is checked for revocations; open connections whose credential
+   * was revoked are closed. Default 2 s.
+   */
+  credentialsPollMs?: number;
+  /**
+   * Web pages that may open a WebSocket, `http(s)://host[:port]`, besides the server's own origin
+   * (its listen address and port; on loopback also 127.0.0.1, localhost and [::1]). A connection
+   * without an `Origin` header (CLI, worker) is not affected. Default none.
+   */
+  allowedOrigins?: readonly string[];
+  /** Largest message from a socket that has not authenticated yet. Default 64 KiB. */
+  preAuthMaxPayloadBytes?: number;
+};
+
+export type ServeWebSocketOptions = WebSocketTransportConfig & {
+  /** What every authenticated connection may call. */
+  router: AppRouter;
+  /** Checks each connection's token, and is watched for revocations. */
+  credentials: CredentialStore;
+  /** What `GET /healthz` answers. */
+  health: () => HealthReport;
+  logger: Logger;
+};
+
+/** One port serving HTTP (`/healthz`) and the tRPC WebSocket endpoint. */
+export type WebSocketTransport = AsyncDisposable & {
+  host: string;
+  port: number;
+  /** `ws://host:port` — what workers and clients connect to. */
+  url: string;
+  /** `http://host:port` — `/healthz` and, later, the web client. */
+  httpUrl: string;
+  /** Tells clients to reconnect, cuts every socket and stops listening. Idempotent. */
+  close(): Promise<void>;
+};
+
+/**
+ * Serves a router over WebSocket: the origin check before the upgrade, the connection guard
+ * (pre-auth limits, timeouts, revocations), the token check, keep-alive; then listens. Fails with
+ * `address_in_use` when the port is taken, having closed what it opened.
+ */
+export async function serveWebSocket(options: ServeWebSocketOptions): Promise<WebSocketTransport> {
+  const { logger, credentials } = options;
+  const host = options.host ?? DEFAULT_HOST;
+  parseOrigins(options.allowedOrigins ?? []);
+
+  const httpServer = createHttpServer(createHttpHandler({ health: options.health }));
+  const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  /** Set once the port is known; nothing can connect before. */
+  let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;
+  const wss = new WebSocketServer({
+    server: httpServer,
+    maxPayload: maxPayloadBytes,
+    // A web page's origin is checked before the upgrade, so a foreign page never gets a socket
+    // (a page on loopback could otherwise reach a loopback server; tokens still guard the rest).
+    verifyClient: (info, callback) => {
+      // ws reads `Origin` (or `Sec-WebSocket-Origin` of protocol version 8); absent means undefined.
+      const origin = info.origin as string | undefined;
+      if (originPolicy?.(origin).type === 'allow') {
+        callback(true);
+        return;
+      }
+      logger.warn({ origin, remoteAddress: info.req.socket.remoteAddress }, 'websocket refused: origin not allowed');
+      callback(false, 403, 'Forbidden');
+    },
+  });
+  // The WebSocket server re-emits every HTTP server error; without a listener a failed listen
+  // (port in use) would crash the process instead of reaching the start-up handler below.
+  let listening = false;
+  wss.on('error', (error) => {
+    if (listening) logger.error({ err: error }, 'websocket server error');
+  });
+  const guard = createConnectionGuard({
+    credentials,
+    logger,
+    ...(options.authTimeoutMs === undefined ? {} : { authTimeoutMs: options.authTimeoutMs }),
+    ...(options.maxUnauthenticated === undefined ? {} : { maxUnauthenticated: options.maxUnauthenticated }),
+    ...(options.credentialsPollMs === undefined ? {} : { credentialsPollMs: options.credentialsPollMs }),
+    maxPayloadBytes,
+    ...(options.preAuthMaxPayloadBytes === undefined ? {} : { preAuthMaxPayloadBytes: options.preAuthMaxPayloadBytes }),
+  });
+  wss.on('connection', (socket, request) => guard.admit(socket, request));
+
+  const handler = applyWSSHandler<AppRouter>({
+    wss,
+    router: options.router,
+    keepAlive: {
+      enabled: true,
+      pingMs: options.keepAlive?.pingMs ?? 30_000,
+      pongWaitMs: options.keepAlive?.pongWaitMs ?? 10_000,
+    },
+    createContext({ req, res, info }): RpcContext {
+      const remoteAddress = req.socket.remoteAddress;
+      let verified: ReturnType<typeof authenticateConnection>;
+      try {
+        verified = authenticateConnection({
+          credentials,
+          logger,
+          connectionParams: info.connectionParams,
+          remoteAddress,
+          admit: (credentialId) => guard.authenticated(res, credentialId),
+        });
+      } catch (error) {
+        // A failed createContext never passes the procedures' middleware (tRPC answers it straight
+        // through the error formatter), so its application error gets its RPC code here.
+        throw isMolfError(error) ? toTRPCError(error) : error;
+      }
+      const connectionId = randomUUID();
+      logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');
+      return { ...verified, connectionId, remoteAddress, request: req };
+    },
+    onError({ error, path, type }) {
+      if (isWebSocketProtocolError(error.cause)) {
+        // A peer's bad frame (too large, malformed): ws closed the socket and the guard logged it.
+        logger.debug({ code: error.cause.code, message: error.message }, 'websocket protocol error');
+      } else if (error.code === 'INTERNAL_SERVER_ERROR') {
+        logger.error({ err: error, path, type }, 'rpc call failed');
+      } else {
+        logger.debug({ code: error.code, path, type, message: error.message }, 'rpc call rejected');
+      }
+    },
+  });
+
+  const requestedPort = options.port ?? DEFAULT_PORT;
+  await new Promise<void>((resolvePromise, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      httpServer.off('listening', onListening);
+      if (error.code === 'EADDRINUSE') {
+        reject(
+          new MolfError(
+            'address_in_use',
+            `port ${requestedPort} on ${host} is already in use: stop the other process or pick another port (--port 0 picks a free one)`,
+            { cause: error },
+          ),
+        );
+      } else {
+        reject(error);
+      }
+    };
+    const onListening = () => {
+      httpServer.off('error', onError);
+      resolvePromise();
+    };
+    httpServer.once('error', onError);
+    httpServer.once('listening', onListening);
+    httpServer.listen(requestedPort, host);
+  }).catch(async (error: unknown) => {
+    guard.close();
+    await new Promise<void>((resolvePromise) => wss.close(() => resolvePromise()));
+    throw error;
+  });
+  listening = true;
+
+  const { port } = httpServer.address() as AddressInfo;
+  originPolicy = createOriginPolicy({
+    host,
+    port,
+    ...(options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }),
+  });
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closing: Promise<void> | undefined;
+  function close(): Promise<void> {
+    closing ??= closeInOrder([
+      () => guard.close(),
+      () => handler.broadcastReconnectNotification(),
+      () => {
+        for (const client of wss.clients) client.terminate();
+      },
+      () => new Promise<void>((resolvePromise) => wss.close(() => resolvePromise())),
+      () => httpServer.closeAllConnections(),
+      () => new Promise<void>((resolvePromise) => httpServer.close(() => resolvePromise())),
+    ]);
+    return closing;
+  }
+
+  return {
+    host,
+    port,
+    url: `ws://${urlHost}:${port}`,
+    httpUrl: `http://${urlHost}:${port}`,
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
