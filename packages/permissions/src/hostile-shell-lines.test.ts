@@ -788,6 +788,18 @@ describe('git reads, writes and settings in their other spellings', () => {
   )('%s (every command allowed, rm denied)', (_title, row) => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
+
+  // The table of sub-commands whose options run commands was read by key: an inherited property of
+  // every object (`constructor`) was taken for an entry and the analysis threw.
+  it.each(
+    cases([
+      { command: 'git constructor', decision: 'allow', why: 'a sub-command named like an object property' },
+      { command: 'git __proto__ x', decision: 'allow', why: 'and another' },
+      { command: 'git toString; rm -rf y', decision: 'deny', why: 'a deny after it still holds' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
 });
 
 describe('secrets the default rules keep and assignments in expansions', () => {

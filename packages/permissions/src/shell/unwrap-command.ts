@@ -505,7 +505,7 @@ function unwrapGit(options: Unwrap, words: readonly ShellWord[]): void {
     default:
       break;
   }
-  const runs = GIT_RUNS_VALUE[sub.value] ?? new Set<string>();
+  const runs = (Object.hasOwn(GIT_RUNS_VALUE, sub.value) ? GIT_RUNS_VALUE[sub.value] : undefined) ?? new Set<string>();
   const read = readOptions(rest, {
     start: 0,
     withValue: new Set([...runs, ...(sub.value === 'clone' ? ['-c', '--config', '--template'] : ['--template'])]),
