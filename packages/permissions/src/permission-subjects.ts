@@ -13,7 +13,7 @@ import { findDenyProbes } from './shell/deny-probes.ts';
 import { withoutGlobalOptions } from './shell/global-options.ts';
 import type { ShellParser } from './shell/shell-parser.ts';
 import { renderWords, toVisible } from './shell/shell-words.ts';
-import { readsProgramFromStdin } from './shell/unwrap-command.ts';
+import { readsProgramFromStdin } from './shell/stdin-programs.ts';
 
 /** One thing a tool call's rules are matched against: a path, a simple command, a name. */
 export type PermissionSubject = {

@@ -1,4 +1,4 @@
-import type { createBashViewer } from './bash-view.ts';
+import type { BashViewer } from './bash-view.ts';
 import type { ShellParser } from './shell-parser.ts';
 import { renderWords, type ShellWord, type WordContext } from './shell-words.ts';
 import { type Assignment, judgeAssignment } from './variable-assignments.ts';
@@ -112,7 +112,10 @@ export type SourcePosition = { source: string; at: number };
 /** A stretch of one source. */
 export type SourceRange = { source: string; start: number; end: number };
 
-/** The state of one line's analysis, shared by its parts; `analyze` and `record` are its entry points. */
+/**
+ * The state of one line's analysis, shared by its parts. The parts add what they find to it; what a
+ * command or a piece of code runs in turn they return (`InnerRun`), and only the analyser follows it.
+ */
 export type AnalysisState = {
   parser: ShellParser;
   context: WordContext;
@@ -121,7 +124,7 @@ export type AnalysisState = {
   analysisDeadline: number;
   nodes: number;
   analysis: ShellAnalysis;
-  view: ReturnType<typeof createBashViewer>;
+  view: BashViewer;
   loops: LoopBinding[];
   /** Where the command being recorded stands (a wrapped command stands where its wrapper does). */
   position: SourcePosition | undefined;
@@ -129,29 +132,15 @@ export type AnalysisState = {
   directories: string[];
   /** Where the line certainly is no longer in its start directory: after `cd x &&`, to the end of that chain. */
   awayFromStart: SourceRange[];
-  /** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`). */
-  analyze(options: { source: string; via: string[]; nesting: number }): void;
-  /**
-   * Scans text the parser could not read for commands that only count for deny (the line asks
-   * anyway): every stretch between operators.
-   */
-  scan(options: { source: string; via: string[]; nesting: number }): void;
-  /** Records a command with the files it names and what it runs in turn. */
-  record(options: RecordOptions): SimpleCommand;
-};
-
-export type RecordOptions = {
-  words: ShellWord[];
-  via: string[];
-  nesting: number;
-  /** Where the command stands in its source, when it was read from one (not derived from a wrapper). */
-  position?: SourcePosition;
-  derived?: boolean;
-  onlyDeny?: boolean;
 };
 
 export function addProblem(state: AnalysisState, problem: string): void {
   if (!state.analysis.problems.includes(problem)) state.analysis.problems.push(problem);
+}
+
+/** Why a line asks when wrappers and payloads stand inside each other deeper than `maxNesting`. */
+export function nestingProblem(limits: ShellAnalysisLimits): string {
+  return `commands are wrapped more than ${limits.maxNesting} levels deep`;
 }
 
 export const NAME_PROBLEM = 'bash may read a word as a variable name, and a subscript in a name can run commands';

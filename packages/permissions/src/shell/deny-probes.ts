@@ -1,9 +1,9 @@
 import { analyzeShellLine, type SimpleCommand } from './analyze-shell-line.ts';
 import { isKnownPlainCommand } from './command-arity.ts';
 import { FILE_COMMANDS } from './file-arguments.ts';
+import { programName } from './program-name.ts';
 import type { ShellParser } from './shell-parser.ts';
 import { renderWords } from './shell-words.ts';
-import { basename } from './unwrap-command.ts';
 
 /** At most this many probes per command: a line of many words stays cheap. */
 const MAX_PROBES = 64;
@@ -27,7 +27,7 @@ export function findDenyProbes(
   if (command.redirect === true || command.unwrapped === true) return [];
   const [name, ...rest] = command.words;
   if (name === undefined) return [];
-  const program = basename(name.value);
+  const program = programName(name.value);
   if (name.isStatic && (isKnownPlainCommand(program) || Object.hasOwn(FILE_COMMANDS, program))) return [];
   const via = [...command.via, `${name.isStatic ? program : name.value} (an unknown program)`];
   const probes: SimpleCommand[] = [];
