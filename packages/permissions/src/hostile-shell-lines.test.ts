@@ -7,6 +7,7 @@ import type { PermissionEngine, ToolCallEvaluation } from './permission-engine.t
 import type { PermissionRule } from './permission-rule.ts';
 import {
   cases,
+  createFakeClock,
   createWarmEngine,
   defaultAndUserRules,
   evaluateLine,
@@ -193,9 +194,12 @@ describe('denies that must not degrade to asks', () => {
   });
 
   it('denies a denied command after the analysis time ran out', async () => {
-    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0 } });
+    // A clock that moves on every reading: the payload is met after the deadline.
+    const clock = createFakeClock({ tick: 1 });
+    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0, now: clock.now } });
     const evaluation = evaluateLine(impatient, "bash -c 'ls'; ls; rm -rf x", { layers: { file: rules } });
     expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+    expect(evaluation.problems).toContain('the analysis took longer than 0 ms');
   });
 });
 

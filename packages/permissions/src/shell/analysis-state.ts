@@ -72,10 +72,15 @@ export type ShellAnalysis = {
 export type ShellAnalysisLimits = {
   /** Longer lines are not parsed at all (only scanned for denied commands). */
   maxSourceChars: number;
-  /** Parsing of one line and its payloads together is cancelled after this. */
+  /** Parsing of one line and its payloads together is cancelled after this (by `now`). */
   parseTimeoutMs: number;
-  /** No payload (`bash -c '…'`) is parsed after this; what was parsed is still read to its end. */
+  /** No payload (`bash -c '…'`) is parsed after this (by `now`); what was parsed is still read to its end. */
   analysisTimeoutMs: number;
+  /**
+   * The clock the time limits are measured by, in milliseconds. Default: `performance.now()`. Tests
+   * inject a fake one, so that no verdict depends on how busy the machine is.
+   */
+  now: () => number;
   /** Syntax nodes per line, all payloads together; more makes the line ask. */
   maxNodes: number;
   /** Simple commands per line; more makes the line ask (all of them are still checked for deny). */
@@ -96,6 +101,7 @@ export const SHELL_ANALYSIS_LIMITS: Readonly<ShellAnalysisLimits> = {
   maxSourceChars: 128 * 1024,
   parseTimeoutMs: 50,
   analysisTimeoutMs: 100,
+  now: () => performance.now(),
   maxNodes: 100_000,
   maxCommands: 256,
   maxNesting: 8,

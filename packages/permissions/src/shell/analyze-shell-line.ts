@@ -48,7 +48,7 @@ export function analyzeShellLine(
   options: { home?: string | undefined; limits?: Partial<ShellAnalysisLimits> | undefined } = {},
 ): ShellAnalysis {
   const limits = { ...SHELL_ANALYSIS_LIMITS, ...options.limits };
-  const now = performance.now();
+  const now = limits.now();
   const state: AnalysisState = {
     parser,
     context: { home: options.home },
@@ -138,7 +138,7 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
     return;
   }
   // The line itself is always parsed; its payloads only while there is time.
-  if (nesting > 0 && performance.now() > state.analysisDeadline) {
+  if (nesting > 0 && limits.now() > state.analysisDeadline) {
     addProblem(state, ANALYSIS_TIMEOUT_PROBLEM(limits));
     scanRoughly(state, options.source, options);
     return;
@@ -147,8 +147,8 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
   // again (`eval rm\ -rf\ x` hands eval the words `rm -rf x`).
   const viewed = state.view.view(nesting > 0 ? state.view.restore(options.source) : options.source);
   for (const problem of viewed.problems) addProblem(state, problem);
-  const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - performance.now();
-  const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining }) : undefined;
+  const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - limits.now();
+  const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining, now: limits.now }) : undefined;
   if (tree === undefined) {
     addProblem(state, `parsing took longer than ${limits.parseTimeoutMs} ms`);
     scanRoughly(state, options.source, options);
