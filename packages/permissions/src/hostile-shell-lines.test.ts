@@ -201,6 +201,15 @@ describe('denies that must not degrade to asks', () => {
     expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
     expect(evaluation.problems).toContain('the analysis took longer than 0 ms');
   });
+
+  it("reads an unknown program's arguments by the engine's limits and clock too", async () => {
+    const clock = createFakeClock({ tick: 1 });
+    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0, now: clock.now } });
+    const evaluation = evaluateLine(impatient, `mywrapper "bash -c 'rm -rf x'"`, { layers: { file: rules } });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+    // The probe's payload is met after the deadline: only scanned, and its rm still denies.
+    expect(evaluation.decidedBy?.label).toBe('rm -rf x (via mywrapper (an unknown program) → bash -c → rough scan)');
+  });
 });
 
 describe('wrappers that run another command', () => {

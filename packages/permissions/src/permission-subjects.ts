@@ -193,7 +193,7 @@ function commandSubject(command: SimpleCommand, options: SubjectOptions, probes:
   // A stretch of an unreadable line is matched as it is: probing each would cost more than it finds.
   if (probes && !(command.onlyDeny === true && command.via.includes('rough scan'))) {
     subject.denyProbes = () =>
-      findDenyProbes(options.parser, command, { home: options.home }).map((probe) =>
+      findDenyProbes(options.parser, command, { home: options.home, limits: options.limits }).map((probe) =>
         commandSubject(probe, options, false),
       );
   }
