@@ -7,6 +7,7 @@ import type { PermissionEngine, ToolCallEvaluation } from './permission-engine.t
 import type { PermissionRule } from './permission-rule.ts';
 import {
   cases,
+  createFakeClock,
   createWarmEngine,
   defaultAndUserRules,
   evaluateLine,
@@ -193,9 +194,21 @@ describe('denies that must not degrade to asks', () => {
   });
 
   it('denies a denied command after the analysis time ran out', async () => {
-    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0 } });
+    // A clock that moves on every reading: the payload is met after the deadline.
+    const clock = createFakeClock({ tick: 1 });
+    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0, now: clock.now } });
     const evaluation = evaluateLine(impatient, "bash -c 'ls'; ls; rm -rf x", { layers: { file: rules } });
     expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+    expect(evaluation.problems).toContain('the analysis took longer than 0 ms');
+  });
+
+  it("reads an unknown program's arguments by the engine's limits and clock too", async () => {
+    const clock = createFakeClock({ tick: 1 });
+    const impatient = await createWarmEngine({ limits: { analysisTimeoutMs: 0, now: clock.now } });
+    const evaluation = evaluateLine(impatient, `mywrapper "bash -c 'rm -rf x'"`, { layers: { file: rules } });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+    // The probe's payload is met after the deadline: only scanned, and its rm still denies.
+    expect(evaluation.decidedBy?.label).toBe('rm -rf x (via mywrapper (an unknown program) → bash -c → rough scan)');
   });
 });
 
@@ -784,6 +797,18 @@ describe('git reads, writes and settings in their other spellings', () => {
       { command: "git -c interactive.diffFilter='rm x' add -p", decision: 'deny', why: 'a filter key' },
       { command: "git -c sendemail.sendmailcmd='rm x' send-email", decision: 'deny', why: 'a …cmd key' },
       { command: 'git show HEAD:src/a.ts', decision: 'allow', why: 'an ordinary file' },
+    ]),
+  )('%s (every command allowed, rm denied)', (_title, row) => {
+    expectDecision(shell(row.command, { layers: everything }), row);
+  });
+
+  // The table of sub-commands whose options run commands was read by key: an inherited property of
+  // every object (`constructor`) was taken for an entry and the analysis threw.
+  it.each(
+    cases([
+      { command: 'git constructor', decision: 'allow', why: 'a sub-command named like an object property' },
+      { command: 'git __proto__ x', decision: 'allow', why: 'and another' },
+      { command: 'git toString; rm -rf y', decision: 'deny', why: 'a deny after it still holds' },
     ]),
   )('%s (every command allowed, rm denied)', (_title, row) => {
     expectDecision(shell(row.command, { layers: everything }), row);

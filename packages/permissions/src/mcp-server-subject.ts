@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { escapeGlob } from './permission-rule.ts';
-import type { ToolCallSubjects } from './permission-subjects.ts';
+import type { ToolCallSubjects } from './tool-call-subjects.ts';
 
 /**
  * The rule key under which starting an MCP server of `.mcp.json` is approved. Writing `.mcp.json`

@@ -39,11 +39,36 @@ export function defaultAndUserRules(): PermissionRule[] {
   return [...parseRules(readDefaultPermissionsText()), ...parseRules(JSON.stringify(USER_SHELL_RULES))];
 }
 
-/** An engine warmed up, so the first evaluations of a test don't run in a cold WebAssembly engine. */
+/**
+ * A clock for the shell analysis's time limits that moves only when the test moves it (or, with
+ * `tick`, by that much each time it is read): a verdict that depends on the time left must never
+ * depend on how busy the machine is.
+ */
+export function createFakeClock(options: { tick?: number } = {}): { now: () => number; advance(ms: number): void } {
+  let time = 0;
+  return {
+    now: () => {
+      time += options.tick ?? 0;
+      return time;
+    },
+    advance: (ms) => {
+      time += ms;
+    },
+  };
+}
+
+/**
+ * An engine warmed up, so the first evaluations of a test don't run in a cold WebAssembly engine.
+ * Its analysis clock stands still unless `limits.now` gives another: no time limit runs out in a
+ * test that does not ask for it, however loaded the machine.
+ */
 export async function createWarmEngine(
   options: Parameters<typeof createPermissionEngine>[0] = {},
 ): Promise<PermissionEngine> {
-  const engine = await createPermissionEngine(options);
+  const engine = await createPermissionEngine({
+    ...options,
+    limits: { now: createFakeClock().now, ...options.limits },
+  });
   for (let round = 0; round < 5; round += 1) {
     engine.evaluate({
       tool: 'shell_exec',

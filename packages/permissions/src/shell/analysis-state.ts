@@ -1,4 +1,4 @@
-import type { createBashViewer } from './bash-view.ts';
+import type { BashViewer } from './bash-view.ts';
 import type { ShellParser } from './shell-parser.ts';
 import { renderWords, type ShellWord, type WordContext } from './shell-words.ts';
 import { type Assignment, judgeAssignment } from './variable-assignments.ts';
@@ -72,10 +72,15 @@ export type ShellAnalysis = {
 export type ShellAnalysisLimits = {
   /** Longer lines are not parsed at all (only scanned for denied commands). */
   maxSourceChars: number;
-  /** Parsing of one line and its payloads together is cancelled after this. */
+  /** Parsing of one line and its payloads together is cancelled after this (by `now`). */
   parseTimeoutMs: number;
-  /** No payload (`bash -c '…'`) is parsed after this; what was parsed is still read to its end. */
+  /** No payload (`bash -c '…'`) is parsed after this (by `now`); what was parsed is still read to its end. */
   analysisTimeoutMs: number;
+  /**
+   * The clock the time limits are measured by, in milliseconds. Default: `performance.now()`. Tests
+   * inject a fake one, so that no verdict depends on how busy the machine is.
+   */
+  now: () => number;
   /** Syntax nodes per line, all payloads together; more makes the line ask. */
   maxNodes: number;
   /** Simple commands per line; more makes the line ask (all of them are still checked for deny). */
@@ -96,6 +101,7 @@ export const SHELL_ANALYSIS_LIMITS: Readonly<ShellAnalysisLimits> = {
   maxSourceChars: 128 * 1024,
   parseTimeoutMs: 50,
   analysisTimeoutMs: 100,
+  now: () => performance.now(),
   maxNodes: 100_000,
   maxCommands: 256,
   maxNesting: 8,
@@ -112,7 +118,10 @@ export type SourcePosition = { source: string; at: number };
 /** A stretch of one source. */
 export type SourceRange = { source: string; start: number; end: number };
 
-/** The state of one line's analysis, shared by its parts; `analyze` and `record` are its entry points. */
+/**
+ * The state of one line's analysis, shared by its parts. The parts add what they find to it; what a
+ * command or a piece of code runs in turn they return (`InnerRun`), and only the analyser follows it.
+ */
 export type AnalysisState = {
   parser: ShellParser;
   context: WordContext;
@@ -121,7 +130,7 @@ export type AnalysisState = {
   analysisDeadline: number;
   nodes: number;
   analysis: ShellAnalysis;
-  view: ReturnType<typeof createBashViewer>;
+  view: BashViewer;
   loops: LoopBinding[];
   /** Where the command being recorded stands (a wrapped command stands where its wrapper does). */
   position: SourcePosition | undefined;
@@ -129,29 +138,15 @@ export type AnalysisState = {
   directories: string[];
   /** Where the line certainly is no longer in its start directory: after `cd x &&`, to the end of that chain. */
   awayFromStart: SourceRange[];
-  /** Analyzes a command line a wrapper hands to a shell (`bash -c '…'`). */
-  analyze(options: { source: string; via: string[]; nesting: number }): void;
-  /**
-   * Scans text the parser could not read for commands that only count for deny (the line asks
-   * anyway): every stretch between operators.
-   */
-  scan(options: { source: string; via: string[]; nesting: number }): void;
-  /** Records a command with the files it names and what it runs in turn. */
-  record(options: RecordOptions): SimpleCommand;
-};
-
-export type RecordOptions = {
-  words: ShellWord[];
-  via: string[];
-  nesting: number;
-  /** Where the command stands in its source, when it was read from one (not derived from a wrapper). */
-  position?: SourcePosition;
-  derived?: boolean;
-  onlyDeny?: boolean;
 };
 
 export function addProblem(state: AnalysisState, problem: string): void {
   if (!state.analysis.problems.includes(problem)) state.analysis.problems.push(problem);
+}
+
+/** Why a line asks when wrappers and payloads stand inside each other deeper than `maxNesting`. */
+export function nestingProblem(limits: ShellAnalysisLimits): string {
+  return `commands are wrapped more than ${limits.maxNesting} levels deep`;
 }
 
 export const NAME_PROBLEM = 'bash may read a word as a variable name, and a subscript in a name can run commands';

@@ -1,25 +1,32 @@
-import type { Node, TreeCursor } from 'web-tree-sitter';
+import type { Node } from 'web-tree-sitter';
 import {
   type AnalysisState,
   addProblem,
   judge,
   NAME_PROBLEM,
+  nestingProblem,
   pushCommand,
   SHELL_ANALYSIS_LIMITS,
   type ShellAnalysis,
   type ShellAnalysisLimits,
-  SUBSCRIPT_WITH_CODE,
+  type SimpleCommand,
+  type SourcePosition,
 } from './analysis-state.ts';
 import { ARITHMETIC_PROBLEM, arithmeticOperands, readsRunTimeValue, testsVariableName } from './arithmetic.ts';
 import { createBashViewer } from './bash-view.ts';
+import { builtinCallbacksOf } from './builtin-callbacks.ts';
+import { recordArguments, recordMentions, recordShellEffects } from './command-effects.ts';
+import { assignmentOf, commandWords } from './command-words.ts';
+import type { InnerRun } from './inner-run.ts';
 import { findStructureProblem } from './parsed-structure.ts';
-import { recordCommand } from './record-command.ts';
-import { isDescriptorWord, visitFedProgram, visitFileRedirect, visitRedirectedStatement } from './redirections.ts';
+import { programName } from './program-name.ts';
+import { findFedPrograms, findFedStatement, visitFileRedirect } from './redirections.ts';
 import type { ShellParser } from './shell-parser.ts';
-import { renderWords, type ShellWord, staticWord, toShellWord, toSimpleShellWord, toVisible } from './shell-words.ts';
-import { visitHeredocBody, visitUnparsedCode } from './unparsed-code.ts';
-import { basename, readsProgramFromStdin } from './unwrap-command.ts';
-import type { Assignment } from './variable-assignments.ts';
+import { renderWords, type ShellWord, staticWord, toShellWord, toVisible } from './shell-words.ts';
+import { readsProgramFromStdin } from './stdin-programs.ts';
+import { findHeredocCode, visitUnparsedCode } from './unparsed-code.ts';
+import { unwrapCommand } from './unwrap-command.ts';
+import { TRANSPARENT_WRAPPERS } from './wrapper-tables.ts';
 
 export {
   type FileAccess,
@@ -41,7 +48,7 @@ export function analyzeShellLine(
   options: { home?: string | undefined; limits?: Partial<ShellAnalysisLimits> | undefined } = {},
 ): ShellAnalysis {
   const limits = { ...SHELL_ANALYSIS_LIMITS, ...options.limits };
-  const now = performance.now();
+  const now = limits.now();
   const state: AnalysisState = {
     parser,
     context: { home: options.home },
@@ -55,9 +62,6 @@ export function analyzeShellLine(
     position: undefined,
     directories: [],
     awayFromStart: [],
-    analyze: (payload) => analyzeSource(state, payload),
-    scan: (text) => scanRoughly(state, text.source, text),
-    record: (command) => recordCommand(state, command),
   };
   analyzeSource(state, { source, via: [], nesting: 0 });
   const { analysis } = state;
@@ -113,7 +117,7 @@ function scanRoughly(state: AnalysisState, source: string, place: { via: string[
     if (seen.has(text)) continue;
     seen.add(text);
     // Recorded like any command (`sudo rm -rf x` is unwrapped), only for deny.
-    state.record({
+    record(state, {
       words: words.map(staticWord),
       via: [...place.via, 'rough scan'],
       nesting: place.nesting,
@@ -134,7 +138,7 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
     return;
   }
   // The line itself is always parsed; its payloads only while there is time.
-  if (nesting > 0 && performance.now() > state.analysisDeadline) {
+  if (nesting > 0 && limits.now() > state.analysisDeadline) {
     addProblem(state, ANALYSIS_TIMEOUT_PROBLEM(limits));
     scanRoughly(state, options.source, options);
     return;
@@ -143,8 +147,8 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
   // again (`eval rm\ -rf\ x` hands eval the words `rm -rf x`).
   const viewed = state.view.view(nesting > 0 ? state.view.restore(options.source) : options.source);
   for (const problem of viewed.problems) addProblem(state, problem);
-  const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - performance.now();
-  const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining }) : undefined;
+  const remaining = nesting === 0 ? limits.parseTimeoutMs : state.parseDeadline - limits.now();
+  const tree = remaining > 0 ? state.parser.parse(viewed.source, { timeoutMs: remaining, now: limits.now }) : undefined;
   if (tree === undefined) {
     addProblem(state, `parsing took longer than ${limits.parseTimeoutMs} ms`);
     scanRoughly(state, options.source, options);
@@ -166,8 +170,101 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
 
 type Place = { source: string; via: string[]; nesting: number };
 
+/** Where what was handed on comes from: the `via` and the nesting of what handed it on. */
+type From = { via: string[]; nesting: number };
+
+type RecordOptions = {
+  words: ShellWord[];
+  via: string[];
+  nesting: number;
+  /** Where the command stands in its source, when it was read from one (not handed on by a wrapper). */
+  position?: SourcePosition;
+  derived?: boolean;
+  onlyDeny?: boolean;
+};
+
+/**
+ * Records one command found in the line or handed on by a wrapper: what it changes about the shell,
+ * the files it names, and what it runs in turn, followed here. Every command takes this path, so
+ * `timeout 5 cat .env` is judged like `cat .env`.
+ */
+function record(state: AnalysisState, options: RecordOptions): SimpleCommand {
+  const { words, via } = options;
+  // A command a wrapper runs stands where the wrapper stands (for the loops around it).
+  state.position = options.position ?? state.position;
+  const onlyDeny = options.onlyDeny === true;
+  const command = pushCommand(state, { words, via, derived: options.derived, onlyDeny });
+  if (command.opaque !== undefined) return command;
+  // A command only a deny counts for changes nothing about the shell the line's own rules judge,
+  // but the files it touches are its own (`npx tee .git/config`).
+  if (!onlyDeny) {
+    follow(state, builtinCallbacksOf(words), options);
+    recordShellEffects(state, words);
+  }
+  const files = recordArguments(state, words, { via });
+  const before = state.analysis.commands.length;
+  followWrapped(state, unwrapCommand(words), { via, nesting: options.nesting, onlyDeny });
+  if (state.analysis.commands.length === before) {
+    // A wrapper's words are its command's, which are recorded on their own.
+    recordMentions(state, words, { via, files });
+    return command;
+  }
+  command.unwrapped = true;
+  if (TRANSPARENT_WRAPPERS.has(programName((words[0] as ShellWord).value))) command.onlyDeny = true;
+  return command;
+}
+
+/**
+ * Records or analyzes, in order and one level deeper, what a command or a piece of code handed on.
+ * `maxNesting` bounds what wrappers run (`followWrapped`) and the code in a line's own words (its
+ * finders stop there); a program a heredoc feeds a shell and a builtin's callback are bounded, as
+ * they always were, by the line's length and the time limits.
+ */
+function follow(state: AnalysisState, runs: readonly InnerRun[], from: From): void {
+  for (const run of runs) followRun(state, run, from);
+}
+
+/** What a wrapper runs: wrappers inside wrappers end at `maxNesting`, and the line asks. */
+function followWrapped(state: AnalysisState, runs: readonly InnerRun[], from: From & { onlyDeny: boolean }): void {
+  for (const run of runs) {
+    if (run.type !== 'problem' && from.nesting + 1 > state.limits.maxNesting) {
+      addProblem(state, nestingProblem(state.limits));
+      continue;
+    }
+    followRun(state, run, from);
+  }
+}
+
+function followRun(state: AnalysisState, run: InnerRun, from: From & { onlyDeny?: boolean }): void {
+  const nesting = from.nesting + 1;
+  switch (run.type) {
+    case 'problem':
+      addProblem(state, run.problem);
+      return;
+    case 'command':
+      record(state, {
+        words: run.words,
+        via: [...from.via, run.via],
+        nesting,
+        derived: run.derived === true,
+        onlyDeny: from.onlyDeny === true || run.onlyDeny === true,
+      });
+      return;
+    case 'line':
+      analyzeSource(state, {
+        source: run.source,
+        via: run.via === undefined ? from.via : [...from.via, run.via],
+        nesting,
+      });
+      return;
+    case 'scan':
+      scanRoughly(state, run.source, { via: from.via, nesting });
+      return;
+  }
+}
+
 function walk(state: AnalysisState, root: Node, place: Place): void {
-  const { source, via, nesting } = place;
+  const { source, via } = place;
   state.nodes += root.descendantCount;
   if (state.nodes > state.limits.maxNodes) {
     addProblem(state, `the command has more than ${state.limits.maxNodes} syntax nodes`);
@@ -181,8 +278,11 @@ function walk(state: AnalysisState, root: Node, place: Place): void {
   for (const { name, node } of captures) {
     switch (name) {
       case 'redirected': {
-        const id = visitRedirectedStatement(state, node, { via, nesting });
-        if (id !== undefined) fed.add(id);
+        const statement = findFedStatement(state, node);
+        if (statement !== undefined) {
+          follow(state, statement.runs, place);
+          fed.add(statement.commandId);
+        }
         break;
       }
       case 'redirect':
@@ -202,11 +302,11 @@ function walk(state: AnalysisState, root: Node, place: Place): void {
         bindLoopVariable(state, node, source);
         break;
       case 'heredoc':
-        visitHeredocBody(state, node, { via, nesting });
+        follow(state, findHeredocCode(state, node, place), place);
         break;
       case 'substitution':
       case 'expansion':
-        visitUnparsedCode(state, node, { via, nesting });
+        follow(state, visitUnparsedCode(state, node, place), place);
         break;
       case 'comparison':
         if (testsVariableName(node)) addProblem(state, NAME_PROBLEM);
@@ -245,7 +345,7 @@ function visitDeclaration(state: AnalysisState, node: Node, place: Place): void 
     index === 0 ? staticWord(child.text) : toShellWord(child, state.context),
   );
   if (node.type === 'unset_command') {
-    state.record({
+    record(state, {
       words,
       via: place.via,
       nesting: place.nesting,
@@ -286,100 +386,12 @@ function visitDeclaration(state: AnalysisState, node: Node, place: Place): void 
   });
 }
 
-/** The name and static value of a `variable_assignment` node. */
-function assignmentOf(state: AnalysisState, node: Node): Omit<Assignment, 'reach'> {
-  const nameNode = node.childForFieldName('name');
-  const name =
-    nameNode?.type === 'subscript' ? (nameNode.childForFieldName('name')?.text ?? '') : (nameNode?.text ?? '');
-  const valueNode = node.childForFieldName('value');
-  if (SUBSCRIPT_WITH_CODE.test(valueNode?.text ?? '')) addProblem(state, NAME_PROBLEM);
-  // `a=([k]=v)`: the keys of an indexed array are arithmetic.
-  if (valueNode?.type === 'array' && /\[[^\]]*[A-Za-z_$`]/.test(valueNode.text)) addProblem(state, ARITHMETIC_PROBLEM);
-  if (valueNode === null) return { name, value: '', hasValue: true };
-  const value = toShellWord(valueNode, state.context);
-  return { name, value: value.isStatic ? value.value : undefined, hasValue: true };
-}
-
 /** `NAME=value` as a statement of its own: a shell variable, which reaches programs only if exported. */
 function visitBareAssignment(state: AnalysisState, node: Node): void {
   const parent = node.parent?.type;
   // Assignments before a command and in declarations are judged with them.
   if (parent === 'command' || parent === 'declaration_command') return;
   judge(state, { ...assignmentOf(state, node), reach: 'shell' });
-}
-
-/** The word under the cursor; simple words are read without building node objects. */
-function wordAt(state: AnalysisState, cursor: TreeCursor): ShellWord {
-  switch (cursor.nodeType) {
-    case 'word':
-    case 'number':
-    case 'raw_string':
-      return toSimpleShellWord(cursor.nodeType, cursor.nodeText, state.context);
-    default:
-      return toShellWord(cursor.currentNode, state.context);
-  }
-}
-
-function joinWords(left: ShellWord, right: ShellWord): ShellWord {
-  const value = `${left.value}${right.value}`;
-  if (left.isStatic && right.isStatic) return { value, isStatic: true, hasGlob: left.hasGlob || right.hasGlob };
-  return { value, isStatic: false, hasGlob: false };
-}
-
-/** The words of a command node, its assignments judged, and whether a here-string stands in it. */
-function commandWords(state: AnalysisState, node: Node, source: string): { words: ShellWord[]; hereString: boolean } {
-  const words: ShellWord[] = [];
-  let hereString = false;
-  const cursor = node.walk();
-  let wordEnd = -1;
-  const pushWord = (word: ShellWord) => {
-    // The parser reads `cat\<newline>chsegv` as two words; bash drops the line continuation and
-    // runs `catchsegv`. Join them so rules see what bash runs.
-    const previous = words[words.length - 1];
-    if (
-      previous !== undefined &&
-      wordEnd !== -1 &&
-      cursor.startIndex === wordEnd + 2 &&
-      source.startsWith('\\\n', wordEnd)
-    ) {
-      words[words.length - 1] = joinWords(previous, word);
-    } else {
-      words.push(word);
-    }
-    wordEnd = cursor.endIndex;
-  };
-  try {
-    if (!cursor.gotoFirstChild()) return { words, hereString };
-    do {
-      const type = cursor.nodeType;
-      if (type === 'comment') continue;
-      if (type === 'variable_assignment') {
-        // `NAME=value cmd`: the value reaches cmd's environment.
-        judge(state, { ...assignmentOf(state, cursor.currentNode), reach: 'environment' });
-        continue;
-      }
-      const field = cursor.currentFieldName;
-      if (field === 'name') {
-        // command_name wraps the word itself.
-        if (cursor.gotoFirstChild()) {
-          const word = wordAt(state, cursor);
-          cursor.gotoParent();
-          pushWord(word);
-        } else {
-          pushWord(wordAt(state, cursor));
-        }
-      } else if (field === 'argument') {
-        if (cursor.nodeType === 'number' && isDescriptorWord(cursor.currentNode)) continue;
-        pushWord(wordAt(state, cursor));
-      } else {
-        hereString ||= cursor.nodeType === 'herestring_redirect';
-        wordEnd = -1;
-      }
-    } while (cursor.gotoNextSibling());
-    return { words, hereString };
-  } finally {
-    cursor.delete();
-  }
 }
 
 /** The body of the heredoc whose redirect holds this command (`cat <<EOF | sh`), if any. */
@@ -406,14 +418,14 @@ function readsInput(node: Node): boolean {
 function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: boolean }): void {
   const { words, hereString } = commandWords(state, node, place.source);
   if (words.length === 0) return;
-  const command = state.record({
+  const command = record(state, {
     words,
     via: place.via,
     nesting: place.nesting,
     position: { source: place.source, at: node.startIndex },
   });
   // `cd src && …`: what follows in the chain runs only if the cd worked.
-  const name = basename((words[0] as ShellWord).value);
+  const name = programName((words[0] as ShellWord).value);
   if ((name === 'cd' || name === 'pushd') && node.nextSibling?.type === '&&') {
     let chain = node.parent;
     while (chain?.parent?.type === 'list' && chain.parent.children.some((child) => child?.type === '&&')) {
@@ -422,15 +434,20 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
     if (chain !== null) state.awayFromStart.push({ source: place.source, start: node.endIndex, end: chain.endIndex });
   }
   // `sh <<< 'cmd'`: the here-string stands inside the command node.
-  const fed = place.fed || (hereString && visitFedProgram(state, node, node.children, place));
+  let fed = place.fed;
+  if (!fed && hereString) {
+    const runs = findFedPrograms(state, node, node.children);
+    follow(state, runs, place);
+    fed = runs.length > 0;
+  }
   // Walking up the tree is costly (the parser keeps no parent links): only for a shell or an interpreter.
   if (!readsProgramFromStdin(words)) return;
   // `cat <<EOF | sh`: the body most likely is what the shell runs; a deny in it wins.
   const heredoc = heredocAround(node);
   if (heredoc !== undefined) {
-    state.analyze({
+    analyzeSource(state, {
       source: heredoc.text,
-      via: [...place.via, `${basename((words[0] as ShellWord).value)} <<`],
+      via: [...place.via, `${programName((words[0] as ShellWord).value)} <<`],
       nesting: place.nesting + 1,
     });
   }
@@ -438,7 +455,7 @@ function collectCommand(state: AnalysisState, node: Node, place: Place & { fed: 
   if (command.opaque === undefined && !fed && readsInput(node)) {
     addProblem(
       state,
-      `${basename((words[0] as ShellWord).value)} runs a program it reads from its input, which no rule sees`,
+      `${programName((words[0] as ShellWord).value)} runs a program it reads from its input, which no rule sees`,
     );
   }
 }

@@ -1,9 +1,9 @@
-import { analyzeShellLine, type SimpleCommand } from './analyze-shell-line.ts';
+import { analyzeShellLine, type ShellAnalysisLimits, type SimpleCommand } from './analyze-shell-line.ts';
 import { isKnownPlainCommand } from './command-arity.ts';
 import { FILE_COMMANDS } from './file-arguments.ts';
+import { programName } from './program-name.ts';
 import type { ShellParser } from './shell-parser.ts';
 import { renderWords } from './shell-words.ts';
-import { basename } from './unwrap-command.ts';
 
 /** At most this many probes per command: a line of many words stays cheap. */
 const MAX_PROBES = 64;
@@ -22,12 +22,16 @@ const MAX_PAYLOAD_CHARS = 4_096;
 export function findDenyProbes(
   parser: ShellParser,
   command: SimpleCommand,
-  options: { home?: string | undefined },
+  options: {
+    home?: string | undefined;
+    /** The bounds and the clock of the line's own analysis. Default: SHELL_ANALYSIS_LIMITS. */
+    limits?: Partial<ShellAnalysisLimits> | undefined;
+  },
 ): SimpleCommand[] {
   if (command.redirect === true || command.unwrapped === true) return [];
   const [name, ...rest] = command.words;
   if (name === undefined) return [];
-  const program = basename(name.value);
+  const program = programName(name.value);
   if (name.isStatic && (isKnownPlainCommand(program) || Object.hasOwn(FILE_COMMANDS, program))) return [];
   const via = [...command.via, `${name.isStatic ? program : name.value} (an unknown program)`];
   const probes: SimpleCommand[] = [];
@@ -42,7 +46,7 @@ export function findDenyProbes(
   for (const word of lineAsName ? [name, ...rest] : rest) {
     if (probes.length >= MAX_PROBES) break;
     if (!word.isStatic || word.value.length > MAX_PAYLOAD_CHARS || !/[\s;&|()`$]/.test(word.value)) continue;
-    for (const found of analyzeShellLine(parser, word.value, { home: options.home }).commands) {
+    for (const found of analyzeShellLine(parser, word.value, { home: options.home, limits: options.limits }).commands) {
       probes.push({ ...found, via: [...via, ...found.via] });
     }
   }

@@ -1,6 +1,6 @@
 import { optionSet, readOptions } from './command-options.ts';
-import { GIT_GLOBAL_OPTIONS } from './command-runners.ts';
 import type { ShellWord } from './shell-words.ts';
+import { GIT_GLOBAL_OPTIONS } from './wrapper-tables.ts';
 
 /**
  * Options that take a value and may stand before the sub-command of programs people write rules

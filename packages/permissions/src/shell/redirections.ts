@@ -1,8 +1,10 @@
 import type { Node } from 'web-tree-sitter';
-import { type AnalysisState, addProblem, pushCommand } from './analysis-state.ts';
-import { isDeviceTarget, isNetworkTarget, recordFile } from './record-command.ts';
+import { type AnalysisState, pushCommand } from './analysis-state.ts';
+import { isDeviceTarget, isNetworkTarget, recordFile } from './command-effects.ts';
+import type { InnerRun } from './inner-run.ts';
+import { programName } from './program-name.ts';
 import { renderWords, type ShellWord, staticWord, toShellWord } from './shell-words.ts';
-import { basename, readsProgramFromStdin } from './unwrap-command.ts';
+import { readsProgramFromStdin } from './stdin-programs.ts';
 
 /** Output operators that write to a file (`>&` only when its target is not a descriptor). */
 const OUTPUT_OPERATORS = new Set(['>', '>>', '&>', '&>>', '>|', '<>', '>&']);
@@ -36,11 +38,6 @@ export function visitFileRedirect(state: AnalysisState, node: Node, via: string[
 const SHELL_PROGRAMS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'yash']);
 
 /**
- * A shell given its program by a heredoc or a here-string (`bash <<'EOF' … EOF`, `sh <<< 'cmd'`):
- * that program is analyzed like `bash -c`. `command` is the command node, `redirects` the nodes
- * that may feed it (a here-string can stand inside the command node). Returns whether one did.
- */
-/**
  * `bash 0<<< 'cmd'`: the parser reads the descriptor of a here-string as an argument (a number
  * right before the redirection, with no blank between), bash as the descriptor.
  */
@@ -51,12 +48,14 @@ export function isDescriptorWord(node: Node): boolean {
   );
 }
 
-export function visitFedProgram(
-  state: AnalysisState,
-  command: Node,
-  redirects: readonly (Node | null)[],
-  options: { via: string[]; nesting: number },
-): boolean {
+/**
+ * A shell given its program by a heredoc or a here-string (`bash <<'EOF' … EOF`, `sh <<< 'cmd'`):
+ * that program is to be analyzed like `bash -c`. `command` is the command node, `redirects` the
+ * nodes that may feed it (a here-string can stand inside the command node). Returns one run per
+ * program fed (a line, or the problem of one only known when the line runs); none when no shell
+ * here reads its program from its input.
+ */
+export function findFedPrograms(state: AnalysisState, command: Node, redirects: readonly (Node | null)[]): InnerRun[] {
   const all = command.children
     .filter(
       (child) =>
@@ -72,10 +71,10 @@ export function visitFedProgram(
       ),
     );
   // The shell may stand behind wrappers (`sudo bash <<< '…'`, `env bash <<'EOF'`).
-  const at = all.findIndex((word) => word.isStatic && SHELL_PROGRAMS.has(basename(word.value)));
-  if (at === -1 || !readsProgramFromStdin(all.slice(at))) return false;
-  const name = basename((all[at] as ShellWord).value);
-  let fed = false;
+  const at = all.findIndex((word) => word.isStatic && SHELL_PROGRAMS.has(programName(word.value)));
+  if (at === -1 || !readsProgramFromStdin(all.slice(at))) return [];
+  const name = programName((all[at] as ShellWord).value);
+  const fed: InnerRun[] = [];
   for (const redirect of redirects) {
     if (redirect === null) continue;
     let program: ShellWord | undefined;
@@ -88,20 +87,22 @@ export function visitFedProgram(
       program = word === undefined || word === null ? undefined : toShellWord(word, state.context);
     }
     if (program === undefined) continue;
-    fed = true;
-    if (!program.isStatic) addProblem(state, `${name} runs a program only known when the line runs`);
-    else state.analyze({ source: program.value, via: [...options.via, `${name} <<`], nesting: options.nesting + 1 });
+    fed.push(
+      program.isStatic
+        ? { type: 'line', source: program.value, via: `${name} <<` }
+        : { type: 'problem', problem: `${name} runs a program only known when the line runs` },
+    );
   }
   return fed;
 }
 
-/** A redirected statement whose command is a shell fed its program: returns the command node's id. */
-export function visitRedirectedStatement(
+/** A redirected statement whose command is a shell fed its program: the command node's id and what it runs. */
+export function findFedStatement(
   state: AnalysisState,
   node: Node,
-  options: { via: string[]; nesting: number },
-): number | undefined {
+): { commandId: number; runs: InnerRun[] } | undefined {
   const body = node.childForFieldName('body');
   if (body?.type !== 'command') return undefined;
-  return visitFedProgram(state, body, node.children, options) ? body.id : undefined;
+  const runs = findFedPrograms(state, body, node.children);
+  return runs.length === 0 ? undefined : { commandId: body.id, runs };
 }

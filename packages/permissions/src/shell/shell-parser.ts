@@ -7,7 +7,14 @@ import { Language, Parser, Query, type Tree } from 'web-tree-sitter';
  */
 export type ShellParser = {
   /** A syntax tree, or undefined when parsing took longer than `timeoutMs`. The caller deletes the tree. */
-  parse(source: string, options: { timeoutMs: number }): Tree | undefined;
+  parse(
+    source: string,
+    options: {
+      timeoutMs: number;
+      /** The clock `timeoutMs` is measured by, in milliseconds. Default: `performance.now()`. */
+      now?: (() => number) | undefined;
+    },
+  ): Tree | undefined;
   /**
    * Finds, natively and in document order, every node the analysis reads: simple commands,
    * declarations, redirected statements, variable assignments, loop variables, heredoc bodies and
@@ -52,11 +59,11 @@ export function loadShellParser(): Promise<ShellParser> {
     );
     return {
       statements,
-      parse(source, { timeoutMs }) {
-        const deadline = performance.now() + timeoutMs;
+      parse(source, { timeoutMs, now = () => performance.now() }) {
+        const deadline = now() + timeoutMs;
         const tree = parser.parse(source, null, {
           // Returning true cancels the parse (the typings say void; the runtime reads the value).
-          progressCallback: (() => performance.now() > deadline) as () => void,
+          progressCallback: (() => now() > deadline) as () => void,
         });
         if (tree === null) {
           parser.reset();

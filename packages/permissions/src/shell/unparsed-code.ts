@@ -1,15 +1,18 @@
 import type { Node } from 'web-tree-sitter';
-import { type AnalysisState, addProblem, judge, NAME_PROBLEM } from './analysis-state.ts';
+import { type AnalysisState, addProblem, judge, NAME_PROBLEM, nestingProblem } from './analysis-state.ts';
+import type { InnerRun } from './inner-run.ts';
 
 /**
  * Backticks in an unquoted heredoc body run when the line runs, but the parser leaves them as
- * text (it parses only `$(…)` and `${…}` there): analyze each one as a line of its own.
+ * text (it parses only `$(…)` and `${…}` there): each one is a line of its own to analyze. Returns
+ * those lines and the problems found, in order.
  */
-export function visitHeredocBody(state: AnalysisState, body: Node, options: { via: string[]; nesting: number }): void {
+export function findHeredocCode(state: AnalysisState, body: Node, options: { nesting: number }): InnerRun[] {
+  const found: InnerRun[] = [];
   const start = body.parent?.children.find((child) => child?.type === 'heredoc_start');
-  if (start === undefined || start === null || /['"\\]/.test(start.text)) return;
+  if (start === undefined || start === null || /['"\\]/.test(start.text)) return found;
   const bodyText = body.text;
-  if (!bodyText.includes('`') && !bodyText.includes('$')) return;
+  if (!bodyText.includes('`') && !bodyText.includes('$')) return found;
   // Blank the substitutions the parser did read: they are analyzed already.
   let text = '';
   let copied = 0;
@@ -24,8 +27,10 @@ export function visitHeredocBody(state: AnalysisState, body: Node, options: { vi
   // The parser reads no substitution at all in a body that starts with blanks and then `$`: what
   // it left as text is scanned for denies, and the line asks.
   if (/(^|[^\\])\$[({]/.test(text)) {
-    addProblem(state, 'a heredoc holds a substitution the parser did not read');
-    state.scan({ source: text, via: options.via, nesting: options.nesting + 1 });
+    found.push(
+      { type: 'problem', problem: 'a heredoc holds a substitution the parser did not read' },
+      { type: 'scan', source: text },
+    );
   }
   let open = -1;
   for (let index = 0; index < text.length; index += 1) {
@@ -36,15 +41,16 @@ export function visitHeredocBody(state: AnalysisState, body: Node, options: { vi
       open = index + 1;
     } else if (char === '`') {
       if (options.nesting + 1 > state.limits.maxNesting) {
-        addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
-        return;
+        found.push({ type: 'problem', problem: nestingProblem(state.limits) });
+        return found;
       }
       const source = text.slice(open, index).replace(/\\([\\`$])/g, '$1');
-      state.analyze({ source, via: options.via, nesting: options.nesting + 1 });
+      found.push({ type: 'line', source });
       open = -1;
     }
   }
-  if (open !== -1) addProblem(state, 'a heredoc has a backtick without its closing one');
+  if (open !== -1) found.push({ type: 'problem', problem: 'a heredoc has a backtick without its closing one' });
+  return found;
 }
 
 /** Text the parser left as a word although bash runs it: backticks, `$( )`, `<( )`. */
@@ -54,9 +60,10 @@ const CODE_IN_TEXT = /`|\$\(|[<>]\(/;
  * Code the parser reads as plain text: nested backticks (inside backticks, bash turns `\``, `\$`
  * and `\\` into `` ` ``, `$` and `\`, so `` `echo \`rm x\`` `` runs rm), backticks and
  * substitutions in the words and patterns of `${x:-…}`, `${x#…}`, `${x/…/…}`; and `${x@P}`, which
- * expands a run-time value as a prompt (with its substitutions).
+ * expands a run-time value as a prompt (with its substitutions). Judges the assignments and adds the
+ * problems it finds; returns the code, as lines to analyze.
  */
-export function visitUnparsedCode(state: AnalysisState, node: Node, options: { via: string[]; nesting: number }): void {
+export function visitUnparsedCode(state: AnalysisState, node: Node, options: { nesting: number }): InnerRun[] {
   const sources: string[] = [];
   if (node.type === 'command_substitution') {
     if (node.firstChild?.type === '`' && /\\[`$]/.test(node.text)) {
@@ -92,11 +99,8 @@ export function visitUnparsedCode(state: AnalysisState, node: Node, options: { v
       if (child?.type === 'raw_string' && CODE_IN_TEXT.test(child.text)) sources.push(child.text.slice(1, -1));
     }
   }
-  for (const source of sources) {
-    if (options.nesting + 1 > state.limits.maxNesting) {
-      addProblem(state, `commands are wrapped more than ${state.limits.maxNesting} levels deep`);
-      return;
-    }
-    state.analyze({ source, via: options.via, nesting: options.nesting + 1 });
-  }
+  if (sources.length === 0) return [];
+  if (options.nesting + 1 > state.limits.maxNesting)
+    return [{ type: 'problem', problem: nestingProblem(state.limits) }];
+  return sources.map((source) => ({ type: 'line', source }));
 }

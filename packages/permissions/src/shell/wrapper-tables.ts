@@ -1,8 +1,80 @@
 /**
- * How a program that runs another command says which one. Option lists are space-separated, short and
- * long forms. The analysis finds the command a runner starts and judges it too, so a deny on `rm *`
- * catches `taskset -c 0 rm -rf x`.
+ * The programs that run other commands, and how each says which: the tables `unwrapCommand` reads.
+ * A program listed here has its command found and judged too, so a deny on `rm *` catches
+ * `taskset -c 0 rm -rf x`. Option lists are space-separated, short and long forms.
  */
+
+/** Shells: `-c STRING` runs a command line, no script and no `-c` reads the program from standard input. */
+export const SHELLS: ReadonlySet<string> = new Set([
+  'bash',
+  'sh',
+  'zsh',
+  'dash',
+  'ksh',
+  'mksh',
+  'fish',
+  'ash',
+  'yash',
+  'busybox',
+]);
+
+/** Shell options that take the next word as their value (`bash -o pipefail`, `--rcfile FILE`). */
+export const SHELL_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set([
+  '-o',
+  '+o',
+  '-O',
+  '+O',
+  '--rcfile',
+  '--init-file',
+]);
+
+/** Interpreters: with no script and no `-c`/`-e` they read their program from standard input. */
+export const INTERPRETERS: ReadonlySet<string> = new Set([
+  'python',
+  'python2',
+  'python3',
+  'pypy',
+  'pypy3',
+  'node',
+  'nodejs',
+  'perl',
+  'ruby',
+  'php',
+  'lua',
+  'luajit',
+  'Rscript',
+  'tclsh',
+  'osascript',
+  'pwsh',
+  'powershell',
+  'irb',
+  'ipython',
+]);
+
+/**
+ * Wrappers that change nothing about which program runs or what it may touch: `timeout 5 npm test`
+ * is judged as `npm test` (the wrapper itself can only be denied, never asked about).
+ */
+export const TRANSPARENT_WRAPPERS: ReadonlySet<string> = new Set([
+  'timeout',
+  'time',
+  'nice',
+  'ionice',
+  'nohup',
+  'stdbuf',
+  'setsid',
+  'command',
+  'builtin',
+  'exec',
+  'env',
+  'chrt',
+  'taskset',
+  'unbuffer',
+  'caffeinate',
+  'numactl',
+]);
+
+/** How a program that runs another command says which one (the `RUNNERS` table). */
 export type RunnerSpec = {
   /** Options that take a value (skipped). */
   values?: string;
@@ -29,9 +101,7 @@ export type RunnerSpec = {
   judgedByRunner?: true;
 };
 
-const GIT_GLOBAL_VALUES = '-C -c --git-dir --work-tree --namespace --exec-path --config-env --super-prefix --list-cmds';
-
-/** Runners described by their options alone. Special cases (shells, env, xargs, find, git…) are in unwrap-command. */
+/** Runners described by their options alone. Those with rules of their own (shells, env, xargs, find, git…) follow. */
 export const RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   sudo: {
     values:
@@ -187,8 +257,9 @@ export const SUBCOMMAND_RUNNERS: Readonly<Record<string, RunnerSpec>> = {
   'dotnet exec': { judgedByRunner: true },
 };
 
-/** Global options of git before its sub-command. */
-export const GIT_GLOBAL_OPTIONS = GIT_GLOBAL_VALUES;
+/** Global options of git before its sub-command that take a value. */
+export const GIT_GLOBAL_OPTIONS =
+  '-C -c --git-dir --work-tree --namespace --exec-path --config-env --super-prefix --list-cmds';
 
 /**
  * Git configuration keys whose value is a command git runs (`core.pager`, `alias.x = !cmd`,
@@ -198,3 +269,55 @@ export const GIT_COMMAND_KEY =
   /^(core\.(pager|editor|sshcommand|fsmonitor|askpass|gitproxy)|alias\..+|sequence\.editor|diff\.external|pager\..+|web\.browser|gpg(\..+)?\.program|credential(\..+)?\.helper|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack|vcs)|submodule\..+\.update|.+command|.+cmd|interactive\.difffilter|.+\.(textconv|driver|clean|smudge|process|cmd|helper|program|tool))$/i;
 export const GIT_CODE_PATH_KEY =
   /^(core\.hookspath|core\.worktree|include\.path|includeif\..+\.path|init\.templatedir|protocol\.(.+\.)?allow|http\..*ssl.*)$/i;
+
+/** Options of git sub-commands whose value is a command git runs. */
+export const GIT_RUNS_VALUE: Readonly<Record<string, string>> = {
+  rebase: '-x --exec',
+  difftool: '-x --extcmd',
+  clone: '-u --upload-pack',
+  fetch: '--upload-pack',
+  pull: '--upload-pack',
+  'ls-remote': '--upload-pack',
+  push: '--receive-pack --exec',
+  archive: '--exec',
+  'filter-branch':
+    '--tree-filter --index-filter --msg-filter --env-filter --commit-filter --parent-filter --tag-name-filter --setup',
+  'send-email': '--to-cmd --cc-cmd --header-cmd --sendmail-cmd --smtp-server',
+  instaweb: '--httpd -d --browser -b',
+};
+
+/**
+ * Options that take a value, of the wrappers read by rules of their own (`unwrapCommand`): the
+ * command starts at the first word that is neither an option nor such a value.
+ */
+export const WRAPPER_OPTIONS_WITH_VALUE = {
+  env: '-u -C -P --unset --chdir',
+  xargs:
+    '-I -L -n -P -s -d -E -a --max-args --max-procs --arg-file --delimiter --max-chars --max-lines --eof --process-slot-var',
+  parallel:
+    '-j -S -N -n -I -a -d -E -P -C --jobs --sshlogin --max-procs --arg-file --delimiter --colsep --joblog --results --tmpdir --timeout --delay --retries --load --memfree --halt --tag-string --basefile --workdir --env --return --transfer-file --id --semaphorename --nice --sshloginfile --slf --limit --termseq --resume-failed --sqlmaster --sqlworker --sqlandworker',
+  ssh: '-b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w -B',
+  su: '-g -G -s --group --supp-group --shell',
+  runuser: '-g -G -s -u --group --supp-group --shell --user',
+  flock: '-w -E --timeout --conflict-exit-code',
+  'git config': '-f --file --blob --type --default --comment',
+} as const;
+
+/** The options of `find` and `fd` that run a command for the files found (`find -exec CMD {} ;`). */
+export const FIND_EXEC_OPTIONS: Readonly<Record<'find' | 'fd', readonly string[]>> = {
+  find: ['-exec', '-execdir', '-ok', '-okdir'],
+  fd: ['-x', '--exec', '-X', '--exec-batch'],
+};
+
+/** `ssh -o Name=value` options whose value is a command ssh runs locally. */
+export const SSH_COMMAND_OPTION = /^\s*(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)\s*[=\s]\s*(.*)$/is;
+
+/** gdb's options that take a value; gdb spells long options with one dash or two (`-ex`, `--batch`). */
+export const GDB_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set(
+  'x ex iex ix p c d s e D command eval-command init-command init-eval-command pid core directory symbols exec cd data-directory'.split(
+    ' ',
+  ),
+);
+
+/** gdb's options whose value is a gdb command (`-ex 'shell rm x'`, `-ex run`). */
+export const GDB_COMMAND_OPTIONS: ReadonlySet<string> = new Set(['ex', 'iex', 'eval-command', 'init-eval-command']);

@@ -5,40 +5,21 @@ import {
   type FileAccess,
   judge,
   NAME_PROBLEM,
-  pushCommand,
-  type RecordOptions,
-  type SimpleCommand,
   type SourcePosition,
 } from './analysis-state.ts';
 import { ARITHMETIC_PROBLEM } from './arithmetic.ts';
 import { optionSet, readOptions } from './command-options.ts';
 import { DEVICE_TARGETS, fileArgumentsOf, hasFileSpec } from './file-arguments.ts';
+import { programName } from './program-name.ts';
 import { renderWords, type ShellWord } from './shell-words.ts';
-import { basename, runsProgramFromPipe, unwrapCommand } from './unwrap-command.ts';
+import { runsProgramFromPipe } from './stdin-programs.ts';
 import { setExportsAssignments } from './variable-assignments.ts';
 
-/**
- * Wrappers that change nothing about which program runs or what it may touch: `timeout 5 npm test`
- * is judged as `npm test` (the wrapper itself can only be denied, never asked about).
+/*
+ * What one command does besides running what it names: the shell state it changes, the files it
+ * names, the options that make it run code of their own. What it runs in turn (`unwrapCommand`,
+ * `builtinCallbacksOf`) is the analyser's to follow.
  */
-const TRANSPARENT_WRAPPERS = new Set([
-  'timeout',
-  'time',
-  'nice',
-  'ionice',
-  'nohup',
-  'stdbuf',
-  'setsid',
-  'command',
-  'builtin',
-  'exec',
-  'env',
-  'chrt',
-  'taskset',
-  'unbuffer',
-  'caffeinate',
-  'numactl',
-]);
 
 const NETWORK_TARGET = /^\/dev\/(tcp|udp)\//;
 /** Paths through a process's own view of the filesystem (its cwd, root, descriptors). */
@@ -147,10 +128,11 @@ const LINE_CHANGING_SHOPTS = /^(expand_aliases|dotglob|nocaseglob|globstar|extgl
 /**
  * What a command changes about the shell itself: variables it assigns by name (`read NAME`,
  * `printf -v NAME`, `mapfile NAME`, `getopts OPTS NAME`, `let NAME=…`, `make NAME=…`), the directory
- * (`cd`), options (`set -a`, `shopt -s expand_aliases`), aliases and the command hash.
+ * (`cd`), options (`set -a`, `shopt -s expand_aliases`) and the command hash. The command lines a
+ * builtin keeps (an alias body, a mapfile callback) are `builtinCallbacksOf`'s.
  */
-function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], options: RecordOptions): void {
-  const name = basename((words[0] as ShellWord).value);
+export function recordShellEffects(state: AnalysisState, words: readonly ShellWord[]): void {
+  const name = programName((words[0] as ShellWord).value);
   const names: ShellWord[] = [];
   const directoryOptions = Object.hasOwn(DIRECTORY_OPTIONS, name) ? DIRECTORY_OPTIONS[name] : undefined;
   if (directoryOptions !== undefined) {
@@ -186,18 +168,8 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
     case 'mapfile':
     case 'readarray': {
       const read = readOptions(words, { start: 1, withValue: optionSet('-d -n -O -s -u -C -c'), stopAtOperand: false });
+      // Its `-C CALLBACK` is a command line (`builtinCallbacksOf`).
       names.push(...read.operands.slice(-1));
-      // `mapfile -C CALLBACK`: the callback is evaluated as a command line.
-      for (const option of read.options) {
-        if (option.name !== '-C' || option.value === undefined) continue;
-        if (option.value.isStatic)
-          state.analyze({
-            source: option.value.value,
-            via: [...options.via, `${name} -C`],
-            nesting: options.nesting + 1,
-          });
-        else addProblem(state, `${name} -C runs a callback only known when the line runs`);
-      }
       break;
     }
     case 'unset':
@@ -237,16 +209,6 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
       }
       return;
     }
-    case 'alias':
-      // With expand_aliases an alias runs its value in place of a command name.
-      for (const word of words.slice(1)) {
-        const value = /^[^=]+=(.*)$/s.exec(word.value)?.[1];
-        if (word.isStatic && value !== undefined) {
-          addProblem(state, 'alias defines a command name that runs something else');
-          state.analyze({ source: value, via: [...options.via, 'alias'], nesting: options.nesting + 1 });
-        }
-      }
-      return;
     case 'hash':
       if (words.some((word) => /^-[a-z]*p/.test(word.value))) {
         addProblem(state, 'hash -p makes a command name run another program');
@@ -256,28 +218,6 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
       if (words.some((word) => /^-[a-z]*f/.test(word.value)))
         addProblem(state, 'enable -f loads a builtin from a library');
       return;
-    case 'compgen':
-    case 'complete': {
-      // `-C CMD` runs a command; `-W LIST` expands its list, substitutions included.
-      const read = readOptions(words, {
-        start: 1,
-        withValue: optionSet('-A -C -F -G -W -P -S -X -o'),
-        stopAtOperand: false,
-      });
-      for (const option of read.options) {
-        if (option.name !== '-C' && option.name !== '-W') continue;
-        if (option.value?.isStatic !== true) {
-          addProblem(
-            state,
-            `${name} ${option.name} takes a value only known when the line runs, which it runs or expands`,
-          );
-          continue;
-        }
-        const source = option.name === '-C' ? option.value.value : `: ${option.value.value}`;
-        state.analyze({ source, via: [...options.via, `${name} ${option.name}`], nesting: options.nesting + 1 });
-      }
-      return;
-    }
     case 'at':
     case 'batch':
       addProblem(state, `${name} runs commands it reads later, which no rule sees`);
@@ -313,7 +253,7 @@ function recordShellEffects(state: AnalysisState, words: readonly ShellWord[], o
 function recordFileArguments(
   state: AnalysisState,
   words: readonly ShellWord[],
-  options: RecordOptions,
+  options: { via: string[] },
 ): ReadonlySet<string> {
   const files = fileArgumentsOf(words);
   const by = renderWords(words.slice(0, 2));
@@ -351,7 +291,7 @@ const CODE_OPTIONS: Readonly<Record<string, RegExp>> = {
 };
 
 function recordCodeOptions(state: AnalysisState, words: readonly ShellWord[]): void {
-  const name = basename((words[0] as ShellWord).value);
+  const name = programName((words[0] as ShellWord).value);
   const pattern = Object.hasOwn(CODE_OPTIONS, name) ? CODE_OPTIONS[name] : undefined;
   if (pattern === undefined) return;
   const found = words.slice(1).find((word) => pattern.test(word.value));
@@ -403,12 +343,12 @@ const MAX_MENTIONS = 256;
  * `file:.env`) that are not files Molf already understood: a command it does not model may open
  * them, so a deny of them by the read_file or write_file rules makes the line ask.
  */
-function recordMentions(
+export function recordMentions(
   state: AnalysisState,
   words: readonly ShellWord[],
-  options: RecordOptions & { files: ReadonlySet<string> },
+  options: { via: string[]; files: ReadonlySet<string> },
 ): void {
-  const program = basename((words[0] as ShellWord).value);
+  const program = programName((words[0] as ShellWord).value);
   if (NO_FILE_ACCESS.has(program)) return;
   // Molf knows which plain words of the commands it models are files (the rest are patterns,
   // scripts, filters); only the shapes that always name a file count there (`--in=.env`, `@.env`).
@@ -458,33 +398,21 @@ function looksLikeFile(value: string): boolean {
 }
 
 /**
- * Records one command found in the line or through a wrapper: the command, what it changes about
- * the shell, the files it names, and the commands it runs in turn. Every command takes this path,
- * so `timeout 5 cat .env` is judged like `cat .env`.
+ * What a command's arguments do: options that make it run code the line does not show, the files
+ * it reads and writes, a program it reads from a pipe. Returns the words it took as files.
  */
-export function recordCommand(state: AnalysisState, options: RecordOptions): SimpleCommand {
-  const { words } = options;
-  // A command a wrapper runs stands where the wrapper stands (for the loops around it).
-  const position = options.position ?? state.position;
-  state.position = position;
-  const onlyDeny = options.onlyDeny === true;
-  const command = pushCommand(state, { words, via: options.via, derived: options.derived, onlyDeny });
-  if (command.opaque !== undefined) return command;
-  // A command only a deny counts for changes nothing about the shell the line's own rules judge,
-  // but the files it touches are its own (`npx tee .git/config`).
-  if (!onlyDeny) recordShellEffects(state, words, options);
+export function recordArguments(
+  state: AnalysisState,
+  words: readonly ShellWord[],
+  options: { via: string[] },
+): ReadonlySet<string> {
   recordCodeOptions(state, words);
   const files = recordFileArguments(state, words, options);
   if (runsProgramFromPipe(words)) {
     addProblem(
       state,
-      `${basename((words[0] as ShellWord).value)} runs a program made when the line runs, which no rule sees`,
+      `${programName((words[0] as ShellWord).value)} runs a program made when the line runs, which no rule sees`,
     );
   }
-  const foundInner = unwrapCommand(state, { words, via: options.via, nesting: options.nesting, onlyDeny });
-  if (foundInner) command.unwrapped = true;
-  // A wrapper's words are its command's, which are recorded on their own.
-  else recordMentions(state, words, { ...options, files });
-  if (foundInner && TRANSPARENT_WRAPPERS.has(basename((words[0] as ShellWord).value))) command.onlyDeny = true;
-  return command;
+  return files;
 }
