@@ -373,6 +373,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       ...registration,
       tools: [...handlers, ...added].map((handler) => toToolDescriptor(handler.definition)),
     };
+    // Before the first registration the server refuses a tool list (the id is not registered
+    // yet: that was the warning on every first `molf up`); the registration handler sends it.
+    if (registrations === 0) return;
     client.rpc.worker.tools.mutate({ workerId, tools: registration.tools }).catch((error: unknown) => {
       // A later registration carries the tools anyway.
       logger.warn({ err: error }, 'could not send the changed tool list to the server');

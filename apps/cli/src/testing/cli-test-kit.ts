@@ -3,13 +3,52 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer, type MolfServer } from '@molf/server';
+import { stopProcessGroup } from '@molf/testkit';
 import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
-import { execaNode, type ResultPromise } from 'execa';
+import { execaNode, type Options, type ResultPromise } from 'execa';
+import { onTestFinished } from 'vitest';
 
 export const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 /** Cleanups run after each test, last first. */
 export type Cleanups = Array<() => Promise<unknown>>;
+
+/**
+ * `molf <args>` as a child that leads its own process group, stopped with the whole group (SIGTERM,
+ * then SIGKILL after a grace) when the test that started it ends, passed, failed or timed out.
+ * Never rejects: the result carries the exit code and output.
+ */
+export function spawnMolf(
+  args: string[],
+  options: Pick<Options, 'cwd' | 'env' | 'nodeOptions'> & { stdin?: 'ignore' | 'pipe' } = {},
+) {
+  const child = execaNode(CLI, args, {
+    ...options,
+    stdin: options.stdin ?? 'ignore',
+    reject: false,
+    // Its own process group: stopping the group also stops what it started (server, worker, tools).
+    detached: true,
+  });
+  onTestFinished(() => stopProcessGroup({ pid: child.pid, exited: child }));
+  return child;
+}
+
+export type MolfProcess = ReturnType<typeof spawnMolf>;
+
+/** Resolves once `predicate` holds. The deadline is generous: a loaded machine must not fail a test. */
+export async function waitUntil(
+  predicate: () => boolean | Promise<boolean>,
+  options: { what: string; timeoutMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? WAIT_DEADLINE_MS);
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** How long a test waits for something a process will do, before it gives up. */
+export const WAIT_DEADLINE_MS = 120_000;
 
 /** A `config.jsonc` in `home` with the fake LLM as the default model. */
 export async function writeFakeModelConfig(home: string, baseURL: string): Promise<void> {
