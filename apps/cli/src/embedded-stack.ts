@@ -6,6 +6,7 @@ import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toMo
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
+import { connectClient } from './connect-client.ts';
 import { clientDir } from './connection-store.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from './sandbox-options.ts';
@@ -105,8 +106,6 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
 }
 
 export async function connectToServer(options: StackOptions): Promise<Stack> {
-  const connection = await resolveClientConnection(options);
-  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-  await client.ready();
+  const client = await connectClient(await resolveClientConnection(options));
   return { client, workerId: options.worker, [Symbol.asyncDispose]: () => client.close() };
 }

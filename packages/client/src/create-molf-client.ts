@@ -115,7 +115,8 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
                   lastRejection === undefined
                     ? new MolfError(
                         'timeout',
-                        `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms)`,
+                        `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms): ` +
+                          'is it running, and is that its address?',
                       )
                     : new MolfError(lastRejection.code, lastRejection.message),
                 ),
