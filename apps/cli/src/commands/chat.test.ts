@@ -59,7 +59,8 @@ describe('molf chat', () => {
     const toolMessage = llm.requests[4]?.messages.filter((message) => message.role === 'tool').at(-1);
     expect(String(toolMessage?.content)).toContain('not now');
     type('/new');
-    await seen('new session');
+    // "new session " with the id after it: /help's "start a new session" must not count.
+    await seen('new session ');
     type('/sessions');
     await seen('0 msgs');
     await seen('10 msgs');

@@ -38,17 +38,57 @@ export type MolfProcess = ReturnType<typeof spawnMolf>;
 /** Resolves once `predicate` holds. The deadline is generous: a loaded machine must not fail a test. */
 export async function waitUntil(
   predicate: () => boolean | Promise<boolean>,
-  options: { what: string; timeoutMs?: number },
+  options: { what: string | (() => string); timeoutMs?: number },
 ): Promise<void> {
   const deadline = Date.now() + (options.timeoutMs ?? WAIT_DEADLINE_MS);
   while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what}`);
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof options.what === 'string' ? options.what : options.what()}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 
 /** How long a test waits for something a process will do, before it gives up. */
 export const WAIT_DEADLINE_MS = 120_000;
+
+/**
+ * What a child writes on stdout and stderr, interleaved, and `seen` to wait for a text in it: it
+ * resolves once the text is there, and fails when the child exits without it or at the deadline.
+ */
+export function captureOutput(child: MolfProcess): {
+  text: () => string;
+  seen: (text: string, options?: { after?: number }) => Promise<void>;
+  /** Times `text` appears, after offset `after` (default 0). */
+  count: (text: string, options?: { after?: number }) => number;
+} {
+  let output = '';
+  let exited = false;
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  void child.then(() => {
+    exited = true;
+  });
+  const count = (text: string, options: { after?: number } = {}) =>
+    output.slice(options.after ?? 0).split(text).length - 1;
+  return {
+    text: () => output,
+    count,
+    async seen(text, options = {}) {
+      await waitUntil(
+        () => {
+          if (count(text, options) > 0) return true;
+          if (exited) throw new Error(`exited without printing "${text}":\n${output}`);
+          return false;
+        },
+        { what: () => `"${text}" in:\n${output}` },
+      );
+    },
+  };
+}
 
 /** A `config.jsonc` in `home` with the fake LLM as the default model. */
 export async function writeFakeModelConfig(home: string, baseURL: string): Promise<void> {
