@@ -35,24 +35,20 @@ describe('client commands against a server that is down', () => {
     ['molf permissions show', ['permissions', 'show']],
   ];
 
-  it.each(commands)(
-    '%s --server URL says it cannot reach the server and exits 1',
-    { timeout: WAIT_DEADLINE_MS + 30_000 },
-    async (_name, args) => {
-      const home = await mkdtemp(join(tmpdir(), 'molf-server-down-'));
-      onTestFinished(() => rm(home, { recursive: true, force: true }));
-      const url = await deadServerUrl();
-      const child = spawnMolf([...args, '--server', url, '--token', 'molf_c_a-token-for-a-server-that-is-down'], {
-        cwd: home,
-        env: { HOME: home, MOLF_HOME: home, MOLF_CLIENT_DIR: home, MOLF_LOG_FILE: 'none' },
-        stdin: 'pipe',
-      });
-      const result = await exitOf(child);
-      expect(result, 'still running: it hangs after saying it cannot reach the server').toBeDefined();
-      expect(result?.exitCode).toBe(1);
-      expect(result?.stderr).toBe(
-        `molf: cannot reach the Molf server at ${url} (waited 5000 ms): is it running, and is that its address?`,
-      );
-    },
-  );
+  it.each(commands)('%s --server URL says it cannot reach the server and exits 1', async (_name, args) => {
+    const home = await mkdtemp(join(tmpdir(), 'molf-server-down-'));
+    onTestFinished(() => rm(home, { recursive: true, force: true }));
+    const url = await deadServerUrl();
+    const child = spawnMolf([...args, '--server', url, '--token', 'molf_c_a-token-for-a-server-that-is-down'], {
+      cwd: home,
+      env: { HOME: home, MOLF_HOME: home, MOLF_CLIENT_DIR: home, MOLF_LOG_FILE: 'none' },
+      stdin: 'pipe',
+    });
+    const result = await exitOf(child);
+    expect(result, 'still running: it hangs after saying it cannot reach the server').toBeDefined();
+    expect(result?.exitCode).toBe(1);
+    expect(result?.stderr).toBe(
+      `molf: cannot reach the Molf server at ${url} (waited 5000 ms): is it running, and is that its address?`,
+    );
+  });
 });
