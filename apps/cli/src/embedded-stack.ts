@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
 import { createLogger, isLogLevel } from '@molf/logging';
-import { MolfError, type WorkerId } from '@molf/protocol';
+import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
 import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
@@ -69,9 +69,15 @@ async function connectToLiveUp(cwd: string): Promise<Stack | undefined> {
     return undefined;
   }
   tellLink(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`);
-  // Its worker is the one on the project directory, if it is online.
-  const workers = await client.rpc.workers.list.query();
-  const own = workers.find((worker) => worker.state === 'online' && worker.workdir === saved.projectDir);
+  let own: WorkerInfo | undefined;
+  try {
+    // Its worker is the one on the project directory, if it is online.
+    const workers = await client.rpc.workers.list.query();
+    own = workers.find((worker) => worker.state === 'online' && worker.workdir === saved.projectDir);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
   return {
     client,
     workerId: own?.workerId,
