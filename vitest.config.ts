@@ -1,13 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { TEST_RUN_ENV } from '@molf/testkit/test-processes';
 import { defineConfig } from 'vitest/config';
+import { testFilesByTier } from './scripts/test-tiers.ts';
 import { summaryReporter } from './scripts/vitest-summary-reporter.ts';
+import { tierReporter } from './scripts/vitest-tier-reporter.ts';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const tiers = testFilesByTier(root);
+/** Every process a test starts inherits this; the leftover check at the end looks for it. */
+const runId = randomUUID();
+
+/**
+ * Deadlines, not budgets: a test waits on conditions (each with a generous deadline of its own)
+ * and fails by these only when something hangs. They are long because the machine may be loaded
+ * many times over; a passing test takes what it takes.
+ */
+const TIMEOUTS = {
+  unit: { testTimeout: 120_000, hookTimeout: 120_000 },
+  stack: { testTimeout: 240_000, hookTimeout: 120_000 },
+  cli: { testTimeout: 400_000, hookTimeout: 120_000 },
+} as const;
 
 export default defineConfig({
   test: {
-    include: ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'scripts/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
     // Integration tests spawn real processes and sockets; two cores are all we have.
     maxWorkers: 2,
-    reporters: ['default', summaryReporter],
+    env: { [TEST_RUN_ENV]: runId },
+    globalSetup: ['./scripts/vitest-leftover-processes.ts'],
+    reporters: ['default', tierReporter, summaryReporter],
+    // One tier after the other (groupOrder), so that each tier's time is its own.
+    projects: (['unit', 'stack', 'cli'] as const).map((name, groupOrder) => ({
+      extends: true,
+      test: {
+        name,
+        include: tiers[name],
+        sequence: { groupOrder },
+        ...TIMEOUTS[name],
+      },
+    })),
   },
 });

@@ -3,14 +3,14 @@ import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execa, execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitForOutput } from './testing/cli-test-kit.ts';
+import { spawnCommand, spawnMolf, stopSpawnedProcesses, waitForOutput, waitUntil } from './testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('./main.ts', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -30,21 +30,9 @@ async function isolatedEnv(): Promise<Record<string, string>> {
   };
 }
 
+/** A molf command run to its end (stopped with its process group if the test ends first). */
 function molf(args: string[], options: { cwd?: string; env: Record<string, string> }) {
-  return execaNode(CLI, args, { cwd: options.cwd, env: options.env, reject: false, stdin: 'ignore', timeout: 30_000 });
-}
-
-/** A long-running molf process, killed after the test. */
-function spawnMolf(
-  args: string[],
-  options: { env: Record<string, string>; cwd?: string; detached?: boolean; nodeOptions?: string[] },
-) {
-  const child = execaNode(CLI, args, { ...options, reject: false, stdin: 'ignore' });
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await child;
-  });
-  return child;
+  return spawnMolf(args, options);
 }
 
 /** `molf server` on `port` (default: a free one), once its banner shows `until`. */
@@ -69,7 +57,7 @@ describe('molf CLI', () => {
 
   it('scripts/molf runs the CLI from any directory', async () => {
     const launcher = fileURLToPath(new URL('../../../scripts/molf', import.meta.url));
-    const result = await execa(launcher, ['workers', '--help'], { cwd: tmpdir(), reject: false });
+    const result = await spawnCommand(launcher, ['workers', '--help'], { cwd: tmpdir() });
     expect(result.exitCode).toBe(0);
     expect(result.stdout).toContain('Usage: molf workers');
   });
@@ -124,17 +112,7 @@ describe('molf CLI', () => {
   it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
     const env = await isolatedEnv();
     const project = await tempDir();
-    const up = execaNode(CLI, ['up', '--port', '0'], {
-      cwd: project,
-      env,
-      reject: false,
-      stdin: 'ignore',
-      nodeOptions: [`--watch-path=${project}`],
-    });
-    cleanups.push(async () => {
-      up.kill('SIGTERM');
-      await up;
-    });
+    const up = spawnMolf(['up', '--port', '0'], { cwd: project, env, nodeOptions: [`--watch-path=${project}`] });
     const output = await waitForOutput(up, 'Ctrl-C stops everything');
     const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
     expect(httpUrl).toBeDefined();
@@ -143,7 +121,7 @@ describe('molf CLI', () => {
 
   it('Ctrl-C in a terminal (SIGINT to the whole process group) lets the server and worker finish stopping', async () => {
     const env = { ...(await isolatedEnv()), MOLF_LOG_LEVEL: 'info' };
-    const up = spawnMolf(['up', '--port', '0'], { cwd: await tempDir(), env, detached: true });
+    const up = spawnMolf(['up', '--port', '0'], { cwd: await tempDir(), env });
     await waitForOutput(up, 'Ctrl-C stops everything');
     process.kill(-(up.pid as number), 'SIGINT');
     const result = await up;
@@ -252,12 +230,16 @@ describe('molf CLI', () => {
 
     const healthUrl = `http://127.0.0.1:${port}/healthz`;
     let online = 0;
-    for (let attempt = 0; attempt < 300 && online === 0; attempt += 1) {
-      online = await fetch(healthUrl)
-        .then(async (response) => ((await response.json()) as { workers: { online: number } }).workers.online)
-        .catch(() => 0);
-      if (online === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    // The worker's backoff after the kill may have grown to many seconds; the deadline is generous.
+    await waitUntil(
+      async () => {
+        online = await fetch(healthUrl)
+          .then(async (response) => ((await response.json()) as { workers: { online: number } }).workers.online)
+          .catch(() => 0);
+        return online > 0;
+      },
+      { what: 'the worker to re-register' },
+    );
     expect(online).toBe(1);
     expect(worker.pid !== undefined && process.kill(worker.pid, 0)).toBe(true);
   });

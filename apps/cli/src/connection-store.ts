@@ -66,16 +66,27 @@ export async function saveConnection(options: {
   return file;
 }
 
+/** A saved connection and the project directory it was saved for. */
+export type FoundConnection = SavedConnection & { projectDir: string; file: string };
+
+/** The connection saved for exactly `projectDir` (not an ancestor): what `molf up` saved there last time. */
+export async function loadConnection(
+  projectDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SavedConnection | undefined> {
+  return (await readConnections(env))[await canonical(projectDir)];
+}
+
 /** The connection saved for `dir` or its nearest ancestor, so subdirectories of a project work too. */
 export async function findConnection(
   dir: string,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<SavedConnection | undefined> {
+): Promise<FoundConnection | undefined> {
   const connections = await readConnections(env);
   let current = await canonical(dir);
   for (;;) {
     const found = connections[current];
-    if (found !== undefined) return found;
+    if (found !== undefined) return { ...found, projectDir: current, file: connectionsFile(env) };
     const parent = dirname(current);
     if (parent === current) return undefined;
     current = parent;

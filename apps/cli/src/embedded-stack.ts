@@ -1,17 +1,25 @@
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client';
 import { createLogger, isLogLevel } from '@molf/logging';
-import { MolfError, type WorkerId } from '@molf/protocol';
+import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
 import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
-import { clientDir } from './connection-store.ts';
+import { connectClient } from './connect-client.ts';
+import { clientDir, findConnection } from './connection-store.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from './sandbox-options.ts';
 
 /** A client, and the worker new sessions run on when it is known. */
-export type Stack = AsyncDisposable & { client: MolfClient; workerId: string | undefined };
+export type Stack = AsyncDisposable & {
+  client: MolfClient;
+  workerId: string | undefined;
+  /** Whether the worker is this command's own (embedded), so it answers the worker's own questions too. */
+  ownWorker: boolean;
+  /** Settles if the server refuses the token after connecting (the client has stopped); never otherwise. */
+  refused: Promise<MolfError>;
+};
 
 /** The flags of commands that run their own stack or use a server (`molf run`, `molf chat`). */
 export function addStackOptions(command: Command): Command {
@@ -25,9 +33,58 @@ export function addStackOptions(command: Command): Command {
     .addOption(new Option('--config <file>', 'server config file for the embedded server').env('MOLF_CONFIG'));
 }
 
-/** The embedded stack without `--server`, else a client of that server. */
-export function openStack(options: StackOptions): Promise<Stack> {
-  return options.server === undefined ? startEmbeddedStack(options) : connectToServer(options);
+/**
+ * With `--server`, a client of that server. Without, the server of the live `molf up` for this
+ * directory (its saved connection, if that server answers and accepts the token), else an
+ * embedded stack of its own.
+ */
+export async function openStack(options: StackOptions): Promise<Stack> {
+  if (options.server !== undefined) return connectToServer(options);
+  return (await connectToLiveUp(process.cwd())) ?? startEmbeddedStack(options);
+}
+
+/** Lines about the link for the person at the terminal; stdout carries the answer. */
+function tellLink(line: string): void {
+  process.stderr.write(`molf: ${line}\n`);
+}
+
+/**
+ * A client of the server `molf up` saved for `cwd` (or an ancestor), if it is live: it answers
+ * and accepts the saved token. A record left by a `molf up` that is gone is not used.
+ */
+async function connectToLiveUp(cwd: string): Promise<Stack | undefined> {
+  const saved = await findConnection(cwd);
+  if (saved === undefined) return undefined;
+  const refused = Promise.withResolvers<MolfError>();
+  let client: MolfClient;
+  try {
+    client = await connectClient({
+      url: saved.url,
+      token: saved.token,
+      failFast: true,
+      onLinkChange: tellLink,
+      onRefused: refused.resolve,
+    });
+  } catch {
+    return undefined;
+  }
+  tellLink(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`);
+  let own: WorkerInfo | undefined;
+  try {
+    // Its worker is the one on the project directory, if it is online.
+    const workers = await client.rpc.workers.list.query();
+    own = workers.find((worker) => worker.state === 'online' && worker.workdir === saved.projectDir);
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return {
+    client,
+    workerId: own?.workerId,
+    ownWorker: false,
+    refused: refused.promise,
+    [Symbol.asyncDispose]: () => client.close(),
+  };
 }
 
 /** The worker new sessions run on: the stack's own, else the only one online. */
@@ -89,6 +146,9 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
     return {
       client,
       workerId: worker.workerId,
+      ownWorker: true,
+      // Our own server knows our token for as long as we run.
+      refused: new Promise<MolfError>(() => {}),
       async [Symbol.asyncDispose]() {
         try {
           await client.close();
@@ -105,8 +165,17 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
 }
 
 export async function connectToServer(options: StackOptions): Promise<Stack> {
-  const connection = await resolveClientConnection(options);
-  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-  await client.ready();
-  return { client, workerId: options.worker, [Symbol.asyncDispose]: () => client.close() };
+  const refused = Promise.withResolvers<MolfError>();
+  const client = await connectClient({
+    ...(await resolveClientConnection(options)),
+    onLinkChange: tellLink,
+    onRefused: refused.resolve,
+  });
+  return {
+    client,
+    workerId: options.worker,
+    ownWorker: false,
+    refused: refused.promise,
+    [Symbol.asyncDispose]: () => client.close(),
+  };
 }

@@ -6,11 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnCommand, stopSpawnedProcesses, WAIT_DEADLINE_MS } from './testing/cli-test-kit.ts';
 
 const LAUNCHER = fileURLToPath(new URL('../../../scripts/molf', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -25,7 +28,7 @@ async function processesNaming(text: string): Promise<number[]> {
 
 async function waitFor(predicate: () => Promise<boolean>, what: string): Promise<void> {
   // Generous: the machine is shared and slow; this is a deadline, not a measurement.
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + WAIT_DEADLINE_MS;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -64,7 +67,7 @@ async function startServerThroughLauncher(): Promise<{ launcher: ResultPromise; 
 }
 
 describe.each(['SIGTERM', 'SIGKILL'] as const)('scripts/molf sent %s', (signal) => {
-  it('is the node process itself, so the signal ends the server', { timeout: 90_000 }, async () => {
+  it('is the node process itself, so the signal ends the server', async () => {
     const { launcher, dataDir } = await startServerThroughLauncher();
     // One process, the launcher's own pid: no shell left in between to take the signal alone.
     expect(await processesNaming(dataDir)).toEqual([launcher.pid]);
@@ -92,9 +95,8 @@ describe('scripts/molf without node_modules', () => {
   it('runs the CLI with a node from PATH', async () => {
     const { launcher, bin } = await launcherWithoutNodeModules();
     await symlink(process.execPath, join(bin, 'node'));
-    const result = await execa(launcher, ['workers', '--help'], {
+    const result = await spawnCommand(launcher, ['workers', '--help'], {
       env: { PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
-      reject: false,
     });
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain('Usage: molf workers');
@@ -104,9 +106,8 @@ describe('scripts/molf without node_modules', () => {
     const { launcher, bin } = await launcherWithoutNodeModules();
     await writeFile(join(bin, 'node'), '#!/bin/sh\necho 18\n');
     await chmod(join(bin, 'node'), 0o755);
-    const result = await execa(launcher, ['workers', '--help'], {
+    const result = await spawnCommand(launcher, ['workers', '--help'], {
       env: { PATH: `${bin}${delimiter}${process.env.PATH ?? ''}` },
-      reject: false,
     });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('needs Node.js >= 22');

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { execaNode } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { handTokensToChild, receiveTokensFromParent, TOKENS_FROM_PARENT_ENV } from './token-handover.ts';
 
 const CHILD = fileURLToPath(new URL('./testing/token-handover-child.ts', import.meta.url));
@@ -12,7 +12,10 @@ describe('token handover from molf up to its children', () => {
       env: { [TOKENS_FROM_PARENT_ENV]: '1' },
       reject: false,
       stdin: 'ignore',
-      timeout: 30_000,
+    });
+    // No time limit of its own (a loaded machine is slow), but it never outlives the test.
+    onTestFinished(() => {
+      child.kill('SIGKILL');
     });
     handTokensToChild(child, { worker: 'molf_w_handed-over-token-value' });
     const messages = (await child).ipcOutput.filter(

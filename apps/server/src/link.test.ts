@@ -614,7 +614,7 @@ describe('link failures', () => {
 
     proxy.freeze();
     // ws would wait 30 s for a close handshake the dead peer never answers; 10 s is ample here.
-    await waitFor(() => worker.stats().registrations === 2, { what: 're-registration', timeoutMs: 10_000 });
+    await waitFor(() => worker.stats().registrations === 2, { what: 're-registration' });
   });
 
   it('replays a cancel that was lost in a half-open link, so the cancelled tool stops', async () => {

@@ -195,18 +195,40 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       switch (status.type) {
         case 'open':
           linkDown = false;
-          logger.debug({ url: config.serverUrl }, 'connected to server');
           break;
         case 'closed':
           linkDown = true;
-          logger.warn({ url: config.serverUrl }, 'connection to server lost; reconnecting');
           break;
         case 'rejected':
-          logger.error({ code: status.code }, `server refused the connection: ${status.message}`);
           if (registrations === 0) registered.reject(new MolfError(status.code, status.message));
           break;
         default:
           status satisfies never;
+      }
+    },
+    // One line per change, not per attempt: a worker waiting for its server retries for hours.
+    onChange(change) {
+      if (closing) return;
+      const url = config.serverUrl;
+      switch (change.type) {
+        case 'connected':
+          logger.debug({ url }, change.again ? 'connected to the server again' : 'connected to the server');
+          break;
+        case 'lost':
+          logger.warn({ url }, 'connection to the server lost; reconnecting until it answers');
+          break;
+        case 'unreachable':
+          logger.warn({ url }, 'cannot reach the Molf server (is it running?); retrying until it answers');
+          break;
+        case 'refused':
+          logger.error(
+            { url, code: change.code },
+            `server refused the connection: ${change.message}; check the server URL and the worker token ` +
+              '(retrying until it accepts)',
+          );
+          break;
+        default:
+          change satisfies never;
       }
     },
   });
@@ -394,6 +416,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       ...registration,
       tools: [...handlers, ...added].map((handler) => toToolDescriptor(handler.definition)),
     };
+    // Before the first registration the server refuses a tool list (the id is not registered
+    // yet: that was the warning on every first `molf up`); the registration handler sends it.
+    if (registrations === 0) return;
     client.rpc.worker.tools.mutate({ workerId, tools: registration.tools }).catch((error: unknown) => {
       // A later registration carries the tools anyway.
       logger.warn({ err: error }, 'could not send the changed tool list to the server');
@@ -447,7 +472,12 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
             fail(new MolfError(code, `the server refused this worker: ${error.message}`));
             return;
           }
-          logger.error({ err: error, code }, 'job subscription failed; subscribing again');
+          if (code === 'unauthorized') {
+            // The connection itself was refused: the link's refusal line already said so once.
+            logger.debug({ err: error, code }, 'job subscription refused with the connection; subscribing again');
+          } else {
+            logger.error({ err: error, code }, 'job subscription failed; subscribing again');
+          }
           resubscribeLater();
         },
         onComplete() {

@@ -3,6 +3,7 @@ import type { AppRouter } from '@molf/server/router';
 import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
 import { WebSocket as NodeWebSocket } from 'ws';
 import { createBackoff } from './backoff.ts';
+import { type ConnectionChange, trackConnection } from './track-connection.ts';
 
 export type ConnectionStatus =
   | { type: 'open' }
@@ -17,7 +18,19 @@ export type MolfClientOptions = {
   token: string;
   /** Reconnect delay per attempt. Default: 1 s, ×2, max 30 s, ±25 % jitter. */
   retryDelayMs?: (attemptIndex: number) => number;
+  /** Every raw event of the link: each open and close, each refusal. */
   onStatus?: (status: ConnectionStatus) => void;
+  /**
+   * The link's state changes, each reported once however many retries it takes (for logs and
+   * people): connected (again), lost, unreachable, refused. Default: none.
+   */
+  onChange?: (change: ConnectionChange) => void;
+  /**
+   * Stop retrying once the server refuses the credential: the client closes itself after
+   * reporting the refusal. Default false: a worker keeps retrying, as a server that restarts
+   * may answer for a moment without knowing its token.
+   */
+  stopWhenRefused?: boolean;
   /** Client-side ping; the connection is dropped when no pong comes. Default 30 s / 10 s. */
   keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
   /** Largest message accepted from the server. Default 128 MiB. */
@@ -45,12 +58,21 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   let lastRejection: Rejection | undefined;
   const rejectionListeners = new Set<(rejection: Rejection) => void>();
 
+  const track = trackConnection();
+  const report = (status: ConnectionStatus | { type: 'accepted' }) => {
+    if (status.type !== 'accepted') options.onStatus?.(status);
+    const change = track(status);
+    if (change !== undefined) options.onChange?.(change);
+  };
+
   const reportRejection = (data: unknown) => {
     const rejection = toRejection(data);
     if (rejection === undefined) return;
     lastRejection = rejection;
-    options.onStatus?.({ type: 'rejected', ...rejection });
+    report({ type: 'rejected', ...rejection });
     for (const listener of rejectionListeners) listener(rejection);
+    // Retrying the same credential only gets the same answer.
+    if (options.stopWhenRefused === true) void close();
   };
 
   /**
@@ -84,8 +106,18 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
       intervalMs: pingIntervalMs,
       pongTimeoutMs,
     },
-    onOpen: () => options.onStatus?.({ type: 'open' }),
-    onClose: () => options.onStatus?.({ type: 'closed' }),
+    onOpen: () => {
+      report({ type: 'open' });
+      // An open socket is not yet an accepted credential (a refused one opens too): one small
+      // call proves it, so that "connected" is reported only when it is true.
+      if (options.onChange !== undefined && closed === undefined) {
+        rpc.auth.whoami.query().then(
+          () => report({ type: 'accepted' }),
+          () => {},
+        );
+      }
+    },
+    onClose: () => report({ type: 'closed' }),
   });
   const rpc = createTRPCClient<AppRouter>({ links: [wsLink({ client: wsClient })] });
   let closed: Promise<void> | undefined;
@@ -115,7 +147,8 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
                   lastRejection === undefined
                     ? new MolfError(
                         'timeout',
-                        `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms)`,
+                        `cannot reach the Molf server at ${options.url} (waited ${timeoutMs} ms): ` +
+                          'is it running, and is that its address?',
                       )
                     : new MolfError(lastRejection.code, lastRejection.message),
                 ),

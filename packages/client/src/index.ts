@@ -5,3 +5,4 @@ export {
   type MolfClient,
   type MolfClientOptions,
 } from './create-molf-client.ts';
+export type { ConnectionChange } from './track-connection.ts';

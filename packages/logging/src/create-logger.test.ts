@@ -2,10 +2,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createLogger, redactText } from './create-logger.ts';
 
-function memoryStream() {
+function memoryStream(options: { isTTY?: boolean } = {}) {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk, _encoding, callback) {
@@ -13,8 +14,21 @@ function memoryStream() {
       callback();
     },
   });
+  // What a terminal looks like to the logger (process.stdout has isTTY true on one).
+  if (options.isTTY === true) Object.assign(stream, { isTTY: true });
   return { stream, lines };
 }
+
+/** Whether the text has an ANSI escape sequence (colour or otherwise). */
+const hasAnsiEscape = (text: string) => text.includes('\u001b[');
+
+/** A failure with a cause, as a real one arrives: an outer error wrapping what went wrong below. */
+function failureWithCause(): Error {
+  return new Error('could not open the session', { cause: new Error('EACCES: permission denied, open meta.json') });
+}
+
+/** Lines of a stack trace (`    at fn (file:line:col)`), escaped or not. */
+const STACK_LINE = /(^|\\n|\n)\s+at \S/;
 
 describe('createLogger', () => {
   it('writes JSON lines when the console is not a terminal', async () => {
@@ -70,6 +84,93 @@ describe('createLogger', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('createLogger on the console', () => {
+  it('prints an error for people as one line with its cause chain and no stack below debug', async () => {
+    const { stream, lines } = memoryStream({ isTTY: true });
+    const logger = await createLogger({ name: 'worker', destination: stream, env: {} });
+    logger.warn({ err: failureWithCause(), url: 'ws://127.0.0.1:7600' }, 'could not send the tool list');
+    expect(lines).toHaveLength(1);
+    const line = stripVTControlCharacters(lines[0] ?? '');
+    expect(line).toContain(
+      'WARN (worker): could not send the tool list: could not open the session: EACCES: permission denied, open meta.json',
+    );
+    expect(line).toContain('ws://127.0.0.1:7600');
+    expect(line).not.toMatch(STACK_LINE);
+  });
+
+  it('shows the stack on the console at debug', async () => {
+    const { stream, lines } = memoryStream({ isTTY: true });
+    const logger = await createLogger({ name: 'worker', level: 'debug', destination: stream, env: {} });
+    logger.error({ err: failureWithCause() }, 'failed');
+    expect(lines.join('\n')).toMatch(STACK_LINE);
+  });
+
+  it('leaves the stack out of console JSON below debug, with the cause chain in the message', async () => {
+    const { stream, lines } = memoryStream();
+    const logger = await createLogger({ name: 'server', destination: stream });
+    logger.error({ err: failureWithCause() }, 'failed');
+    expect(lines).toHaveLength(1);
+    const entry = JSON.parse(lines[0] ?? '');
+    expect(entry.err.message).toBe('could not open the session: EACCES: permission denied, open meta.json');
+    expect(lines[0]).not.toMatch(STACK_LINE);
+    expect(entry.err.stack).toBeUndefined();
+
+    const debug = memoryStream();
+    const debugLogger = await createLogger({ name: 'server', level: 'debug', destination: debug.stream });
+    debugLogger.error({ err: failureWithCause() }, 'failed');
+    expect(JSON.parse(debug.lines[0] ?? '').err.stack).toMatch(STACK_LINE);
+  });
+
+  it('keeps the stack in the log file while the console line has none', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molf-log-'));
+    try {
+      const { stream, lines } = memoryStream();
+      const logger = await createLogger({ name: 'server', destination: stream, filePath: join(dir, 'server.log') });
+      logger.error({ err: failureWithCause() }, 'failed');
+      logger.flush();
+      expect(lines[0]).not.toMatch(STACK_LINE);
+      const file = join(dir, 'server.1.log');
+      let content = '';
+      for (let attempt = 0; attempt < 1_000 && content === ''; attempt += 1) {
+        content = await readFile(file, 'utf8').catch(() => '');
+        if (content === '') await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(JSON.parse(content.trim()).err.stack).toMatch(STACK_LINE);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('colours lines on a terminal', async () => {
+    const { stream, lines } = memoryStream({ isTTY: true });
+    const logger = await createLogger({ name: 'server', destination: stream, env: {} });
+    logger.info('listening');
+    expect(hasAnsiEscape(lines[0] ?? '')).toBe(true);
+  });
+
+  it('never colours with NO_COLOR set, even on a terminal', async () => {
+    const { stream, lines } = memoryStream({ isTTY: true });
+    const logger = await createLogger({ name: 'server', destination: stream, env: { NO_COLOR: '1' } });
+    logger.info('listening');
+    logger.error({ err: failureWithCause() }, 'failed');
+    expect(lines[0]).toContain('INFO (server): listening');
+    expect(hasAnsiEscape(lines.join('\n'))).toBe(false);
+  });
+
+  it('never colours when the console is not a terminal, pretty or JSON', async () => {
+    const pretty = memoryStream();
+    const logger = await createLogger({ name: 'server', console: 'pretty', destination: pretty.stream, env: {} });
+    logger.warn('not a terminal');
+    expect(pretty.lines[0]).toContain('WARN (server): not a terminal');
+    expect(hasAnsiEscape(pretty.lines.join('\n'))).toBe(false);
+
+    const json = memoryStream();
+    const jsonLogger = await createLogger({ name: 'server', destination: json.stream, env: {} });
+    jsonLogger.warn('not a terminal');
+    expect(JSON.parse(json.lines[0] ?? '').msg).toBe('not a terminal');
   });
 });
 

@@ -40,7 +40,9 @@ export type LoggerOptions = {
   level?: LogLevel;
   /**
    * Console output: `pretty` for people, `json` for machines, `none` for nothing.
-   * Default `auto`: pretty when stdout is a TTY, JSON otherwise.
+   * Default `auto`: pretty when the console is a terminal, JSON otherwise. Below `debug` neither
+   * shows a stack trace: an error is its message and its causes' on the line; the stack goes to
+   * the log file, and to the console at `debug` and `trace`.
    */
   console?: 'auto' | 'pretty' | 'json' | 'none';
   /**
@@ -48,8 +50,13 @@ export type LoggerOptions = {
    * Default: no file.
    */
   filePath?: string;
-  /** Where console output goes. Default stdout; tests pass their own stream. */
+  /**
+   * Where console output goes. Default stdout; tests pass their own stream. A stream with
+   * `isTTY: true` counts as a terminal.
+   */
   destination?: DestinationStream;
+  /** Read for `NO_COLOR` (set and not empty: no colour, also on a terminal). Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
 };
 
 /** Size and count of rotated log files. */
@@ -60,22 +67,33 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
   const streams: StreamEntry[] = [];
   // multistream entries take a real level; 'silent' simply means no streams at all.
   const streamLevel = level === 'silent' ? 'fatal' : level;
+  const terminal =
+    options.destination === undefined
+      ? process.stdout.isTTY === true
+      : (options.destination as { isTTY?: boolean }).isTTY === true;
   const consoleMode =
-    options.console === undefined || options.console === 'auto'
-      ? process.stdout.isTTY && options.destination === undefined
-        ? 'pretty'
-        : 'json'
-      : options.console;
+    options.console === undefined || options.console === 'auto' ? (terminal ? 'pretty' : 'json') : options.console;
+  // People debugging want the whole error; anyone else wants to know what happened, in one line.
+  const showStacks = level === 'debug' || level === 'trace';
 
   if (level === 'silent') {
     // nothing to set up
   } else if (consoleMode === 'pretty') {
     streams.push({
       level: streamLevel,
-      stream: pretty({ colorize: true, sync: true, destination: options.destination ?? 1, ignore: 'pid,hostname' }),
+      stream: pretty({
+        // https://no-color.org: set and not empty means no colour, whatever the terminal.
+        colorize: terminal && !hasNoColor(options.env ?? process.env),
+        sync: true,
+        destination: options.destination ?? 1,
+        ignore: showStacks ? 'pid,hostname' : 'pid,hostname,err',
+        singleLine: !showStacks,
+        messageFormat: (log, messageKey) => formatMessage(log, messageKey, { withError: !showStacks }),
+      }),
     });
   } else if (consoleMode === 'json') {
-    streams.push({ level: streamLevel, stream: options.destination ?? pino.destination({ dest: 1, sync: true }) });
+    const stdout = options.destination ?? pino.destination({ dest: 1, sync: true });
+    streams.push({ level: streamLevel, stream: showStacks ? stdout : withoutStacks(stdout) });
   }
 
   if (options.filePath !== undefined && level !== 'silent') {
@@ -113,6 +131,44 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
     },
     streams.length === 0 ? pino.destination('/dev/null') : pino.multistream(streams),
   );
+}
+
+function hasNoColor(env: NodeJS.ProcessEnv): boolean {
+  return env.NO_COLOR !== undefined && env.NO_COLOR !== '';
+}
+
+/** The line's message, followed by its error's message (which already carries its causes'). */
+function formatMessage(log: Record<string, unknown>, messageKey: string, options: { withError: boolean }): string {
+  const message = typeof log[messageKey] === 'string' ? (log[messageKey] as string) : '';
+  const error = log.err as { message?: unknown; code?: unknown; data?: { code?: unknown } } | undefined;
+  if (!options.withError || typeof error?.message !== 'string') return message;
+  // A MolfError's code, or the one a tRPC client error carries from the server.
+  const errorCode = error.code ?? error.data?.code;
+  const code = typeof errorCode === 'string' ? ` (${errorCode})` : '';
+  return message === '' ? `${error.message}${code}` : `${message}: ${error.message}${code}`;
+}
+
+/**
+ * A console destination whose lines carry no stack traces: the `stack` of a logged error (and of
+ * its nested errors) is removed. Only lines that have one are parsed again, so others cost nothing.
+ */
+function withoutStacks(destination: DestinationStream): DestinationStream {
+  return {
+    write(line: string) {
+      if (!line.includes('"stack":')) return destination.write(line);
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      removeStacks(entry.err);
+      return destination.write(`${JSON.stringify(entry)}\n`);
+    },
+  };
+}
+
+function removeStacks(value: unknown, depth = 0): void {
+  if (typeof value !== 'object' || value === null || depth > 8) return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'stack') delete (value as Record<string, unknown>)[key];
+    else removeStacks(inner, depth + 1);
+  }
 }
 
 /** A logger that drops everything: the default for factories used in tests. */

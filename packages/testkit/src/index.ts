@@ -1,3 +1,5 @@
 export { type FakeLlm, type FakeRequest, type FakeTurn, startFakeLlm } from './fake-llm-server.ts';
+export { findTestProcesses, TEST_RUN_ENV, type TestProcess } from './find-test-processes.ts';
 export { type FixtureMcpHttpServer, startFixtureMcpHttpServer } from './fixture-mcp-http-server.ts';
 export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';
+export { STOP_GRACE_MS, stopProcessGroup } from './stop-process-group.ts';

@@ -5,11 +5,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, spawnInteractive, startLocalServer, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import {
+  type Cleanups,
+  spawnInteractive,
+  startLocalServer,
+  stopSpawnedProcesses,
+  writeFakeModelConfig,
+} from '../testing/cli-test-kit.ts';
 
 const cleanups: Cleanups = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -34,7 +42,7 @@ describe('molf chat', () => {
     const home = await tempDir();
     const project = await tempDir();
     await writeFakeModelConfig(home, llm.baseURL);
-    const { child, seen, type, output } = spawnInteractive(cleanups, ['chat'], {
+    const { child, seen, type, output } = spawnInteractive(['chat'], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });
@@ -59,7 +67,8 @@ describe('molf chat', () => {
     const toolMessage = llm.requests[4]?.messages.filter((message) => message.role === 'tool').at(-1);
     expect(String(toolMessage?.content)).toContain('not now');
     type('/new');
-    await seen('new session');
+    // "new session " with the id after it: /help's "start a new session" must not count.
+    await seen('new session ');
     type('/sessions');
     await seen('0 msgs');
     await seen('10 msgs');
@@ -74,7 +83,7 @@ describe('molf chat', () => {
     const home = await tempDir();
     const project = await tempDir();
     await writeFakeModelConfig(home, llm.baseURL);
-    const { child, seen, type } = spawnInteractive(cleanups, ['chat'], {
+    const { child, seen, type } = spawnInteractive(['chat'], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });
@@ -128,9 +137,8 @@ describe('molf chat', () => {
     const proxyUrl = `ws://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 
     const { child, seen, type, output } = spawnInteractive(
-      cleanups,
       ['chat', '--server', proxyUrl, '--token', tokens.client, '--worker', worker.workerId],
-      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir }, waitMs: 30_000 },
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
     );
     await seen('molf chat — session');
     type('run it');
@@ -167,7 +175,7 @@ describe('molf chat', () => {
         },
       }),
     );
-    const { child, seen, type, output } = spawnInteractive(cleanups, ['chat'], {
+    const { child, seen, type, output } = spawnInteractive(['chat'], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });

@@ -332,6 +332,11 @@ async function chat(options: ChatOptions): Promise<void> {
   showPrompt();
 
   const closed = new Promise<void>((resolvePromise) => rl.once('close', resolvePromise));
+  // A token refused after a server restart: the client has stopped (the line saying so is out).
+  void stack.refused.then(() => {
+    process.exitCode = 1;
+    rl.close();
+  });
   const onInterrupt = () => {
     if (busy) {
       void abortTurn();

@@ -1,12 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import type { MolfClient } from '@molf/client';
 import { addAllowRules, escapeGlob, MCP_SERVER_TOOL, toMcpServerSubject } from '@molf/permissions';
 import { MolfError, type PermissionExplanation, type WorkerInfo } from '@molf/protocol';
 import { parseMcpConfigEntries } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
+import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
 import { pickWorker } from './permissions.ts';
 
@@ -82,8 +83,7 @@ const LABELS: Record<PermissionExplanation['decision'], string> = {
 
 async function trust(options: TrustOptions): Promise<void> {
   const connection = await resolveClientConnection(options);
-  await using client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-  await client.ready();
+  await using client = await connectClient(connection);
   const worker = pickWorker(await client.rpc.workers.list.query(), { worker: options.worker, cwd: process.cwd() });
   const { file, servers } = await readMcpServers(worker);
   const out = (text: string) => process.stdout.write(text);

@@ -2,16 +2,15 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FIXTURE_MCP_SERVER } from '@molf/testkit';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLocalServer } from '../testing/cli-test-kit.ts';
+import { spawnMolf, startLocalServer, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -30,8 +29,7 @@ async function project(): Promise<string> {
   return path;
 }
 
-const molf = (args: string[], cwd: string) =>
-  execaNode(CLI, args, { cwd, env: { MOLF_LOG_FILE: 'none' }, reject: false, stdin: 'ignore', timeout: 60_000 });
+const molf = (args: string[], cwd: string) => spawnMolf(args, { cwd, env: { MOLF_LOG_FILE: 'none' } });
 
 describe('molf mcp', () => {
   it('lists each server with its state and tools', async () => {

@@ -1,18 +1,18 @@
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createServer } from '@molf/server';
 import { createWorker } from '@molf/worker';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 const CLIENT_TOKEN = 'molf_c_cli-permissions-test-token';
 const WORKER_TOKEN = 'molf_w_cli-permissions-test-token';
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -23,12 +23,9 @@ async function tempDir(): Promise<string> {
 }
 
 function molf(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}) {
-  return execaNode(CLI, args, {
-    cwd: options.cwd,
+  return spawnMolf(args, {
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     env: { MOLF_LOG_LEVEL: 'warn', MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: tmpdir(), ...options.env },
-    reject: false,
-    stdin: 'ignore',
-    timeout: 30_000,
   });
 }
 
@@ -41,7 +38,7 @@ const RULES = `{
 `;
 
 // Each case starts the CLI once: a dozen starts outlast the default 30 s on one busy core.
-describe('molf permissions explain', { timeout: 240_000 }, () => {
+describe('molf permissions explain', () => {
   it('prints the decision, the deciding rule, every subject with its own decision and the always pattern', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'rules.jsonc'), RULES);

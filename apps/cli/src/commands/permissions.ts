@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import type { MolfClient } from '@molf/client';
 import {
   createPermissionEngine,
   createReadDenial,
@@ -20,6 +20,7 @@ import {
 import { createPathPolicy, resolvePathsForGate, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
+import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
 
 type ExplainOptions = { file: string; tool: string; args: string; json?: boolean; workdir: string; home: string };
@@ -119,10 +120,7 @@ export function formatExplanation(explanation: PermissionExplanation): string {
 }
 
 async function connect(options: WorkerOptions): Promise<MolfClient> {
-  const connection = await resolveClientConnection(options);
-  const client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-  await client.ready();
-  return client;
+  return connectClient(await resolveClientConnection(options));
 }
 
 /** The worker a command is about: `--worker` (id or name), else the one whose workdir holds the cwd. */

@@ -3,13 +3,14 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeLlm, type FakeTurn, FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, startLocalServer } from '../testing/cli-test-kit.ts';
+import { spawnMolf, startLocalServer, stopSpawnedProcesses, waitUntil } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -32,12 +33,9 @@ async function setup(turns: FakeTurn[], options: { model?: boolean } = {}) {
     }),
   );
   const run = (args: string[]) =>
-    execaNode(CLI, ['run', ...args], {
+    spawnMolf(['run', ...args], {
       cwd: project,
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: home },
-      reject: false,
-      stdin: 'ignore',
-      timeout: 60_000,
     });
   return { llm, home, project, run };
 }
@@ -128,34 +126,18 @@ describe('molf run', () => {
     });
     const session = await server.sessions.create({ workerId: worker.workerId });
     await server.agent.prompt({ sessionId: session.sessionId, text: 'first' });
-    const deadline = Date.now() + 10_000;
-    while (server.agent.busy(session.sessionId) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => !server.agent.busy(session.sessionId), { what: 'the first turn to end' });
 
-    const result = await execaNode(
-      CLI,
+    const result = await spawnMolf(
       ['run', 'second', '--server', server.url, '--token', tokens.client, '--session', session.sessionId],
-      {
-        cwd: project,
-        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
-        reject: false,
-        stdin: 'ignore',
-        timeout: 30_000,
-      },
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
     );
     expect(result.stdout).toBe('ANSWER-TWO');
     expect(result.exitCode).toBe(0);
 
-    const unknown = await execaNode(
-      CLI,
+    const unknown = await spawnMolf(
       ['run', 'x', '--server', server.url, '--token', tokens.client, '--session', 'no-such-session'],
-      {
-        cwd: project,
-        env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
-        reject: false,
-        stdin: 'ignore',
-        timeout: 30_000,
-      },
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
     );
     expect(unknown.exitCode).toBe(1);
     expect(unknown.stderr).toContain('no session no-such-session');
@@ -192,12 +174,11 @@ describe('molf run', () => {
       child.stdout?.on('data', (chunk: Buffer) => {
         stdout += chunk.toString();
       });
-      const deadline = Date.now() + 25_000;
       // The turn is running (so Ctrl-C aborts it) once its first words are out.
-      while (!stdout.includes('thinking') || !stderr.includes(line) || (starts && !existsSync(startedFile))) {
-        if (Date.now() > deadline) throw new Error(`no "${line}" (or no start) in:\n${stderr}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitUntil(
+        () => stdout.includes('thinking') && stderr.includes(line) && (!starts || existsSync(startedFile)),
+        { what: () => `"${line}" (and the start) in:\n${stderr}` },
+      );
       child.kill('SIGINT');
       expect((await child).exitCode).toBe(130);
       expect(existsSync(startedFile)).toBe(starts);

@@ -66,6 +66,12 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
   });
   // Handled where it is awaited; this keeps an early failure from counting as unhandled meanwhile.
   ended.catch(() => undefined);
+  // A token refused after a server restart: the client has stopped (the line saying so is out),
+  // so the turn can't be followed to its end.
+  void stack.refused.then(() => {
+    exitCode = EXIT.failed;
+    settle?.resolve();
+  });
 
   const answer = (approval: Extract<SessionEvent, { type: 'approval.requested' }>['approval']) => {
     const { approvalId } = approval;
@@ -101,10 +107,10 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
       void client.rpc.sessions.abort.mutate({ sessionId: id });
     }
   };
-  // Without --server the worker is this run's own, so --on-ask answers its server starts too; with
-  // --server they belong to the people watching that server, and the run does not wait for them.
+  // Only when the worker is this run's own (embedded) does --on-ask answer its server starts too;
+  // a server's workers (--server, or a live `molf up`) belong to the people watching that server.
   const serverStarts =
-    options.server === undefined && stack.workerId !== undefined
+    stack.ownWorker && stack.workerId !== undefined
       ? client.rpc.approvals.events.subscribe(
           { workerId: stack.workerId },
           {

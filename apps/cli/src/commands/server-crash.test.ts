@@ -1,19 +1,19 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createMolfClient } from '@molf/client';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
-import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnMolf, stopSpawnedProcesses, waitUntil } from '../testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 const CLIENT_TOKEN = 'molf_c_crash-test-client-token';
 const WORKER_TOKEN = 'molf_w_crash-test-worker-token';
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -25,8 +25,7 @@ async function tempDir(): Promise<string> {
 
 /** `molf server` as a real child process, resolved once it listens. */
 async function startServer(options: { dataDir: string; config: string; port: number }) {
-  const child: ResultPromise = execaNode(
-    CLI,
+  const child = spawnMolf(
     ['server', '--port', String(options.port), '--data-dir', options.dataDir, '--config', options.config],
     {
       env: {
@@ -35,14 +34,8 @@ async function startServer(options: { dataDir: string; config: string; port: num
         MOLF_LOG_FILE: 'none',
         MOLF_LOG_LEVEL: 'warn',
       },
-      reject: false,
-      stdin: 'ignore',
     },
   );
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await child;
-  });
   const url = await new Promise<string>((resolve, reject) => {
     let seen = '';
     child.stdout?.on('data', (chunk: Buffer) => {
@@ -55,12 +48,8 @@ async function startServer(options: { dataDir: string; config: string; port: num
   return { child, url };
 }
 
-async function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  return waitUntil(predicate, { what });
 }
 
 describe('a server killed mid-turn', () => {

@@ -1,14 +1,15 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { CLI } from '../testing/cli-test-kit.ts';
+import { spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -38,8 +39,7 @@ describe('molf server --allowed-origin', () => {
   it('accepts browsers from the origins given by flag and by the config file, and refuses others', async () => {
     const home = await tempDir();
     await writeFile(join(home, 'config.jsonc'), '{ "allowedOrigins": ["https://from-file.example"] }');
-    const server = execaNode(
-      CLI,
+    const server = spawnMolf(
       [
         'server',
         '--port',
@@ -49,12 +49,8 @@ describe('molf server --allowed-origin', () => {
         '--allowed-origin',
         'http://dev.example:3000',
       ],
-      { env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_LOG_LEVEL: 'warn' }, reject: false, stdin: 'ignore' },
+      { env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_LOG_LEVEL: 'warn' } },
     );
-    cleanups.push(async () => {
-      server.kill('SIGKILL');
-      await server;
-    });
     const url = await new Promise<string>((resolve, reject) => {
       let seen = '';
       server.stdout?.on('data', (chunk: Buffer) => {
@@ -72,11 +68,8 @@ describe('molf server --allowed-origin', () => {
 
   it('refuses to start with an allowed origin that is not one', async () => {
     const home = await tempDir();
-    const result = await execaNode(CLI, ['server', '--port', '0', '--allowed-origin', 'app.example'], {
+    const result = await spawnMolf(['server', '--port', '0', '--allowed-origin', 'app.example'], {
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
-      reject: false,
-      stdin: 'ignore',
-      timeout: 30_000,
     });
     expect(result.exitCode).toBe(1);
     expect(result.stderr).toContain('--allowed-origin');

@@ -1,15 +1,16 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, waitForOutput } from '../testing/cli-test-kit.ts';
+import { spawnMolf as spawnMolfChild, stopSpawnedProcesses, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_token-file-test-client-token';
 const WORKER_TOKEN = 'molf_w_token-file-test-worker-token';
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -36,18 +37,14 @@ async function isolatedEnv(): Promise<Record<string, string>> {
   };
 }
 
+/** A molf command with only `env` (no inherited token variables), stopped with its group after the test. */
 function molf(args: string[], env: Record<string, string>) {
-  return execaNode(CLI, args, { env, extendEnv: false, reject: false, stdin: 'ignore', timeout: 30_000 });
+  return spawnMolfChild(args, { env, extendEnv: false });
 }
 
-/** A long-running molf process, killed after the test. */
-function spawnMolf(args: string[], env: Record<string, string>): ResultPromise {
-  const child = execaNode(CLI, args, { env, extendEnv: false, reject: false, stdin: 'ignore' });
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await child;
-  });
-  return child;
+/** A long-running molf process, stopped with its process group after the test. */
+function spawnMolf(args: string[], env: Record<string, string>) {
+  return spawnMolfChild(args, { env, extendEnv: false });
 }
 
 describe('token files', () => {

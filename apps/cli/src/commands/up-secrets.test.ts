@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMolfClient } from '@molf/client';
 import { startFakeLlm } from '@molf/testkit';
-import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, waitForOutput } from '../testing/cli-test-kit.ts';
+import { spawnMolf, stopSpawnedProcesses, WAIT_DEADLINE_MS, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -20,7 +21,7 @@ async function tempDir(): Promise<string> {
 }
 
 async function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + WAIT_DEADLINE_MS;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -69,21 +70,10 @@ describe('molf up keeps its tokens out of reach of the commands its worker runs'
     );
 
     // Without the sandbox: its PID namespace would hide /proc, and this must hold without it.
-    const up = execaNode(CLI, ['up', '--port', '0', '--data-dir', dataDir, '--sandbox', 'off'], {
+    // Its own process group, so that stopping it stops `up`, the server and the worker together.
+    const up = spawnMolf(['up', '--port', '0', '--data-dir', dataDir, '--sandbox', 'off'], {
       cwd: project,
       env: { HOME: home, MOLF_CLIENT_DIR: clientDir, MOLF_LOG_LEVEL: 'info', MOLF_TEST_CANARY: CANARY },
-      // Its own process group, so the cleanup kills `up`, the server and the worker together.
-      detached: true,
-      reject: false,
-      stdin: 'ignore',
-    });
-    cleanups.push(async () => {
-      try {
-        process.kill(-(up.pid as number), 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      await up;
     });
     const banner = await waitForOutput(up, 'Ctrl-C stops everything');
     const url = /server: {2}(ws:\/\/\S+)/.exec(banner)?.[1] ?? '';
@@ -92,7 +82,7 @@ describe('molf up keeps its tokens out of reach of the commands its worker runs'
 
     const client = createMolfClient({ url, token: clientToken });
     cleanups.push(() => client.close());
-    await client.ready({ timeoutMs: 20_000 });
+    await client.ready({ timeoutMs: WAIT_DEADLINE_MS });
     const [worker] = await client.rpc.workers.list.query();
     expect(worker).toBeDefined();
     const workerId = worker?.workerId as NonNullable<typeof worker>['workerId'];
@@ -127,7 +117,7 @@ describe('molf up keeps its tokens out of reach of the commands its worker runs'
     for (const token of found) {
       const probe = createMolfClient({ url, token, retryDelayMs: () => 60_000 });
       try {
-        await probe.ready({ timeoutMs: 20_000 });
+        await probe.ready({ timeoutMs: WAIT_DEADLINE_MS });
         accepted.push(token);
       } catch {
         // refused: not one of this server's tokens
@@ -136,5 +126,5 @@ describe('molf up keeps its tokens out of reach of the commands its worker runs'
       }
     }
     expect(accepted).toEqual([]);
-  }, 120_000);
+  });
 });

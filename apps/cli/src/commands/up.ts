@@ -6,7 +6,7 @@ import { validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { execaNode, type ResultPromise } from 'execa';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
-import { clientDir, saveConnection } from '../connection-store.ts';
+import { clientDir, loadConnection, saveConnection } from '../connection-store.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxArguments, toSandboxConfig } from '../sandbox-options.ts';
 import { onShutdownSignal, SUPERVISED_ENV } from '../shutdown-signals.ts';
 import { type HandedTokens, handTokensToChild, TOKENS_FROM_PARENT_ENV } from '../token-handover.ts';
@@ -82,7 +82,10 @@ async function waitReady(child: Child, what: string): Promise<Record<string, unk
 async function runUp(options: UpOptions): Promise<void> {
   const projectDir = await validateWorkdir(process.cwd());
   const dataDir = options.dataDir ?? defaultDataDir();
-  const clientToken = generateToken('client');
+  // The client token of the last `molf up` here, kept (0600, beside the connection it opens) so
+  // that chats left open across a restart reconnect; the worker token is new each time: only
+  // this process hands it out.
+  const clientToken = (await loadConnection(projectDir))?.token ?? generateToken('client');
   const workerToken = generateToken('worker');
   const children: Child[] = [];
   let stopping = false;

@@ -4,12 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolResult, WorkerId } from '@molf/protocol';
 import { createServer, type MolfServer } from '@molf/server';
-import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLI, sandboxUnavailable, waitForOutput } from '../testing/cli-test-kit.ts';
+import {
+  sandboxUnavailable,
+  spawnMolf,
+  stopSpawnedProcesses,
+  waitForOutput,
+  waitUntil,
+} from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
+  // The processes first: the cleanups remove directories they use.
+  await stopSpawnedProcesses();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
@@ -43,24 +50,9 @@ async function startServer(): Promise<MolfServer> {
   return server;
 }
 
-/** `molf worker` as a child process in its own process group, killed (with its group) after the test. */
-function spawnWorker(args: string[], env: Record<string, string>): ResultPromise {
-  const child = execaNode(CLI, ['worker', ...args], {
-    env: { ...env, MOLF_WORKER_TOKEN: TOKENS.worker },
-    extendEnv: false,
-    reject: false,
-    stdin: 'ignore',
-    detached: true,
-  });
-  cleanups.push(async () => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // Gone.
-    }
-    await child;
-  });
-  return child;
+/** `molf worker` as a child process in its own process group, stopped (with its group) after the test. */
+function spawnWorker(args: string[], env: Record<string, string>) {
+  return spawnMolf(['worker', ...args], { env: { ...env, MOLF_WORKER_TOKEN: TOKENS.worker }, extendEnv: false });
 }
 
 /**
@@ -82,12 +74,8 @@ function processesMatching(text: string, options: { exactly?: boolean } = {}): n
   return pids;
 }
 
-async function until(predicate: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+function until(predicate: () => boolean, what: string): Promise<void> {
+  return waitUntil(predicate, { what });
 }
 
 /**
@@ -127,7 +115,7 @@ async function startedWorker(args: string[]) {
   return { server, env, workdir, child, line, workerId };
 }
 
-describe('molf worker killed with SIGKILL', { timeout: 90_000 }, () => {
+describe('molf worker killed with SIGKILL', () => {
   it("takes its commands' background children along, also those of finished commands (no sandbox)", async () => {
     const { server, child, workerId } = await startedWorker([]);
     const leftBehind = uniqueSleep();
@@ -198,16 +186,14 @@ describe('molf worker --sandbox', () => {
       );
       const { server, env, line } = await startedWorker(['--config', config, '--sandbox-mcp', 'on']);
       expect(line).toContain('(sandbox: on, network off)');
-      const listed = await execaNode(CLI, ['workers', '--server', server.url, '--token', TOKENS.client], {
+      const listed = await spawnMolf(['workers', '--server', server.url, '--token', TOKENS.client], {
         env,
         extendEnv: false,
-        reject: false,
       });
       expect(listed.stdout).toMatch(/SANDBOX[\s\S]*online\s+on, network off\s/);
-      const json = await execaNode(CLI, ['workers', '--json', '--server', server.url, '--token', TOKENS.client], {
+      const json = await spawnMolf(['workers', '--json', '--server', server.url, '--token', TOKENS.client], {
         env,
         extendEnv: false,
-        reject: false,
       });
       expect(JSON.parse(json.stdout)[0].sandbox).toMatchObject({
         mode: 'required',

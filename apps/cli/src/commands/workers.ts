@@ -1,8 +1,8 @@
-import { createMolfClient } from '@molf/client';
 import type { WorkerInfo } from '@molf/protocol';
 import { describeSandbox } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
+import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
 
 export function registerWorkersCommand(program: Command): void {
@@ -14,8 +14,7 @@ export function registerWorkersCommand(program: Command): void {
     .option('--json', 'print JSON instead of a table')
     .action(async (options: ClientConnectionOptions & { json?: boolean }) => {
       const connection = await resolveClientConnection(options);
-      await using client = createMolfClient({ ...connection, retryDelayMs: () => 250 });
-      await client.ready();
+      await using client = await connectClient(connection);
       const workers = await client.rpc.workers.list.query();
       process.stdout.write(options.json === true ? `${JSON.stringify(workers, null, 2)}\n` : formatWorkers(workers));
     });

@@ -3,13 +3,139 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer, type MolfServer } from '@molf/server';
+import { stopProcessGroup, TEST_RUN_ENV } from '@molf/testkit';
 import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
-import { execaNode, type ResultPromise } from 'execa';
+import { execa, execaNode, type Options, type ResultPromise } from 'execa';
+import { onTestFinished } from 'vitest';
 
 export const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 /** Cleanups run after each test, last first. */
 export type Cleanups = Array<() => Promise<unknown>>;
+
+/**
+ * `molf <args>` as a child that leads its own process group, stopped with the whole group (SIGTERM,
+ * then SIGKILL after a grace) when the test that started it ends, passed, failed or timed out.
+ * Never rejects: the result carries the exit code and output. No time limit of its own: a test
+ * waits on what the child prints, with generous deadlines.
+ */
+export function spawnMolf(
+  args: string[],
+  options: Pick<Options, 'cwd' | 'env' | 'nodeOptions' | 'extendEnv'> & { stdin?: 'ignore' | 'pipe' } = {},
+) {
+  const child = execaNode(CLI, args, {
+    ...options,
+    env: withTestRunMarker(options.env),
+    stdin: options.stdin ?? 'ignore',
+    reject: false,
+    // Its own process group: stopping the group also stops what it started (server, worker, tools).
+    detached: true,
+  });
+  stopWhenTestEnds(child);
+  return child;
+}
+
+/** Stops of the processes started by the running test, not yet stopped. */
+const running = new Set<() => Promise<void>>();
+
+/**
+ * Stops every process the running test started, with its group. The kits call it when the test
+ * finishes (also when it failed or timed out); test files whose `afterEach` removes directories
+ * those processes use call it first, since `afterEach` runs before `onTestFinished`.
+ */
+export async function stopSpawnedProcesses(): Promise<void> {
+  await Promise.all([...running].map((stop) => stop()));
+}
+
+function stopWhenTestEnds(child: { pid?: number | undefined } & PromiseLike<unknown>): void {
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= stopProcessGroup({ pid: child.pid, exited: child }).finally(() => running.delete(stop));
+    return stopped;
+  };
+  running.add(stop);
+  onTestFinished(stop);
+}
+
+/** Any other program (e.g. `scripts/molf`), started and stopped like {@link spawnMolf}. */
+export function spawnCommand(
+  file: string,
+  args: string[],
+  options: Pick<Options, 'cwd' | 'env' | 'extendEnv'> & { stdin?: 'ignore' | 'pipe' } = {},
+) {
+  const child = execa(file, args, {
+    ...options,
+    env: withTestRunMarker(options.env),
+    stdin: options.stdin ?? 'ignore',
+    reject: false,
+    detached: true,
+  });
+  stopWhenTestEnds(child);
+  return child;
+}
+
+/** The run's marker goes along even into an environment built from scratch (`extendEnv: false`). */
+function withTestRunMarker(env: Options['env']): Options['env'] {
+  const marker = process.env[TEST_RUN_ENV];
+  return marker === undefined ? env : { ...env, [TEST_RUN_ENV]: marker };
+}
+
+export type MolfProcess = ReturnType<typeof spawnMolf>;
+
+/** Resolves once `predicate` holds. The deadline is generous: a loaded machine must not fail a test. */
+export async function waitUntil(
+  predicate: () => boolean | Promise<boolean>,
+  options: { what: string | (() => string); timeoutMs?: number },
+): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? WAIT_DEADLINE_MS);
+  while (!(await predicate())) {
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof options.what === 'string' ? options.what : options.what()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** How long a test waits for something a process will do, before it gives up. */
+export const WAIT_DEADLINE_MS = 120_000;
+
+/**
+ * What a child writes on stdout and stderr, interleaved, and `seen` to wait for a text in it: it
+ * resolves once the text is there, and fails when the child exits without it or at the deadline.
+ */
+export function captureOutput(child: MolfProcess): {
+  text: () => string;
+  seen: (text: string, options?: { after?: number }) => Promise<void>;
+  /** Times `text` appears, after offset `after` (default 0). */
+  count: (text: string, options?: { after?: number }) => number;
+} {
+  let output = '';
+  let exited = false;
+  const append = (chunk: Buffer) => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', append);
+  child.stderr?.on('data', append);
+  void child.then(() => {
+    exited = true;
+  });
+  const count = (text: string, options: { after?: number } = {}) =>
+    output.slice(options.after ?? 0).split(text).length - 1;
+  return {
+    text: () => output,
+    count,
+    async seen(text, options = {}) {
+      await waitUntil(
+        () => {
+          if (count(text, options) > 0) return true;
+          if (exited) throw new Error(`exited without printing "${text}":\n${output}`);
+          return false;
+        },
+        { what: () => `"${text}" in:\n${output}` },
+      );
+    },
+  };
+}
 
 /** A `config.jsonc` in `home` with the fake LLM as the default model. */
 export async function writeFakeModelConfig(home: string, baseURL: string): Promise<void> {
@@ -35,34 +161,20 @@ export async function startLocalServer(
   return { server, worker, tokens };
 }
 
-/** The CLI as a child with a pipe on stdin; `seen` waits for text on its stdout. */
+/**
+ * The CLI as a child with a pipe on stdin (stopped with its process group when the test ends);
+ * `seen` waits for text on its stdout, with a generous deadline.
+ */
 export function spawnInteractive(
-  cleanups: Cleanups,
   args: string[],
-  options: { cwd: string; env: Record<string, string>; waitMs?: number },
-): { child: ResultPromise; seen: (text: string) => Promise<void>; type: (line: string) => void; output: () => string } {
-  const child = execaNode(CLI, args, {
-    cwd: options.cwd,
-    env: options.env,
-    reject: false,
-    stdin: 'pipe',
-    timeout: 60_000,
-  });
-  cleanups.push(async () => {
-    child.kill('SIGKILL');
-    await child;
-  });
+  options: { cwd: string; env: Record<string, string> },
+): { child: MolfProcess; seen: (text: string) => Promise<void>; type: (line: string) => void; output: () => string } {
+  const child = spawnMolf(args, { cwd: options.cwd, env: options.env, stdin: 'pipe' });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const seen = async (text: string) => {
-    const deadline = Date.now() + (options.waitMs ?? 20_000);
-    while (!output.includes(text)) {
-      if (Date.now() > deadline) throw new Error(`no "${text}" in:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
+  const seen = (text: string) => waitUntil(() => output.includes(text), { what: () => `"${text}" in:\n${output}` });
   return { child, seen, type: (line) => void child.stdin?.write(`${line}\n`), output: () => output };
 }
 

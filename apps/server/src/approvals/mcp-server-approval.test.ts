@@ -33,7 +33,7 @@ async function startsOf(startedFile: string): Promise<number> {
 
 /** Resolves once the fixture behind `startedFile` has been started `count` times. */
 async function waitForStarts(startedFile: string, count: number): Promise<void> {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 120_000;
   while ((await startsOf(startedFile)) < count) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for start number ${count}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -275,7 +275,7 @@ describe('starting the MCP servers of .mcp.json', () => {
     });
     expect(crashed.meta?.errorKind).not.toBe('tool_not_found');
     await waitForStarts(project.startedFile, 2);
-    await waitFor(() => statusOf(worker, 'fixture') === 'connected', { what: 'the reconnect', timeoutMs: 30_000 });
+    await waitFor(() => statusOf(worker, 'fixture') === 'connected', { what: 'the reconnect' });
     expect(watch.requested()).toHaveLength(1);
   });
 

@@ -36,12 +36,18 @@ export async function startTestServer(options: Partial<ServerConfig> & { dataDir
   });
 }
 
-/** Resolves once `predicate` holds, polling every 10 ms; fails after `timeoutMs`. */
+/** How long a test waits for a condition by default: generous, since a loaded machine is slow. */
+export const WAIT_DEADLINE_MS = 120_000;
+
+/**
+ * Resolves once `predicate` holds, polling every 10 ms; fails after `timeoutMs`
+ * (default {@link WAIT_DEADLINE_MS}).
+ */
 export async function waitFor(
   predicate: () => boolean | Promise<boolean>,
   options: { timeoutMs?: number; what?: string } = {},
 ) {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const deadline = Date.now() + (options.timeoutMs ?? WAIT_DEADLINE_MS);
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${options.what ?? 'condition'}`);
     await new Promise((resolve) => setTimeout(resolve, 10));

@@ -17,7 +17,7 @@ import {
 const fixture = { type: 'stdio', command: process.execPath, args: [FIXTURE_MCP_SERVER] };
 
 async function waitFor(predicate: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 120_000;
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

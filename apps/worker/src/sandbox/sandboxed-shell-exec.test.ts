@@ -28,7 +28,7 @@ function isAlive(pid: number): boolean {
 }
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 120_000;
   while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));

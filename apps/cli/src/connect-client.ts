@@ -1,0 +1,82 @@
+import { createMolfClient, type MolfClient } from '@molf/client';
+import { MolfError } from '@molf/protocol';
+
+/** How often a client command retries a server it cannot reach, while `ready()` waits. */
+const CLIENT_RETRY_MS = 250;
+
+export type ConnectClientOptions = {
+  url: string;
+  token: string;
+  /** How long to wait for the server to answer. Default: `ready()`'s (5 s). */
+  timeoutMs?: number;
+  /** Give up at the first attempt that cannot connect instead of retrying until `timeoutMs`. Default false. */
+  failFast?: boolean;
+  /**
+   * Once connected, the link's changes for people, one line each however many retries they take
+   * (lost, reconnected, refused). Default: not told.
+   */
+  onLinkChange?: (line: string) => void;
+  /** Once connected, the server refused the token (it restarted with others): the client has stopped. */
+  onRefused?: (error: MolfError) => void;
+};
+
+/**
+ * A client of `url` whose credential the server has accepted. When the server can't be reached
+ * (or refuses the token) the client is closed before the error is thrown: its reconnect timer
+ * would otherwise keep the process alive after the command has failed. A token refused later
+ * stops the client too: retrying it would only be refused again.
+ */
+export async function connectClient(options: ConnectClientOptions): Promise<MolfClient> {
+  const { url } = options;
+  let connected = false;
+  const unreachable = Promise.withResolvers<never>();
+  unreachable.promise.catch(() => {});
+  const client = createMolfClient({
+    url,
+    token: options.token,
+    retryDelayMs: () => CLIENT_RETRY_MS,
+    stopWhenRefused: true,
+    onChange(change) {
+      if (!connected) {
+        if (change.type === 'unreachable' && options.failFast === true) {
+          unreachable.reject(new MolfError('timeout', `cannot reach the Molf server at ${url}`));
+        }
+        return;
+      }
+      switch (change.type) {
+        case 'connected':
+          if (change.again) options.onLinkChange?.(`reconnected to the server at ${url}`);
+          break;
+        case 'lost':
+          options.onLinkChange?.(`connection to the server at ${url} lost; reconnecting until it is back`);
+          break;
+        case 'unreachable':
+          // After a loss the line for it is out already; nothing new to tell.
+          break;
+        case 'refused': {
+          const error = new MolfError(
+            change.code,
+            `the server at ${url} refused this client's token (${change.message}); stopping. ` +
+              'If `molf up` was started again without its saved connection, run the command again.',
+          );
+          options.onLinkChange?.(error.message);
+          options.onRefused?.(error);
+          break;
+        }
+        default:
+          change satisfies never;
+      }
+    },
+  });
+  try {
+    await Promise.race([
+      client.ready(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      unreachable.promise,
+    ]);
+    connected = true;
+    return client;
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
