@@ -79,3 +79,14 @@ describe('the server layers', () => {
     expect(await layerErrors('apps/server/src/transport', "import { WebSocketServer } from 'ws';")).toEqual([]);
   });
 });
+
+describe('the client core', () => {
+  it('refuses Node-only modules outside its Node entry', async () => {
+    expect(await layerErrors('packages/client/src', "import { WebSocket } from 'ws';")).toEqual([
+      expect.stringContaining('runs in browsers'),
+    ]);
+    expect(await layerErrors('packages/client/src', "import { readFile } from 'node:fs/promises';")).toEqual([
+      expect.stringContaining('runs in browsers'),
+    ]);
+  });
+});

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
 import { createServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';

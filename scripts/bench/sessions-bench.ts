@@ -24,7 +24,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { createSilentLogger } from '@molf/logging';
 import type { SessionMessage, WorkerId } from '@molf/protocol';
 import { createServer, openFileSessionStore } from '@molf/server';

@@ -1,4 +1,4 @@
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { MolfError } from '@molf/protocol';
 
 /** How often a client command retries a server it cannot reach, while `ready()` waits. */

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
 import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';

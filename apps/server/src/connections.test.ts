@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { openCredentialStore } from './auth/credential-store.ts';

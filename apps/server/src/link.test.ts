@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { createLogger } from '@molf/logging';
 import { toolDefinitions, type WorkerId } from '@molf/protocol';
 import { createWorker, defineToolHandler, echoTool } from '@molf/worker';

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { createLogger } from '@molf/logging';
 import { MAX_PROMPT_CHARS } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename } from 'node:path';
-import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client';
+import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client/node';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import {
   type Job,

@@ -1,7 +1,6 @@
 import { type ErrorCode, ErrorCodeSchema, MolfError, type WhoAmI } from '@molf/protocol';
 import type { AppRouter } from '@molf/server/router';
 import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
-import { WebSocket as NodeWebSocket } from 'ws';
 import { createBackoff } from './backoff.ts';
 import { type ConnectionChange, trackConnection } from './track-connection.ts';
 
@@ -33,9 +32,39 @@ export type MolfClientOptions = {
   stopWhenRefused?: boolean;
   /** Client-side ping; the connection is dropped when no pong comes. Default 30 s / 10 s. */
   keepAlive?: { intervalMs?: number; pongTimeoutMs?: number };
-  /** Largest message accepted from the server. Default 128 MiB. */
-  maxPayloadBytes?: number;
+  /**
+   * The WebSocket class to connect with, made for the reporter of refusal frames (see
+   * `toWebSocketClass`). Default: the platform's `WebSocket` (browsers, Node 22+); the Node entry
+   * (`@molf/client/node`) passes one built on `ws`.
+   */
+  webSocket?: WebSocketClassFactory;
 };
+
+/**
+ * Makes the WebSocket class the client opens. `onRefusal` must get the text of every frame that
+ * starts with `{"id":null` (how the server refuses a connection before it closes it).
+ */
+export type WebSocketClassFactory = (hooks: {
+  onRefusal(text: string): void;
+  /** The client's pong timeout: a close handshake with a dead peer need not wait longer. */
+  closeTimeoutMs: number;
+}) => typeof WebSocket;
+
+/** Whether a text frame is the server refusing the connection. */
+export function isRefusalFrame(text: string): boolean {
+  return text.startsWith('{"id":null');
+}
+
+/** The default: the platform's WebSocket, reading each text frame for a refusal. */
+const platformWebSocket: WebSocketClassFactory = ({ onRefusal }) =>
+  class MolfWebSocket extends globalThis.WebSocket {
+    constructor(url: string | URL, protocols?: ConstructorParameters<typeof WebSocket>[1]) {
+      super(url, protocols);
+      this.addEventListener('message', (event: MessageEvent) => {
+        if (typeof event.data === 'string' && isRefusalFrame(event.data)) onRefusal(event.data);
+      });
+    }
+  };
 
 export type MolfClient = AsyncDisposable & {
   rpc: TRPCClient<AppRouter>;
@@ -49,10 +78,10 @@ type Rejection = { code: ErrorCode; message: string };
 /**
  * The typed client shared by the CLI, the web client and the worker: tRPC v11 over one
  * WebSocket, with auth in the connection params and automatic reconnect. Subscriptions that use
- * tracked ids resume after a reconnect from the last id they saw.
+ * tracked ids resume after a reconnect from the last id they saw. Free of Node-only modules: in
+ * Node, `@molf/client/node` adds the `ws` socket with its payload limit and close timeout.
  */
 export function createMolfClient(options: MolfClientOptions): MolfClient {
-  const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
   const pingIntervalMs = options.keepAlive?.intervalMs ?? 30_000;
   const pongTimeoutMs = options.keepAlive?.pongTimeoutMs ?? 10_000;
   let lastRejection: Rejection | undefined;
@@ -75,30 +104,16 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     if (options.stopWhenRefused === true) void close();
   };
 
-  /**
-   * The server answers a refused connection with an error whose id is null and then closes;
-   * tRPC's client only retries, so this socket class reads that error to report it.
-   */
-  class MolfWebSocket extends NodeWebSocket {
-    constructor(url: string | URL, protocols?: string | string[]) {
-      // A close handshake with a dead peer would otherwise wait ws's default 30 s before the
-      // client notices and reconnects; a missing pong already proved the peer gone.
-      super(url, protocols, { maxPayload, closeTimeout: pongTimeoutMs } as ConstructorParameters<
-        typeof NodeWebSocket
-      >[2]);
-      // Raw frames: a second `addEventListener('message')` would decode every message again.
-      this.on('message', (data: Buffer | ArrayBuffer, isBinary: boolean) => {
-        if (isBinary) return;
-        // tRPC sets binaryType to 'arraybuffer'; a Buffer view over it copies nothing.
-        const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
-        if (bytes[0] === 0x7b && bytes.subarray(0, 10).toString() === '{"id":null') reportRejection(bytes.toString());
-      });
-    }
-  }
+  // The server answers a refused connection with an error whose id is null and then closes;
+  // tRPC's client only retries, so the socket class reads that frame to report it.
+  const SocketClass = (options.webSocket ?? platformWebSocket)({
+    onRefusal: reportRejection,
+    closeTimeoutMs: pongTimeoutMs,
+  });
 
   const wsClient = createWSClient({
     url: options.url,
-    WebSocket: MolfWebSocket as unknown as typeof WebSocket,
+    WebSocket: SocketClass,
     connectionParams: { token: options.token },
     retryDelayMs: options.retryDelayMs ?? createBackoff(),
     keepAlive: {
@@ -132,7 +147,7 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     async ready({ timeoutMs = 5_000 } = {}) {
       lastRejection = undefined;
       let onRejection: ((rejection: Rejection) => void) | undefined;
-      let timer: NodeJS.Timeout | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         return await Promise.race([
           rpc.auth.whoami.query(),

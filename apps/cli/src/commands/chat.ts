@@ -1,5 +1,6 @@
 import { createInterface, emitKeypressEvents, type Interface } from 'node:readline';
-import type { Approval, ApprovalEvent, SessionEvent } from '@molf/protocol';
+import { followSession, type SessionFollower, type SessionState } from '@molf/client';
+import type { Approval, SessionEvent } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
 
@@ -77,9 +78,12 @@ async function chat(options: ChatOptions): Promise<void> {
   let sessionId = options.session ?? (await client.rpc.sessions.create.mutate({ workerId })).sessionId;
   let busy = false;
   let midLine = false;
-  const approvals: Approval[] = [];
+  /** Following the current session: busy state and the approvals waiting come from it. */
+  let follower: SessionFollower | undefined;
+  const waiting = (): Approval[] => follower?.state().approvals ?? [];
+  /** The approval whose question is on the screen. */
+  let shown: string | undefined;
   let denying: Approval | undefined;
-  let subscription: { unsubscribe(): void } | undefined;
   let lastInterrupt = 0;
 
   const rl: Interface = createInterface({
@@ -98,17 +102,27 @@ async function chat(options: ChatOptions): Promise<void> {
   const showPrompt = () => {
     // A command or an event that ends after /exit must not prompt on the closed interface (it throws).
     if (left) return;
+    const approvals = waiting();
     if (denying !== undefined) rl.setPrompt('reason (optional): ');
     else if (approvals.length > 0)
       rl.setPrompt(isServerStart(approvals[0] as Approval) ? 'approve [o/a/d]: ' : 'approve [o/s/a/d]: ');
     else rl.setPrompt(busy ? '' : '> ');
     if (!busy || approvals.length > 0 || denying !== undefined) rl.prompt();
   };
+  /** Puts the oldest waiting approval's question on the screen, once. */
+  const showFirstApproval = (state: SessionState) => {
+    const first = state.approvals[0];
+    if (first === undefined || first.approvalId === shown) return;
+    shown = first.approvalId;
+    newline();
+    out(describeApproval(first));
+    showPrompt();
+  };
 
-  function onEvent(event: SessionEvent): void {
+  function onEvent(event: SessionEvent, state: SessionState): void {
     switch (event.type) {
       case 'status':
-        busy = event.status === 'busy';
+        busy = state.busy;
         if (!busy) {
           newline();
           showPrompt();
@@ -130,22 +144,15 @@ async function chat(options: ChatOptions): Promise<void> {
         break;
       }
       case 'approval.requested':
-        if (approvals.some((approval) => approval.approvalId === event.approval.approvalId)) break;
-        approvals.push(event.approval);
-        if (approvals.length === 1) {
-          newline();
-          out(describeApproval(event.approval));
-          showPrompt();
-        }
+        showFirstApproval(state);
         break;
       case 'approval.resolved': {
-        const index = approvals.findIndex((approval) => approval.approvalId === event.approvalId);
-        if (index === -1) break;
-        approvals.splice(index, 1);
         if (denying?.approvalId === event.approvalId) denying = undefined;
-        out(`  → ${event.outcome}${event.by.startsWith('rule') ? ' (by a rule)' : ''}\n`);
-        const next = approvals[0];
-        if (next !== undefined) out(describeApproval(next));
+        if (shown === event.approvalId) {
+          shown = undefined;
+          out(`  → ${event.outcome}${event.by.startsWith('rule') ? ' (by a rule)' : ''}\n`);
+        }
+        showFirstApproval(state);
         showPrompt();
         break;
       }
@@ -171,25 +178,24 @@ async function chat(options: ChatOptions): Promise<void> {
   }
 
   function follow(id: string): void {
-    subscription?.unsubscribe();
-    // The worker's own approvals (MCP server starts) stay: they belong to no session.
-    approvals.splice(0, approvals.length, ...approvals.filter(isServerStart));
-    // From now on only: old turns are not replayed (`/session` prints the last messages itself).
-    subscription = client.rpc.sessions.events.subscribe(
-      { sessionId: id, fromNow: true },
-      {
-        onData: (envelope: { data: SessionEvent }) => onEvent(envelope.data),
-        onError: (error: unknown) => out(`! event stream: ${(error as Error).message}\n`),
+    follower?.stop();
+    shown = undefined;
+    denying = undefined;
+    // From now on only (`/session` prints the last messages itself), with what waits already; the
+    // worker's own approvals (MCP server starts) belong to no session and are followed too.
+    follower = followSession(client, {
+      sessionId: id,
+      workerId,
+      onEvent,
+      onBackfill: (state) => {
+        busy = state.busy;
+        if (shown !== undefined && !state.approvals.some((approval) => approval.approvalId === shown)) {
+          shown = undefined;
+        }
+        showFirstApproval(state);
       },
-    );
-    // Approvals already waiting in this session (asked before we followed it) are shown too.
-    void client.rpc.approvals.list.query({ sessionId: id }).then(
-      (pending) => {
-        for (const approval of pending)
-          onEvent({ type: 'approval.requested', approval, seq: 0, sessionId: id, at: approval.requestedAt });
-      },
-      () => undefined,
-    );
+      onError: (error: unknown) => out(`! event stream: ${(error as Error).message}\n`),
+    });
   }
 
   async function abortTurn(): Promise<void> {
@@ -199,7 +205,7 @@ async function chat(options: ChatOptions): Promise<void> {
   }
 
   async function answerApproval(line: string): Promise<void> {
-    const approval = approvals[0];
+    const approval = waiting()[0];
     if (approval === undefined) return;
     // A worker's approval names its own session id (`worker:<id>`), not the chat's.
     const { sessionId } = approval;
@@ -297,31 +303,6 @@ async function chat(options: ChatOptions): Promise<void> {
   }
 
   follow(sessionId);
-  // Starting the worker's MCP servers is asked outside any session: follow the worker's approvals too.
-  const workerApprovals = client.rpc.approvals.events.subscribe(
-    { workerId },
-    {
-      onData: (event: ApprovalEvent) => {
-        if (event.type === 'approval.requested' && isServerStart(event.approval)) {
-          const { approval } = event;
-          onEvent({
-            type: 'approval.requested',
-            approval,
-            seq: 0,
-            sessionId: approval.sessionId,
-            at: approval.requestedAt,
-          });
-        } else if (
-          event.type === 'approval.resolved' &&
-          approvals.some((approval) => approval.approvalId === event.approvalId && isServerStart(approval))
-        ) {
-          const { type: _type, sessionId: worker, ...rest } = event;
-          onEvent({ type: 'approval.resolved', ...rest, seq: 0, sessionId: worker, at: new Date().toISOString() });
-        }
-      },
-      onError: (error: unknown) => out(`! approvals stream: ${(error as Error).message}\n`),
-    },
-  );
   out(`molf chat — session ${sessionId}. /help for commands.\n`);
   if (process.stdin.isTTY) {
     emitKeypressEvents(process.stdin, rl);
@@ -356,7 +337,7 @@ async function chat(options: ChatOptions): Promise<void> {
   rl.on('line', (line) => {
     void (async () => {
       try {
-        if (approvals.length > 0) {
+        if (waiting().length > 0) {
           await answerApproval(line);
         } else if (line.trim().startsWith('/')) {
           if (!(await command(line))) rl.close();
@@ -385,7 +366,6 @@ async function chat(options: ChatOptions): Promise<void> {
   });
   await closed;
   process.off('SIGINT', onInterrupt);
-  subscription?.unsubscribe();
-  workerApprovals.unsubscribe();
+  follower?.stop();
   // Leaving aborts nothing: a running turn finishes on the server and is there on the next /session.
 }

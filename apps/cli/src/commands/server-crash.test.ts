@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { startFakeLlm } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnMolf, stopSpawnedProcesses, WAIT_DEADLINE_MS, waitForOutput } from '../testing/cli-test-kit.ts';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';

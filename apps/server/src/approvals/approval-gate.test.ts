@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
 import type { ApprovalEvent, ToolResult } from '@molf/protocol';
 import { createWorker } from '@molf/worker';

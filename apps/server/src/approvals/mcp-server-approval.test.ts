@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createMolfClient, type MolfClient } from '@molf/client';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger } from '@molf/logging';
 import type { Approval, ApprovalEvent } from '@molf/protocol';
 import { FIXTURE_MCP_SERVER } from '@molf/testkit';

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMolfClient } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
 import { FIXTURE_MCP_SERVER, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';

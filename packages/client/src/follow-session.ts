@@ -1,0 +1,117 @@
+import type { Approval, ApprovalEvent, SessionEvent } from '@molf/protocol';
+import type { MolfClient } from './create-molf-client.ts';
+import { applySessionEvent, createSessionState, type SessionState } from './session-state.ts';
+
+export type SessionFollower = {
+  /** The state now: busy, approvals waiting. */
+  state(): SessionState;
+  /** Stops following (the session goes on on the server). */
+  stop(): void;
+};
+
+export type FollowSessionOptions = {
+  sessionId: string;
+  /**
+   * Also follow this worker's own approvals, which belong to no session (the start of an MCP server
+   * new in its .mcp.json). Default: none.
+   */
+  workerId?: string | undefined;
+  /**
+   * Each event as it arrives, with the state after it. Events the follower makes up from what it
+   * loads (approvals already waiting, the busy state) have `seq` 0.
+   */
+  onEvent(event: SessionEvent, state: SessionState): void;
+  /**
+   * What was already there was loaded (at the start, and again after a `session.resync`): the state
+   * may have lost approvals answered meanwhile. Default: nothing.
+   */
+  onBackfill?: (state: SessionState) => void;
+  /** A stream or a load failed; following goes on where it can. Default: ignored. */
+  onError?: (error: unknown) => void;
+};
+
+/**
+ * Follows one session for a client that shows it (the CLI's chat, the web client): live events from
+ * now on, plus what was already there when it started — whether a turn runs and the approvals that
+ * wait — loaded again after a `session.resync` (events were missed while the link was down).
+ */
+export function followSession(client: MolfClient, options: FollowSessionOptions): SessionFollower {
+  const { sessionId } = options;
+  let state = createSessionState(sessionId);
+  let stopped = false;
+  const deliver = (event: SessionEvent) => {
+    if (stopped) return;
+    state = applySessionEvent(state, event);
+    options.onEvent(event, state);
+  };
+  const made = (body: Record<string, unknown>, at = new Date().toISOString()) =>
+    ({ ...body, seq: 0, sessionId, at }) as SessionEvent;
+  const requested = (approval: Approval) =>
+    deliver(made({ type: 'approval.requested', approval }, approval.requestedAt));
+  const fail = (error: unknown) => {
+    if (!stopped) options.onError?.(error);
+  };
+
+  /** What was there before the stream started (or while it was cut off). */
+  async function backfill(): Promise<void> {
+    const [{ session }, pending] = await Promise.all([
+      client.rpc.sessions.get.query({ sessionId }),
+      client.rpc.approvals.list.query({ sessionId }),
+    ]);
+    if (session.status !== (state.busy ? 'busy' : 'idle')) deliver(made({ type: 'status', status: session.status }));
+    if (stopped) return;
+    // Approvals answered while the events were missed are gone; nobody knows how they were answered.
+    const waiting = new Set(pending.map((approval) => approval.approvalId));
+    state = {
+      ...state,
+      approvals: state.approvals.filter(
+        (approval) => approval.sessionId !== sessionId || waiting.has(approval.approvalId),
+      ),
+    };
+    for (const approval of pending) requested(approval);
+    options.onBackfill?.(state);
+  }
+
+  const events = client.rpc.sessions.events.subscribe(
+    { sessionId, fromNow: true },
+    {
+      onData: (envelope: { data: SessionEvent }) => {
+        deliver(envelope.data);
+        if (envelope.data.type === 'session.resync') backfill().catch(fail);
+      },
+      onError: fail,
+    },
+  );
+  const workerApprovals =
+    options.workerId === undefined
+      ? undefined
+      : client.rpc.approvals.events.subscribe(
+          { workerId: options.workerId },
+          {
+            onData: (event: ApprovalEvent) => {
+              if (event.type === 'approval.requested' && event.approval.kind === 'mcp_server') {
+                requested(event.approval);
+              } else if (
+                event.type === 'approval.resolved' &&
+                state.approvals.some(
+                  (approval) => approval.approvalId === event.approvalId && approval.kind === 'mcp_server',
+                )
+              ) {
+                const { type: _type, sessionId: _worker, ...rest } = event;
+                deliver(made({ type: 'approval.resolved', ...rest }));
+              }
+            },
+            onError: fail,
+          },
+        );
+  backfill().catch(fail);
+
+  return {
+    state: () => state,
+    stop() {
+      stopped = true;
+      events.unsubscribe();
+      workerApprovals?.unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * The Node entry of the client (`@molf/client/node`): the same client, connecting with `ws`, whose
+ * payload limit and close timeout the platform WebSocket does not offer. The CLI, the worker and
+ * tests use this; browsers use `@molf/client`.
+ */
+import { WebSocket as NodeWebSocket } from 'ws';
+import {
+  createMolfClient as createPlatformClient,
+  isRefusalFrame,
+  type MolfClient,
+  type MolfClientOptions,
+  type WebSocketClassFactory,
+} from './create-molf-client.ts';
+
+export * from './index.ts';
+
+export type NodeMolfClientOptions = Omit<MolfClientOptions, 'webSocket'> & {
+  /** Largest message accepted from the server. Default 128 MiB. */
+  maxPayloadBytes?: number;
+};
+
+export function createMolfClient(options: NodeMolfClientOptions): MolfClient {
+  const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
+  const webSocket: WebSocketClassFactory = ({ onRefusal, closeTimeoutMs }) =>
+    class MolfNodeWebSocket extends NodeWebSocket {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        // A close handshake with a dead peer would otherwise wait ws's default 30 s before the
+        // client notices and reconnects; a missing pong already proved the peer gone.
+        super(url, protocols, { maxPayload, closeTimeout: closeTimeoutMs } as ConstructorParameters<
+          typeof NodeWebSocket
+        >[2]);
+        // Raw frames: a second `addEventListener('message')` would decode every message again.
+        this.on('message', (data: Buffer | ArrayBuffer, isBinary: boolean) => {
+          if (isBinary) return;
+          // tRPC sets binaryType to 'arraybuffer'; a Buffer view over it copies nothing.
+          const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
+          if (bytes[0] === 0x7b && isRefusalFrame(bytes.subarray(0, 10).toString())) onRefusal(bytes.toString());
+        });
+      }
+    } as unknown as typeof WebSocket;
+  const { maxPayloadBytes: _maxPayloadBytes, ...rest } = options;
+  return createPlatformClient({ ...rest, webSocket });
+}

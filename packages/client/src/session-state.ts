@@ -1,0 +1,35 @@
+import type { Approval, SessionEvent } from '@molf/protocol';
+
+/** What a client following a session knows of it beyond the events themselves. */
+export type SessionState = {
+  sessionId: string;
+  /** A turn is running (a prompt sent now is queued). */
+  busy: boolean;
+  /** Approvals waiting for an answer, oldest first: the session's, and its worker's own (MCP server starts). */
+  approvals: Approval[];
+};
+
+export function createSessionState(sessionId: string): SessionState {
+  return { sessionId, busy: false, approvals: [] };
+}
+
+/**
+ * The state after one event (pure; the state given is not changed). An approval already known is
+ * not added twice (the backfill and the live stream may both bring it); a resolved one is dropped.
+ */
+export function applySessionEvent(state: SessionState, event: SessionEvent): SessionState {
+  switch (event.type) {
+    case 'status':
+      return { ...state, busy: event.status === 'busy' };
+    case 'approval.requested':
+      return state.approvals.some((approval) => approval.approvalId === event.approval.approvalId)
+        ? state
+        : { ...state, approvals: [...state.approvals, event.approval] };
+    case 'approval.resolved':
+      return state.approvals.some((approval) => approval.approvalId === event.approvalId)
+        ? { ...state, approvals: state.approvals.filter((approval) => approval.approvalId !== event.approvalId) }
+        : state;
+    default:
+      return state;
+  }
+}
