@@ -172,7 +172,8 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     onValid: (workerId) => gate?.reportValid(workerId),
   });
   gate = createApprovalGate({
-    engine: await createPermissionEngine(),
+    // The bash grammar loads at the first shell_exec call the gate judges (see resolvePaths).
+    engine: await createPermissionEngine({ lazyParser: true }),
     store: permissions,
     registry,
     dispatcher,

@@ -239,6 +239,8 @@ export function createApprovalGate(options: {
   ): Promise<
     { ok: true; paths: Map<string, readonly string[]> } | { ok: false; message: string; errorKind: DenyKind }
   > {
+    // Every judgement of a call starts here: what judging its tool takes is loaded first.
+    await engine.prepare(request.tool);
     // A file tool's path, or the files a shell line reads and writes (its glob patterns expanded there).
     const wanted = engine.pathArguments({
       tool: request.tool,
