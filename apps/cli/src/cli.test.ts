@@ -7,7 +7,7 @@ import { execa, execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitForOutput } from './testing/cli-test-kit.ts';
 
-const CLI = fileURLToPath(new URL('./main.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../bin/molf.js', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
 
 afterEach(async () => {

@@ -7,9 +7,11 @@ import { COMMANDS, findCommandEntry } from './command-table.ts';
 import { createProgram } from './create-program.ts';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+/** What users run: the bundle (rebuilt by the tests' global setup when stale). */
+const LAUNCHER = fileURLToPath(new URL('../bin/molf.js', import.meta.url));
 
-/** The module URLs a `molf` run loads, as node's module hooks see them. */
-async function modulesLoadedBy(args: string[]): Promise<string[]> {
+/** The module URLs a `molf` run of `entry` loads, as node's module hooks see them. */
+async function modulesLoadedBy(args: string[], entry = MAIN): Promise<string[]> {
   const hook = `
     import { registerHooks } from 'node:module';
     const loaded = [];
@@ -17,7 +19,7 @@ async function modulesLoadedBy(args: string[]): Promise<string[]> {
     process.on('exit', () => process.stderr.write(JSON.stringify(loaded)));`;
   const { stderr } = await promisify(execFile)(
     process.execPath,
-    ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, MAIN, ...args],
+    ['--import', `data:text/javascript,${encodeURIComponent(hook)}`, entry, ...args],
     { env: { ...process.env, NO_COLOR: '1' } },
   );
   return JSON.parse(stderr) as string[];
@@ -52,5 +54,13 @@ describe('the command table', () => {
     const loaded = await modulesLoadedBy([flag]);
     expect(loaded.some((url) => url.endsWith('/create-program.ts'))).toBe(true);
     expect(loaded.filter((url) => /\/commands\/|\/(apps\/(server|worker)|packages\/[a-z]+)\//.test(url))).toEqual([]);
+  });
+
+  it('molf --version as users run it loads no dependency but commander', async () => {
+    const loaded = await modulesLoadedBy(['--version'], LAUNCHER);
+    const dependencies = new Set(
+      loaded.flatMap((url) => /\/node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?([^/]+)/.exec(url)?.[1] ?? []),
+    );
+    expect([...dependencies]).toEqual(['commander']);
   });
 });

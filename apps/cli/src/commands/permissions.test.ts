@@ -7,7 +7,7 @@ import { createWorker } from '@molf/worker';
 import { execaNode } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/molf.js', import.meta.url));
 const CLIENT_TOKEN = 'molf_c_cli-permissions-test-token';
 const WORKER_TOKEN = 'molf_w_cli-permissions-test-token';
 const cleanups: Array<() => Promise<unknown>> = [];

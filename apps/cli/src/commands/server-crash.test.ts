@@ -8,7 +8,7 @@ import { createWorker } from '@molf/worker';
 import { execaNode, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 
-const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/molf.js', import.meta.url));
 const CLIENT_TOKEN = 'molf_c_crash-test-client-token';
 const WORKER_TOKEN = 'molf_w_crash-test-worker-token';
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -6,7 +6,8 @@ import { createServer, type MolfServer } from '@molf/server';
 import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
 import { execaNode, type ResultPromise } from 'execa';
 
-export const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+/** What users run (scripts/molf execs it): the bundle, rebuilt by the tests' global setup when stale. */
+export const CLI = fileURLToPath(new URL('../../bin/molf.js', import.meta.url));
 
 /** Cleanups run after each test, last first. */
 export type Cleanups = Array<() => Promise<unknown>>;
