@@ -1,11 +1,18 @@
 /**
- * `pnpm bench`: the link, tools, permissions, sessions and sandbox benchmarks, each in its own process (so one's
+ * `pnpm bench`: the link, tools, permissions, sessions, sandbox and start-up benchmarks, each in its own process (so one's
  * sockets and timers can't skew the other), with the same flags (--quick, --json, --rounds N).
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const benches = ['link-bench.ts', 'tools-bench.ts', 'permissions-bench.ts', 'sessions-bench.ts', 'sandbox-bench.ts'];
+const benches = [
+  'link-bench.ts',
+  'tools-bench.ts',
+  'permissions-bench.ts',
+  'sessions-bench.ts',
+  'sandbox-bench.ts',
+  'startup-bench.ts',
+];
 let failed = false;
 for (const bench of benches) {
   const script = fileURLToPath(new URL(`./${bench}`, import.meta.url));
