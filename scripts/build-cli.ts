@@ -24,8 +24,8 @@
  * Usage: node scripts/build-cli.ts [--if-stale]   (--if-stale: only when the bundle would not run)
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Plugin, build as rolldownBuild } from 'rolldown';
@@ -79,6 +79,36 @@ async function buildInputs(bundled: Iterable<string>): Promise<string[]> {
   return [...new Set([...sources, ...packageFiles, 'package.json', 'pnpm-lock.yaml', 'scripts/build-cli.ts'])].sort();
 }
 
+/** The chunk `molf` starts from; the others are named by their content's hash. */
+const ENTRY = 'main.js';
+
+/** The chunks the build in `DIST` made, as its build-inputs.json lists them (none before the first). */
+async function previousChunks(): Promise<string[]> {
+  try {
+    const { chunks } = JSON.parse(await readFile(join(DIST, BUILD_INPUTS_FILE), 'utf8')) as { chunks?: string[] };
+    return chunks ?? [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Moves a build from `staging` into `DIST`: first the hashed chunks (a name already there holds the
+ * same content), then the entry, then the list of inputs, each by an atomic rename, so a `molf`
+ * starting meanwhile runs the old build or the new one, complete. The previous build's chunks stay
+ * until the next build: a process started from it may still import one lazily (the worker imports
+ * its MCP connection module when it first starts an MCP server).
+ */
+async function install(staging: string, chunks: string[]): Promise<void> {
+  await mkdir(DIST, { recursive: true });
+  const keep = new Set([ENTRY, BUILD_INPUTS_FILE, ...chunks, ...(await previousChunks())]);
+  for (const name of [...chunks, ENTRY, BUILD_INPUTS_FILE]) await rename(join(staging, name), join(DIST, name));
+  await rm(staging, { recursive: true, force: true });
+  for (const name of await readdir(DIST)) {
+    if (!keep.has(name)) await rm(join(DIST, name), { force: true });
+  }
+}
+
 /** rolldown, or undefined when the install left out dev dependencies (`molf` then runs the sources). */
 async function loadBundler(): Promise<typeof rolldownBuild | undefined> {
   try {
@@ -111,23 +141,18 @@ async function main(): Promise<void> {
     output: {
       dir: staging,
       format: 'esm',
-      entryFileNames: '[name].js',
+      entryFileNames: ENTRY,
       chunkFileNames: '[name]-[hash].js',
     },
   });
   const bundled = output.output.flatMap((chunk) => (chunk.type === 'chunk' ? chunk.moduleIds : []));
   const files = await buildInputs(bundled);
-  await writeFile(join(staging, BUILD_INPUTS_FILE), `${JSON.stringify({ builtAt, files }, null, 2)}\n`);
-
-  // Swap whole directories: a `molf` starting meanwhile sees the old bundle, none (and runs the
-  // sources), or the new one, never a mix.
-  await mkdir(dirname(DIST), { recursive: true });
-  const old = `${DIST}.${process.pid}.old`;
-  if (existsSync(DIST)) await rename(DIST, old);
-  await rename(staging, DIST);
-  await rm(old, { recursive: true, force: true });
-  const chunks = output.output.filter((chunk) => chunk.type === 'chunk').length;
-  process.stdout.write(`molf: built ${relative(ROOT, DIST)} (${chunks} chunks from ${files.length} inputs)\n`);
+  const chunks = output.output.map((chunk) => chunk.fileName).filter((name) => name !== ENTRY);
+  await writeFile(join(staging, BUILD_INPUTS_FILE), `${JSON.stringify({ builtAt, files, chunks }, null, 2)}\n`);
+  await install(staging, chunks);
+  process.stdout.write(
+    `molf: built ${relative(ROOT, DIST)} (${chunks.length + 1} chunks from ${files.length} inputs)\n`,
+  );
 }
 
 await main();
