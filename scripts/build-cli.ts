@@ -4,8 +4,8 @@
  * `pnpm install` (the root `postinstall`), so a checkout is built by the same command that installs it.
  *
  * Why a build: Node strips TypeScript types with a WebAssembly compiler that it loads on the first
- * `.ts` file, 16 MB and 40 ms before anything else; `molf --version` is meant to cost 60 MB in all,
- * 50 MB of which is Node itself. Why rolldown: it is the bundler already installed for vitest (no new
+ * `.ts` file, 16 MiB and 40 ms before anything else; `molf --version` is meant to cost 60 MiB in
+ * all, 50 MiB of which is Node itself. Why rolldown: it is the bundler already installed for vitest (no new
  * download), reads TypeScript without a separate compiler and splits chunks at dynamic imports.
  *
  * What the bundle keeps as it was:
@@ -135,6 +135,9 @@ async function main(): Promise<void> {
     input: { main: join(CLI, 'src', 'main.ts') },
     cwd: ROOT,
     platform: 'node',
+    // Node's own choices for an import (Node 24's conditions; package.json "main", never "module"),
+    // so the bundle names the very files of each dependency that the sources load.
+    resolve: { conditionNames: ['node', 'import', 'module-sync', 'default'], mainFields: ['main'] },
     plugins: [keepDependenciesExternal, keepSourceUrls],
     treeshake: { moduleSideEffects: (id, external) => external || !isWorkspaceSource(id) },
     logLevel: 'warn',

@@ -48,8 +48,8 @@ export type PermissionEngineOptions = {
   parser?: ShellParser;
   /**
    * Load the default parser at the first `prepare('shell_exec')` instead of now. Default false.
-   * The server sets it: the grammar takes about 40 MB once WebAssembly has compiled it, which an
-   * idle server, or one whose agents run no shell line, does not need.
+   * The server sets it: the grammar takes about 75 MiB once V8 has compiled its WebAssembly, which
+   * an idle server, or one whose agents run no shell line, does not need.
    */
   lazyParser?: boolean;
 };
