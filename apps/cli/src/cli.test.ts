@@ -124,12 +124,15 @@ describe('molf CLI', () => {
   it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
     const env = await isolatedEnv();
     const project = await tempDir();
+    // Like pnpm dev, which watches the sources, not the project: the worker writes .molf/ there, and a
+    // watched project restarts the whole stack (once the CLI starts fast, after the banner was read).
+    const watched = await tempDir();
     const up = execaNode(CLI, ['up', '--port', '0'], {
       cwd: project,
       env,
       reject: false,
       stdin: 'ignore',
-      nodeOptions: [`--watch-path=${project}`],
+      nodeOptions: [`--watch-path=${watched}`],
     });
     cleanups.push(async () => {
       up.kill('SIGTERM');
