@@ -27,7 +27,8 @@ export default defineConfig({
     // Integration tests spawn real processes and sockets; two cores are all we have.
     maxWorkers: 2,
     env: { [TEST_RUN_ENV]: runId },
-    globalSetup: ['./scripts/vitest-leftover-processes.ts'],
+    // The CLI bundle is rebuilt when stale (the CLI tests run what users run); no test process may outlive the run.
+    globalSetup: ['./scripts/vitest-build-cli.ts', './scripts/vitest-leftover-processes.ts'],
     reporters: ['default', tierReporter, summaryReporter],
     // One tier after the other (groupOrder), so that each tier's time is its own.
     projects: (['unit', 'stack', 'cli'] as const).map((name, groupOrder) => ({

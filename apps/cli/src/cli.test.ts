@@ -112,7 +112,10 @@ describe('molf CLI', () => {
   it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
     const env = await isolatedEnv();
     const project = await tempDir();
-    const up = spawnMolf(['up', '--port', '0'], { cwd: project, env, nodeOptions: [`--watch-path=${project}`] });
+    // Like pnpm dev, which watches the sources, not the project: the worker writes .molf/ there, and a
+    // watched project restarts the whole stack (once the CLI starts fast, after the banner was read).
+    const watched = await tempDir();
+    const up = spawnMolf(['up', '--port', '0'], { cwd: project, env, nodeOptions: [`--watch-path=${watched}`] });
     const output = await waitForOutput(up, 'Ctrl-C stops everything');
     const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
     expect(httpUrl).toBeDefined();

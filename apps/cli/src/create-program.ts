@@ -1,18 +1,14 @@
-import { Command } from 'commander';
-import { registerChatCommand } from './commands/chat.ts';
-import { registerMcpCommand } from './commands/mcp.ts';
-import { registerPermissionsCommand } from './commands/permissions.ts';
-import { registerRunCommand } from './commands/run.ts';
-import { registerServerCommand } from './commands/server.ts';
-import { registerTokenCommand } from './commands/token.ts';
-import { registerToolCommand } from './commands/tool.ts';
-import { registerUpCommand } from './commands/up.ts';
-import { registerWorkerCommand } from './commands/worker.ts';
-import { registerWorkersCommand } from './commands/workers.ts';
+import { Command, Help } from 'commander';
+import { COMMANDS, findCommandEntry } from './command-table.ts';
 
 export const CLI_VERSION = '0.1.0';
 
-export function createProgram(): Command {
+/**
+ * The `molf` program for `argv` (as in `process.argv`). Only the command `argv` names is loaded and
+ * registered in full; without one (`--help`, `--version`, a typo) every command is listed from the
+ * command table, so none of their modules is imported.
+ */
+export async function createProgram(argv: readonly string[]): Promise<Command> {
   const program = new Command('molf')
     .description('Molf — a self-hosted server, workers and clients for running LLM coding agents')
     .version(CLI_VERSION)
@@ -21,15 +17,17 @@ export function createProgram(): Command {
       'after',
       '\nStart everything for the current project with `molf up`; see `molf <command> --help` for each command.',
     );
-  registerUpCommand(program);
-  registerServerCommand(program);
-  registerWorkerCommand(program);
-  registerWorkersCommand(program);
-  registerTokenCommand(program);
-  registerToolCommand(program);
-  registerPermissionsCommand(program);
-  registerRunCommand(program);
-  registerChatCommand(program);
-  registerMcpCommand(program);
+  const wanted = findCommandEntry(argv.slice(2));
+  if (wanted !== undefined) {
+    (await wanted.load())(program);
+    return program;
+  }
+  const terms = new Map(COMMANDS.map((entry) => [entry.name, entry.term]));
+  // The listing shows each command as its module would register it ([options], arguments): the
+  // unloaded commands have neither, so their terms come from the table.
+  program.configureHelp({
+    subcommandTerm: (command) => terms.get(command.name()) ?? new Help().subcommandTerm(command),
+  });
+  for (const entry of COMMANDS) program.command(entry.name).description(entry.description);
   return program;
 }

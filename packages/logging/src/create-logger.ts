@@ -1,17 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type DestinationStream, type Logger, pino, type StreamEntry } from 'pino';
-import pretty from 'pino-pretty';
-import pinoRoll from 'pino-roll';
+import type { LogLevel } from './log-levels.ts';
 
 export type { Logger } from 'pino';
-
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export function isLogLevel(value: string): value is LogLevel {
-  return (LOG_LEVELS as readonly string[]).includes(value);
-}
 
 /** Keys whose values never reach a log line, wherever they sit in a logged object. */
 const SECRET_KEYS = [
@@ -79,6 +71,9 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
   if (level === 'silent') {
     // nothing to set up
   } else if (consoleMode === 'pretty') {
+    // pino-pretty and pino-roll (with date-fns, 300 modules) are imported only when used: a console
+    // that is not a terminal never needs the first, a process without a log file the second.
+    const { default: pretty } = await import('pino-pretty');
     streams.push({
       level: streamLevel,
       stream: pretty({
@@ -98,6 +93,7 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
 
   if (options.filePath !== undefined && level !== 'silent') {
     mkdirSync(dirname(options.filePath), { recursive: true, mode: 0o700 });
+    const { default: pinoRoll } = await import('pino-roll');
     const file = await pinoRoll({
       file: options.filePath,
       size: LOG_ROTATION.size,

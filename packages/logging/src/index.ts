@@ -1,11 +1,9 @@
 export {
   createLogger,
   createSilentLogger,
-  isLogLevel,
-  LOG_LEVELS,
   LOG_ROTATION,
   type Logger,
   type LoggerOptions,
-  type LogLevel,
   redactText,
 } from './create-logger.ts';
+export { isLogLevel, LOG_LEVELS, type LogLevel } from './log-levels.ts';

@@ -668,11 +668,15 @@ describe('unknown programs and large lines under permissive rules', () => {
     expectDecision(shell(row.command, { layers: everything }), row);
   });
 
-  it('asks about a line that moves through more directories or names more files than the bounds', () => {
-    const moving = shell(`${'cd d; '.repeat(300)}${'cat x; '.repeat(300)}`, { layers: everything });
+  it('asks about a line that moves through more directories or names more files than the bounds', async () => {
+    // The bounds on directories and files are under test, not time: with the default 50 ms a parse
+    // of these 2,000- and 6,000-character lines ran out first on a busy machine (the full suite).
+    const patient = await createWarmEngine({ limits: { parseTimeoutMs: 30_000, analysisTimeoutMs: 30_000 } });
+    const judge = (line: string) => evaluateLine(patient, line, { layers: everything, home: '/home/me' });
+    const moving = judge(`${'cd d; '.repeat(300)}${'cat x; '.repeat(300)}`);
     expect(moving.decision.type, explainEvaluation(moving)).toBe('ask');
     expect(moving.problems.join('\n')).toMatch(/more than 8 directories/);
-    const many = shell(`for f in ${'x '.repeat(3000)}; do cat "$f" "$f.bak"; done`, { layers: everything });
+    const many = judge(`for f in ${'x '.repeat(3000)}; do cat "$f" "$f.bak"; done`);
     expect(many.decision.type).toBe('ask');
     expect(many.problems.join('\n')).toMatch(/more than 1024 files/);
   });

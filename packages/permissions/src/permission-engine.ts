@@ -15,6 +15,11 @@ export type ToolCallEvaluation = PermissionEvaluation & { subjects: ToolCallSubj
 
 export type PermissionEngine = {
   /**
+   * Loads what judging `tool` takes, once per process: the bash grammar for `shell_exec` when the
+   * engine was made with `lazyParser`. Call it before `pathArguments` and `evaluate` of that tool.
+   */
+  prepare(tool: string): Promise<void>;
+  /**
    * The paths a call's rules need resolved where the call runs (symlinks followed, glob patterns
    * expanded) before `evaluate`: a file tool's path, the files a shell line reads and writes.
    */
@@ -41,11 +46,28 @@ export type PermissionEngineOptions = {
   limits?: Partial<ShellAnalysisLimits>;
   /** The bash parser. Default: tree-sitter-bash, loaded once per process. */
   parser?: ShellParser;
+  /**
+   * Load the default parser at the first `prepare('shell_exec')` instead of now. Default false.
+   * The server sets it: the grammar takes about 75 MiB once V8 has compiled its WebAssembly, which
+   * an idle server, or one whose agents run no shell line, does not need.
+   */
+  lazyParser?: boolean;
 };
 
-/** Loads the shell grammar once; the engine is then synchronous. */
+/** Loads the shell grammar once (now, or with `lazyParser` when first prepared); the engine is then synchronous. */
 export async function createPermissionEngine(options: PermissionEngineOptions = {}): Promise<PermissionEngine> {
-  const parser = options.parser ?? (await loadShellParser());
+  let loaded = options.parser ?? (options.lazyParser === true ? undefined : await loadShellParser());
+  const loadedParser = (): ShellParser => {
+    if (loaded === undefined) throw new Error('the bash grammar is not loaded: prepare("shell_exec") comes first');
+    return loaded;
+  };
+  // Only shell lines use the parser; other tools' subjects are built without touching it.
+  const parser: ShellParser = {
+    parse: (source, parseOptions) => loadedParser().parse(source, parseOptions),
+    get statements() {
+      return loadedParser().statements;
+    },
+  };
   // The gate asks for a call's paths, then evaluates it: the line is analyzed once for both.
   let last: { key: string; analysis: ShellAnalysis } | undefined;
   const analyze = (args: Record<string, unknown>, home: string | undefined): ShellAnalysis | undefined => {
@@ -59,6 +81,9 @@ export async function createPermissionEngine(options: PermissionEngineOptions = 
     return last.analysis;
   };
   return {
+    async prepare(tool) {
+      if (tool === 'shell_exec') loaded ??= await loadShellParser();
+    },
     pathArguments({ tool, args, home }) {
       if (tool === 'shell_exec') {
         const analysis = analyze(args, home);

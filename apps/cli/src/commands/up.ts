@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import type { LogLevel } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
 import { defaultDataDir, generateToken } from '@molf/server';
@@ -13,7 +12,11 @@ import { type HandedTokens, handTokensToChild, TOKENS_FROM_PARENT_ENV } from '..
 
 type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel } & SandboxFlags;
 
-const CLI_MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+/**
+ * The script this process was started with (bin/molf.js, the bundle's main.js or src/main.ts): the
+ * children run the same build of the CLI as their supervisor.
+ */
+const CLI_MAIN = process.argv[1] as string;
 /** How long a child gets to stop after SIGTERM before it is killed. */
 const STOP_GRACE_MS = 5_000;
 

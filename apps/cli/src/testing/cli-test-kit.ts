@@ -8,7 +8,8 @@ import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
 import { execa, execaNode, type Options, type ResultPromise } from 'execa';
 import { onTestFinished } from 'vitest';
 
-export const CLI = fileURLToPath(new URL('../main.ts', import.meta.url));
+/** What users run (scripts/molf execs it): the bundle, rebuilt by the tests' global setup when stale. */
+export const CLI = fileURLToPath(new URL('../../bin/molf.js', import.meta.url));
 
 /** Cleanups run after each test, last first. */
 export type Cleanups = Array<() => Promise<unknown>>;

@@ -347,6 +347,8 @@ export function createApprovalGate(options: {
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
     }
+    // Every judgement of a call starts here: what judging its tool takes is loaded first.
+    await engine.prepare(request.tool);
     const folded = request.paths === 'worker' ? undefined : await judgePredicted(request);
     if (folded !== undefined) return folded;
     const resolved = await resolver.resolve({
@@ -583,6 +585,7 @@ export function createApprovalGate(options: {
     check,
 
     async explain({ workerId, tool, args }) {
+      await engine.prepare(tool);
       const resolved = await resolver.resolve({ workerId, tool, args });
       const callPaths = resolved.ok ? resolved.value : NO_CALL_PATHS;
       const evaluation = await evaluate(

@@ -136,7 +136,8 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const generatedTokens =
     config.generateMissingTokens === true ? await generateMissingTokens(credentials, fixedTokens) : {};
   const registry = await loadWorkerRegistry({ dataDir: config.dataDir, logger });
-  const engine = await createPermissionEngine();
+  // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
+  const engine = await createPermissionEngine({ lazyParser: true });
   const dataDirPath = await realpath(config.dataDir);
   const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);

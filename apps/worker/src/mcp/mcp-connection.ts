@@ -8,12 +8,7 @@ import type { Logger } from '@molf/logging';
 import { type Attachment, type ToolResult, toErrorResult } from '@molf/protocol';
 import type { SandboxRunner } from '../sandbox/index.ts';
 import type { McpServerConfig } from './mcp-config.ts';
-
-export const MCP_TIMEOUTS = {
-  connectMs: 30_000,
-  listToolsMs: 10_000,
-  callMs: 60_000,
-} as const;
+import { MCP_TIMEOUTS } from './mcp-timeouts.ts';
 
 /** The only variables of the worker's environment an MCP child gets (besides its declared `env`). */
 export const MCP_ENV_ALLOWLIST = ['PATH', 'HOME', 'USER', 'LANG', 'TERM', 'TMPDIR'] as const;

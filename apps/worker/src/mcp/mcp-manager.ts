@@ -8,8 +8,11 @@ import { z } from 'zod';
 import type { SandboxRunner } from '../sandbox/index.ts';
 import { defineToolHandler, type ToolHandler } from '../tools/tool-handler.ts';
 import { type McpServerConfig, parseMcpConfigEntries } from './mcp-config.ts';
-import { connectMcpServer, MCP_TIMEOUTS, type McpConnection, type McpTool } from './mcp-connection.ts';
+// Types only: the connection module, and with it the MCP SDK (ajv, zod-to-json-schema: 130 modules),
+// is imported when a server is started, so a worker whose project has no .mcp.json never loads it.
+import type { McpConnection, McpTool } from './mcp-connection.ts';
 import { awaitStartDecision, type McpStartApprover } from './mcp-start-approval.ts';
+import { MCP_TIMEOUTS } from './mcp-timeouts.ts';
 import { assignToolNames } from './mcp-tool-names.ts';
 
 /** tools/list_changed notifications are gathered this long before the tools are listed again. */
@@ -199,6 +202,7 @@ export async function startMcpManager(options: {
     const generation = entry.generation;
     entry.status = 'connecting';
     try {
+      const { connectMcpServer } = await import('./mcp-connection.ts');
       const connection = await connectMcpServer({
         config: entry.config,
         workdir: options.workdir,

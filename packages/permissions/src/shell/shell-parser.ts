@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { Language, Parser, Query, type Tree } from 'web-tree-sitter';
+import type { Query, Tree } from 'web-tree-sitter';
 
 /**
  * A loaded bash grammar. Loading is asynchronous (WebAssembly); parsing afterwards is synchronous
@@ -28,6 +28,8 @@ let loading: Promise<ShellParser> | undefined;
 /** Loads tree-sitter-bash once per process. */
 export function loadShellParser(): Promise<ShellParser> {
   loading ??= (async () => {
+    // Imported here, with the grammar: a process that judges no shell line loads neither.
+    const { Language, Parser, Query } = await import('web-tree-sitter');
     const require = createRequire(import.meta.url);
     await Parser.init();
     const language = await Language.load(require.resolve('tree-sitter-bash/tree-sitter-bash.wasm'));

@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+
+/** One top-level command: what `molf --help` lists for it, and how to load its module. */
+export type CommandEntry = {
+  name: string;
+  /** The listing's left column, as commander prints it for the registered command (`run [options] <prompt>`). */
+  term: string;
+  description: string;
+  /** Imports the command's module and returns its `register*Command`. */
+  load: () => Promise<(program: Command) => void>;
+};
+
+/**
+ * Every top-level command, in `molf --help` order. A command's module is imported only when that
+ * command runs or shows its own help: the modules import the server, the worker, the AI SDK, the MCP
+ * SDK and tree-sitter, and loading all of them made `molf --version` take 1.5 s and 160 MB. The
+ * listing is written out here so `molf --help` needs none of them; a test holds it equal to what the
+ * modules register.
+ */
+export const COMMANDS: readonly CommandEntry[] = [
+  {
+    name: 'up',
+    term: 'up [options]',
+    description:
+      'start a server on loopback and a worker on the current directory, with fresh tokens; ' +
+      'saves the connection so `molf` client commands run here need no flags',
+    load: async () => (await import('./commands/up.ts')).registerUpCommand,
+  },
+  {
+    name: 'server',
+    term: 'server [options]',
+    description: 'run the Molf server: sessions, policy and the worker registry, on one HTTP + WebSocket port',
+    load: async () => (await import('./commands/server.ts')).registerServerCommand,
+  },
+  {
+    name: 'worker',
+    term: 'worker [options]',
+    description: 'run a worker daemon that executes tools in one project directory',
+    load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,
+  },
+  {
+    name: 'workers',
+    term: 'workers [options]',
+    description: 'list the workers registered with the server and whether they are online',
+    load: async () => (await import('./commands/workers.ts')).registerWorkersCommand,
+  },
+  {
+    name: 'token',
+    term: 'token',
+    description: "manage the server's stored credentials (run on the server's machine; takes effect without a restart)",
+    load: async () => (await import('./commands/token.ts')).registerTokenCommand,
+  },
+  {
+    name: 'tool',
+    term: 'tool [options] <name> [args]',
+    description: 'run one built-in tool in this process, exactly as a worker would, and print its result',
+    load: async () => (await import('./commands/tool.ts')).registerToolCommand,
+  },
+  {
+    name: 'permissions',
+    term: 'permissions',
+    description: "a worker's approval rules (permissions.jsonc): explain a decision, show or edit the rules",
+    load: async () => (await import('./commands/permissions.ts')).registerPermissionsCommand,
+  },
+  {
+    name: 'run',
+    term: 'run [options] <prompt>',
+    description:
+      'run one prompt headless and stream the answer (for scripts and CI); without --server it starts a ' +
+      'server and a worker on the current directory for the run',
+    load: async () => (await import('./commands/run.ts')).registerRunCommand,
+  },
+  {
+    name: 'chat',
+    term: 'chat [options]',
+    description:
+      'interactive session in the terminal: streaming answers, tool calls, approval prompts; without --server it ' +
+      'starts a server and a worker on the current directory',
+    load: async () => (await import('./commands/chat.ts')).registerChatCommand,
+  },
+  {
+    name: 'mcp',
+    term: 'mcp',
+    description: "the MCP servers of a project's .mcp.json, as a worker would run them",
+    load: async () => (await import('./commands/mcp.ts')).registerMcpCommand,
+  },
+];
+
+/**
+ * The command `argv` (the user's words, after node and the script) runs or asks help for: the first
+ * word that is not an option, or the one after `help`. Molf has no global options that take a value,
+ * so the first other word is always the command's name.
+ */
+export function findCommandEntry(words: readonly string[]): CommandEntry | undefined {
+  const operands = words.filter((word) => !word.startsWith('-'));
+  const name = operands[0] === 'help' ? operands[1] : operands[0];
+  return COMMANDS.find((entry) => entry.name === name);
+}
