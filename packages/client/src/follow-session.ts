@@ -54,8 +54,8 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
 
   /** What was there before the stream started (or while it was cut off). */
   async function backfill(): Promise<void> {
-    const [{ session }, pending] = await Promise.all([
-      client.rpc.sessions.get.query({ sessionId }),
+    const [session, pending] = await Promise.all([
+      client.rpc.sessions.info.query({ sessionId }),
       client.rpc.approvals.list.query({ sessionId }),
     ]);
     if (session.status !== (state.busy ? 'busy' : 'idle')) deliver(made({ type: 'status', status: session.status }));

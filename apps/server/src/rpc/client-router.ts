@@ -81,6 +81,11 @@ export function createClientRouter(services: RouterServices) {
           }),
         )
         .query(({ input }) => sessions.list(input)),
+      /** One session's metadata and state, without its history. */
+      info: clientProcedure
+        .input(SessionIdInputSchema)
+        .output(SessionInfoSchema)
+        .query(({ input }) => knownSession(input.sessionId)),
       get: clientProcedure
         .input(SessionIdInputSchema)
         .output(z.object({ session: SessionInfoSchema, messages: z.array(SessionMessageSchema) }))

@@ -160,6 +160,26 @@ describe('session store: live histories in memory', () => {
     await reopened.close();
   });
 
+  it('keeps a message appended while the history was being read from its file', async () => {
+    await using dir = await createTempDir();
+    const store = await openFileSessionStore({ dataDir: dir.path, logger });
+    const session = await store.create({ workerId: 'w1' as WorkerId });
+    // A history long enough that reading and parsing it takes a while.
+    const line = `${JSON.stringify(user('m'))}\n`;
+    await appendFile(join(dir.path, 'sessions', session.sessionId, 'messages.jsonl'), line.repeat(50_000));
+    await store.close();
+    const reopened = await openFileSessionStore({ dataDir: dir.path, logger });
+    // The append waits for the read: otherwise it could land in the file after the read and be
+    // missing from the history the store keeps.
+    const order: string[] = [];
+    const reading = reopened.messages(session.sessionId).then(() => order.push('read'));
+    const appending = reopened.append(session.sessionId, user('late')).then(() => order.push('append'));
+    await Promise.all([reading, appending]);
+    expect(order).toEqual(['read', 'append']);
+    expect((await reopened.messages(session.sessionId)).at(-1)?.id).toBe('late');
+    await reopened.close();
+  });
+
   it('reads the history again once an idle session was evicted', async () => {
     await using dir = await createTempDir();
     const store = await openFileSessionStore({ dataDir: dir.path, logger, historyCache: { maxSize: 0 } });

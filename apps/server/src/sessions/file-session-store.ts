@@ -288,13 +288,15 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
 
     async messages(sessionId) {
       const entry = entryOf(sessionId);
-      // Wait for appends already under way, so a reader sees every message it was told about.
-      await entry.queue;
-      const kept = cache.get(sessionId);
-      if (kept !== undefined && entry.checked) return kept.slice();
-      const history = await readHistory(entry);
-      cache.set(sessionId, { messages: history.messages, size: history.size, inUse: entry.status === 'busy' });
-      return history.messages.slice();
+      // In the session's queue: a reader sees every message it was told about, and an append can't
+      // land between reading the file and keeping what was read (the kept history would miss it).
+      return enqueue(entry, async () => {
+        const kept = cache.get(sessionId);
+        if (kept !== undefined && entry.checked) return kept.slice();
+        const history = await readHistory(entry);
+        cache.set(sessionId, { messages: history.messages, size: history.size, inUse: entry.status === 'busy' });
+        return history.messages.slice();
+      });
     },
 
     enqueue(sessionId, prompt: QueuedPrompt) {
