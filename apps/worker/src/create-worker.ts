@@ -345,6 +345,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     switch (message.type) {
       case 'registered':
         registrations += 1;
+        lastSubscriptionError = undefined;
         resubscribeAttempt = 0;
         logger.info({ workerId, name, workdir }, registrations === 1 ? 'registered with server' : 're-registered');
         registered.resolve();
@@ -457,6 +458,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     );
   }
 
+  /** The code of the last job subscription failure logged, so a repeated one is not logged again. */
+  let lastSubscriptionError: string | undefined;
+
   function subscribe(): void {
     subscription = client.rpc.worker.jobs.subscribe(
       { registration, lastEventId },
@@ -472,11 +476,16 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
             fail(new MolfError(code, `the server refused this worker: ${error.message}`));
             return;
           }
-          if (code === 'unauthorized') {
-            // The connection itself was refused: the link's refusal line already said so once.
-            logger.debug({ err: error, code }, 'job subscription refused with the connection; subscribing again');
-          } else {
+          if (code === undefined || code === 'unauthorized') {
+            // The connection itself was refused or dropped (no answer of the server's own): the
+            // link's state line already said so once.
+            logger.debug({ err: error, code }, 'job subscription ended with the connection; subscribing again');
+          } else if (code !== lastSubscriptionError) {
+            // Once per kind of failure, not once per attempt.
+            lastSubscriptionError = code;
             logger.error({ err: error, code }, 'job subscription failed; subscribing again');
+          } else {
+            logger.debug({ err: error, code }, 'job subscription failed again; subscribing again');
           }
           resubscribeLater();
         },
