@@ -28,7 +28,7 @@ import { createMolfClient } from '@molf/client/node';
 import { createSilentLogger } from '@molf/logging';
 import type { SessionMessage, WorkerId } from '@molf/protocol';
 import { createServer, openFileSessionStore } from '@molf/server';
-import { startFakeLlm } from '@molf/testkit';
+import { type FakeLlm, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 
 const { values: flags } = parseArgs({
@@ -134,9 +134,8 @@ async function listBench(root: string) {
   return { sessions: SESSION_COUNT, openMs, listMedianMs: percentile(times, 0.5), listP99Ms: percentile(times, 0.99) };
 }
 
-async function streamingBench(root: string) {
-  const chunks = Array.from({ length: 200 }, (_, index) => `token${index} `);
-  const llm = await startFakeLlm({ turns: Array.from({ length: STREAMING_SESSIONS }, () => ({ text: chunks })) });
+/** A real server, a registered worker and a connected client, talking to `llm`; `close` ends all four. */
+async function startStack(root: string, llm: FakeLlm) {
   const tokens = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w_bench-worker-token-0123456789' };
   const server = await createServer({
     port: 0,
@@ -150,6 +149,23 @@ async function streamingBench(root: string) {
   await worker.registered;
   const client = createMolfClient({ url: server.url, token: tokens.client });
   await client.ready();
+  return {
+    server,
+    worker,
+    client,
+    async close() {
+      await client.close();
+      await worker.close();
+      await server.close();
+      await llm.close();
+    },
+  };
+}
+
+async function streamingBench(root: string) {
+  const chunks = Array.from({ length: 200 }, (_, index) => `token${index} `);
+  const llm = await startFakeLlm({ turns: Array.from({ length: STREAMING_SESSIONS }, () => ({ text: chunks })) });
+  const { server, worker, client, close } = await startStack(root, llm);
   try {
     const ids: string[] = [];
     for (let index = 0; index < STREAMING_SESSIONS; index += 1) {
@@ -200,10 +216,7 @@ async function streamingBench(root: string) {
       rssAfterMiB: Math.round(rssAfter / 1024 / 1024),
     };
   } finally {
-    await client.close();
-    await worker.close();
-    await server.close();
-    await llm.close();
+    await close();
   }
 }
 
@@ -237,19 +250,7 @@ function summarisedHistory(count: number): SessionMessage[] {
 async function turnBench(root: string) {
   const turns = flags.quick ? 10 : 30;
   const llm = await startFakeLlm({ turns: Array.from({ length: 3 * (turns + 1) }, () => ({ text: 'fine' })) });
-  const tokens = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w_bench-worker-token-0123456789' };
-  const server = await createServer({
-    port: 0,
-    dataDir: join(root, 'server'),
-    tokens,
-    models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
-  });
-  const workdir = join(root, 'workdir');
-  await mkdir(workdir, { recursive: true });
-  const worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir });
-  await worker.registered;
-  const client = createMolfClient({ url: server.url, token: tokens.client });
-  await client.ready();
+  const { server, worker, client, close } = await startStack(root, llm);
   try {
     const cpuPerTurn = async (historyLength: number) => {
       const { sessionId } = await client.rpc.sessions.create.mutate({ workerId: worker.workerId });
@@ -303,10 +304,7 @@ async function turnBench(root: string) {
       flatRatio: large.medianMs / small.medianMs,
     };
   } finally {
-    await client.close();
-    await worker.close();
-    await server.close();
-    await llm.close();
+    await close();
   }
 }
 
