@@ -373,16 +373,9 @@ export function createApprovalGate(options: {
     const home = registry.registration(request.workerId)?.home;
     const context = { callPaths: resolved.value, home };
     const evaluation = await evaluate(request, context);
+    const byRule = await decidedByRule(request, evaluation, context);
+    if (byRule !== undefined) return byRule;
     const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
-    const { decision } = evaluation;
-    if (decision.type === 'allow') {
-      record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
-      return await allowed(request, context);
-    }
-    if (decision.type === 'deny') {
-      record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
-      return { type: 'deny', message: refusal(request, evaluation), errorKind: 'permission_denied' };
-    }
     // The rules were read asynchronously: the turn may have been aborted meanwhile.
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
@@ -412,20 +405,29 @@ export function createApprovalGate(options: {
   async function judgePredicted(request: GateRequest): Promise<GateOutcome | undefined> {
     const callPaths = resolver.predict(request);
     if (callPaths === undefined || protectedPath(request, callPaths) !== undefined) return undefined;
-    const home = registry.registration(request.workerId)?.home;
-    const evaluation = await evaluate(request, { callPaths, home });
+    const context = { callPaths, home: registry.registration(request.workerId)?.home };
+    const outcome = await decidedByRule(request, await evaluate(request, context), context);
+    return outcome?.type === 'allow' ? { ...outcome, predicted: true } : outcome;
+  }
+
+  /** The outcome when a rule decided the call (recorded in the audit log); undefined when it asks. */
+  async function decidedByRule(
+    request: GateRequest,
+    evaluation: ToolCallEvaluation,
+    context: { callPaths: CallPaths; home: string | undefined },
+  ): Promise<GateOutcome | undefined> {
     const subjects = evaluation.verdicts.map((verdict) => verdict.subject.label);
     const { decision } = evaluation;
-    if (decision.type === 'allow') {
-      record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
-      const outcome = await allowed(request, { callPaths, home });
-      return outcome.type === 'allow' ? { ...outcome, predicted: true } : outcome;
+    switch (decision.type) {
+      case 'allow':
+        record(request, { subjects, decision: 'allow', by: `rule: ${describeRule(decision.rule)}` });
+        return await allowed(request, context);
+      case 'deny':
+        record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
+        return { type: 'deny', message: refusal(request, evaluation), errorKind: 'permission_denied' };
+      case 'ask':
+        return undefined;
     }
-    if (decision.type === 'deny') {
-      record(request, { subjects, decision: 'deny', by: `rule: ${describeRule(decision.rule)}` });
-      return { type: 'deny', message: refusal(request, evaluation), errorKind: 'permission_denied' };
-    }
-    return undefined;
   }
 
   /** Opens an approval for a person to answer and waits for the answer. */
