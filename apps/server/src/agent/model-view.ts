@@ -82,6 +82,12 @@ function describeAttachment(attachment: StoredAttachment): string {
   return `${what} (${attachment.mimeType}, ${size}${attachment.path === undefined ? '' : `, ${basename(attachment.path)}`})`;
 }
 
+/** What the model reads of a tool result: its output, and after it the failure's real text. */
+function toolResultText(message: Extract<SessionMessage, { role: 'tool' }>): string {
+  if (message.error === undefined) return message.output;
+  return message.output === '' ? message.error : `${message.output}\n${message.error}`;
+}
+
 /** A tool result with attachments: the text, notes on what is not shown, and the media shown. */
 function toToolResultWithMedia(
   message: Extract<SessionMessage, { role: 'tool' }>,
@@ -105,8 +111,7 @@ function toToolResultWithMedia(
       shown.push({ attachment, data });
     }
   }
-  const base =
-    message.error === undefined ? message.output : [message.output, message.error].filter(Boolean).join('\n');
+  const base = toolResultText(message);
   const inline = options.support.inToolResults;
   if (!inline && shown.length > 0)
     notes.push(
@@ -214,10 +219,7 @@ function toModelMessage(message: SessionMessage): ModelMessage {
             output:
               message.error === undefined
                 ? { type: 'text', value: message.output }
-                : {
-                    type: 'error-text',
-                    value: message.output === '' ? message.error : `${message.output}\n${message.error}`,
-                  },
+                : { type: 'error-text', value: toolResultText(message) },
           },
         ],
       };

@@ -17,7 +17,8 @@ export type StepToolCalls = {
   signal: AbortSignal;
 };
 
-function toArgs(input: unknown): Record<string, unknown> | undefined {
+/** A tool call's input when it is a JSON object (what every tool takes); undefined otherwise. */
+export function toArgs(input: unknown): Record<string, unknown> | undefined {
   return typeof input === 'object' && input !== null && !Array.isArray(input)
     ? (input as Record<string, unknown>)
     : undefined;

@@ -15,7 +15,7 @@ import { attachmentsInView, instructionFilesShown, toModelMessages, toModelView 
 import { describeProviderError, isContextOverflow } from './provider-errors.ts';
 import { createRepeatCallWatch, type RepeatCallWatch } from './repeat-call-watch.ts';
 import { type ModelToolCall, runModelStep } from './run-model-step.ts';
-import { runStepToolCalls } from './run-step-tool-calls.ts';
+import { runStepToolCalls, toArgs } from './run-step-tool-calls.ts';
 import { toSystemPrompt } from './system-prompt.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
@@ -204,10 +204,7 @@ async function takeStep(
       toolCalls: toolCalls.map((call) => ({
         toolCallId: call.toolCallId,
         toolName: call.toolName,
-        args:
-          typeof call.input === 'object' && call.input !== null && !Array.isArray(call.input)
-            ? (call.input as Record<string, unknown>)
-            : {},
+        args: toArgs(call.input) ?? {},
       })),
       model: state.modelId,
       ...(outcome.finishReason === undefined ? {} : { finishReason: outcome.finishReason }),
