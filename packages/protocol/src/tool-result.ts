@@ -57,6 +57,14 @@ export const ToolResultSchema = z.object({
 });
 export type ToolResult = z.infer<typeof ToolResultSchema>;
 
+/** The failure for arguments a tool's schema refused, saying what was wrong in terms the model can fix. */
+export function toInvalidArgumentsResult(toolName: string, error: z.ZodError): ToolResult {
+  return toErrorResult(
+    'invalid_arguments',
+    `Invalid arguments for ${toolName}:\n${z.prettifyError(error)}\nSend arguments that match the tool's input schema.`,
+  );
+}
+
 /** Builds a failure result with its machine-readable kind. */
 export function toErrorResult(kind: ToolErrorKind, message: string): ToolResult {
   return { output: '', error: message, meta: { errorKind: kind } };

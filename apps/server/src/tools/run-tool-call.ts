@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
-import { type ToolCallId, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
-import { z } from 'zod';
+import {
+  type ToolCallId,
+  type ToolResult,
+  toErrorResult,
+  toInvalidArgumentsResult,
+  type WorkerId,
+} from '@molf/protocol';
 import type { ApprovalGate, GateOutcome, GateRequest } from '../approvals/approval-gate.ts';
 import type { AuditLog } from '../approvals/audit-log.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
@@ -98,10 +103,7 @@ export function createToolCallRunner(options: {
   async function runOnServer(call: GatedToolCall, toolCallId: string, tool: ServerTool): Promise<ToolResult> {
     const parsed = tool.definition.args.safeParse(call.args);
     if (!parsed.success) {
-      return toErrorResult(
-        'invalid_arguments',
-        `Invalid arguments for ${call.tool}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
-      );
+      return toInvalidArgumentsResult(call.tool, parsed.error);
     }
     const timeoutMs =
       call.timeoutMs ?? tool.definition.timeoutFromArgs?.(parsed.data) ?? tool.definition.defaultTimeoutMs;

@@ -1,7 +1,6 @@
 import type { Logger } from '@molf/logging';
 import { createReadDenial } from '@molf/permissions';
-import { type Job, MolfError, type ToolResult, toErrorResult } from '@molf/protocol';
-import { z } from 'zod';
+import { type Job, MolfError, type ToolResult, toErrorResult, toInvalidArgumentsResult } from '@molf/protocol';
 import type { SandboxRunner } from '../sandbox/index.ts';
 import type { ProcessReaper } from './process-reaper.ts';
 import type { ReadTracker } from './read-tracker.ts';
@@ -68,10 +67,7 @@ async function executeToolCall(options: RunOptions): Promise<ToolResult> {
   }
   const parsed = handler.definition.args.safeParse(job.args);
   if (!parsed.success) {
-    return toErrorResult(
-      'invalid_arguments',
-      `Invalid arguments for ${job.toolName}:\n${z.prettifyError(parsed.error)}\nSend arguments that match the tool's input schema.`,
-    );
+    return toInvalidArgumentsResult(job.toolName, parsed.error);
   }
   // One controller for cancel and timeout, and a timer cleared when the call ends:
   // AbortSignal.timeout() would keep every finished call alive until its deadline.
