@@ -165,7 +165,7 @@ async function startStack(root: string, llm: FakeLlm) {
 async function streamingBench(root: string) {
   const chunks = Array.from({ length: 200 }, (_, index) => `token${index} `);
   const llm = await startFakeLlm({ turns: Array.from({ length: STREAMING_SESSIONS }, () => ({ text: chunks })) });
-  const { server, worker, client, close } = await startStack(root, llm);
+  const { worker, client, close } = await startStack(root, llm);
   try {
     const ids: string[] = [];
     for (let index = 0; index < STREAMING_SESSIONS; index += 1) {

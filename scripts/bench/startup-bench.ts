@@ -10,7 +10,7 @@
  *   idle RSS       each process's resident memory (VmRSS) a settling second after it said it was
  *                  ready: `molf server` with that worker registered, the worker, and the `molf up`
  *                  supervisor; beside an idle `node` (a timer, nothing else) measured the same way.
- *                  The server and worker log to their files as by default (pino-roll loaded).
+ *                  The server and worker log to their files as by default (the rotating file stream loaded).
  *
  * The long-running part runs --rounds times (3; 1 with --quick); figures are medians. Every process
  * is started through scripts/molf, what users run, after the bundle is rebuilt if stale. Peak RSS of

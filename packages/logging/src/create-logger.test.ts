@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactText } from './create-logger.ts';
+import { closeLogger, createLogger, redactText } from './create-logger.ts';
 
 function memoryStream(options: { isTTY?: boolean } = {}) {
   const lines: string[] = [];
@@ -72,15 +72,73 @@ describe('createLogger', () => {
       const logger = await createLogger({ name: 'server', console: 'none', filePath: join(dir, 'logs', 'server.log') });
       logger.info({ token: 'molf_w_abcdefghijklmnopqrstuvwxyz' }, 'to file');
       logger.flush();
-      const file = join(dir, 'logs', 'server.1.log');
+      const file = join(dir, 'logs', 'server.log');
       let content = '';
       // The file stream writes asynchronously; poll until the line lands.
       for (let attempt = 0; attempt < 200 && content === ''; attempt += 1) {
         content = await readFile(file, 'utf8').catch(() => '');
         if (content === '') await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      expect(await readdir(join(dir, 'logs'))).toEqual(['server.1.log']);
+      expect(await readdir(join(dir, 'logs'))).toEqual(['server.log']);
       expect(JSON.parse(content.trim())).toMatchObject({ msg: 'to file', token: '[redacted]' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('has every line on disk once closeLogger resolves, the last one before an exit included', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molf-log-'));
+    try {
+      const logger = await createLogger({ name: 'server', console: 'none', filePath: join(dir, 'server.log') });
+      for (let line = 0; line < 500; line += 1) logger.info({ line }, 'working');
+      logger.fatal('stopping');
+      await closeLogger(logger);
+      const lines = (await readFile(join(dir, 'server.log'), 'utf8')).trim().split('\n');
+      expect(lines).toHaveLength(501);
+      expect(JSON.parse(lines.at(-1) ?? '')).toMatchObject({ msg: 'stopping', level: 60 });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('closes a logger without a file at once', async () => {
+    const { stream, lines } = memoryStream();
+    const logger = await createLogger({ name: 'server', destination: stream });
+    logger.info('only line');
+    await closeLogger(logger);
+    expect(lines).toHaveLength(1);
+  });
+
+  it('rotates the log file by size like logrotate and keeps only the configured number of files', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molf-log-'));
+    try {
+      const logger = await createLogger({
+        name: 'worker',
+        console: 'none',
+        filePath: join(dir, 'worker.log'),
+        rotation: { size: '1K', files: 3 },
+      });
+      const filler = 'x'.repeat(200);
+      for (let line = 0; line < 60; line += 1) {
+        logger.info({ line, filler }, 'line');
+        // Rotation happens between writes; give the stream its turn.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      logger.info('last');
+      let names: string[] = [];
+      let live = '';
+      for (let attempt = 0; attempt < 1_000; attempt += 1) {
+        names = (await readdir(dir)).sort();
+        live = await readFile(join(dir, 'worker.log'), 'utf8').catch(() => '');
+        if (live.includes('"msg":"last"') && names.length === 3) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(names).toEqual(['worker.1.log', 'worker.2.log', 'worker.log']);
+      const older = (await readFile(join(dir, 'worker.2.log'), 'utf8')).trim().split('\n');
+      const newer = (await readFile(join(dir, 'worker.1.log'), 'utf8')).trim().split('\n');
+      // worker.1.log holds the lines right before the live file's, worker.2.log the ones before those.
+      expect(JSON.parse(older.at(-1) ?? '').line).toBe(JSON.parse(newer[0] ?? '').line - 1);
+      expect(JSON.parse(older[0] ?? '').line).toBeGreaterThan(0);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -132,7 +190,7 @@ describe('createLogger on the console', () => {
       logger.error({ err: failureWithCause() }, 'failed');
       logger.flush();
       expect(lines[0]).not.toMatch(STACK_LINE);
-      const file = join(dir, 'server.1.log');
+      const file = join(dir, 'server.log');
       let content = '';
       for (let attempt = 0; attempt < 1_000 && content === ''; attempt += 1) {
         content = await readFile(file, 'utf8').catch(() => '');

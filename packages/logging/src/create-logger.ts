@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { basename, dirname } from 'node:path';
+import type { Writable } from 'node:stream';
 import { type DestinationStream, type Logger, pino, type StreamEntry } from 'pino';
 import type { LogLevel } from './log-levels.ts';
 
@@ -38,10 +39,12 @@ export type LoggerOptions = {
    */
   console?: 'auto' | 'pretty' | 'json' | 'none';
   /**
-   * JSON log file, rotated at 5 MB keeping 5 files (`name.1.log`, `name.2.log`…).
-   * Default: no file.
+   * JSON log file (`…/server.log`), rotated like logrotate: at 5 MB it becomes `server.1.log`, the
+   * one before `server.2.log`, and so on; 5 files at most. Default: no file.
    */
   filePath?: string;
+  /** Rotation of the log file; default {@link LOG_ROTATION}. Tests make it small. */
+  rotation?: { size: `${number}${'B' | 'K' | 'M'}`; files: number };
   /**
    * Where console output goes. Default stdout; tests pass their own stream. A stream with
    * `isTTY: true` counts as a terminal.
@@ -51,12 +54,16 @@ export type LoggerOptions = {
   env?: NodeJS.ProcessEnv;
 };
 
-/** Size and count of rotated log files. */
-export const LOG_ROTATION = { size: '5m', count: 5 } as const;
+/** When the log file rotates, and how many files (the live one included) are kept. */
+export const LOG_ROTATION = { size: '5M', files: 5 } as const;
+
+/** How each logger with a file closes it (see {@link closeLogger}). */
+const fileClosers = new WeakMap<Logger, () => Promise<void>>();
 
 export async function createLogger(options: LoggerOptions): Promise<Logger> {
   const level = options.level ?? 'info';
   const streams: StreamEntry[] = [];
+  let file: Writable | undefined;
   // multistream entries take a real level; 'silent' simply means no streams at all.
   const streamLevel = level === 'silent' ? 'fatal' : level;
   const terminal =
@@ -71,8 +78,8 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
   if (level === 'silent') {
     // nothing to set up
   } else if (consoleMode === 'pretty') {
-    // pino-pretty and pino-roll (with date-fns, 300 modules) are imported only when used: a console
-    // that is not a terminal never needs the first, a process without a log file the second.
+    // pino-pretty and the file rotation are imported only when used: a console that is not a
+    // terminal never needs the first, a process without a log file the second.
     const { default: pretty } = await import('pino-pretty');
     streams.push({
       level: streamLevel,
@@ -93,17 +100,11 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
 
   if (options.filePath !== undefined && level !== 'silent') {
     mkdirSync(dirname(options.filePath), { recursive: true, mode: 0o700 });
-    const { default: pinoRoll } = await import('pino-roll');
-    const file = await pinoRoll({
-      file: options.filePath,
-      size: LOG_ROTATION.size,
-      limit: { count: LOG_ROTATION.count },
-      mkdir: true,
-    });
+    file = await openRotatingFile(options.filePath, options.rotation ?? LOG_ROTATION);
     streams.push({ level: streamLevel, stream: file });
   }
 
-  return pino(
+  const logger = pino(
     {
       name: options.name,
       level,
@@ -127,6 +128,56 @@ export async function createLogger(options: LoggerOptions): Promise<Logger> {
     },
     streams.length === 0 ? pino.destination('/dev/null') : pino.multistream(streams),
   );
+  if (file !== undefined) fileClosers.set(logger, closeWhenWritten(file));
+  return logger;
+}
+
+/**
+ * Writes out what the logger still holds and closes its log file: the last lines of a process that
+ * is about to exit (a shutdown, a fatal error) would otherwise be lost with the file's buffer.
+ * The logger must not be used afterwards.
+ */
+export async function closeLogger(logger: Logger): Promise<void> {
+  logger.flush();
+  await fileClosers.get(logger)?.();
+}
+
+function closeWhenWritten(file: Writable): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve) => {
+      if (file.closed || file.destroyed) {
+        resolve();
+        return;
+      }
+      file.once('close', () => resolve());
+      file.once('error', () => resolve());
+      file.end();
+    });
+}
+
+/**
+ * The log file as a stream rotated by size (rotating-file-stream: no dependencies and about 2 MiB
+ * loaded, where pino-roll brought date-fns' 300 modules and 9 MiB into every worker and server).
+ */
+async function openRotatingFile(filePath: string, rotation: NonNullable<LoggerOptions['rotation']>): Promise<Writable> {
+  const { createStream } = await import('rotating-file-stream');
+  const name = basename(filePath);
+  const stem = name.endsWith('.log') ? name.slice(0, -'.log'.length) : name;
+  const stream = createStream((index) => (index === null || index === undefined ? name : `${stem}.${index}.log`), {
+    path: dirname(filePath),
+    size: rotation.size,
+    rotate: rotation.files - 1,
+    mode: 0o600,
+  });
+  // A full disk or a removed directory must not take the process down: the console goes on, and
+  // says once that the file stopped.
+  let reported = false;
+  stream.on('error', (error: Error) => {
+    if (reported) return;
+    reported = true;
+    process.stderr.write(`molf: the log file ${filePath} stopped: ${error.message}\n`);
+  });
+  return stream;
 }
 
 function hasNoColor(env: NodeJS.ProcessEnv): boolean {

@@ -1,4 +1,5 @@
 export {
+  closeLogger,
   createLogger,
   createSilentLogger,
   LOG_ROTATION,

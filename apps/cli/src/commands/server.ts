@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { createLogger, type LogLevel } from '@molf/logging';
+import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import { createServer, defaultDataDir, loadServerConfigFile, safeParseOrigin, toModelSettings } from '@molf/server';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
@@ -127,7 +127,7 @@ async function runServer(options: ServerOptions): Promise<void> {
   onShutdownSignal(async () => {
     logger.info('shutting down');
     await server.close();
-    logger.flush();
+    await closeLogger(logger);
   });
 
   const lines = [

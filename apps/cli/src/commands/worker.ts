@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createLogger, type LogLevel } from '@molf/logging';
+import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
 import { createWorker, defaultHiddenPaths, describeSandbox, loadWorkerConfigFile, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
@@ -99,7 +99,7 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   });
   onShutdownSignal(async () => {
     await worker.close();
-    logger.flush();
+    await closeLogger(logger);
   });
   logger.info({ workerId: worker.workerId, serverUrl }, 'worker started; connecting');
   try {
