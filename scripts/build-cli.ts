@@ -18,6 +18,9 @@
  *   unused export's module is left out: `molf up` imports two helpers of @molf/server and one of
  *   @molf/worker without loading either.
  *
+ * Beside it, `dist/up-supervisor.cjs`: the `molf up` supervisor alone, one CommonJS file with its
+ * few dependencies inside and nothing required but Node's built-ins (see buildSupervisor).
+ *
  * `apps/cli/bin/molf.js` runs the bundle only while it is at least as new as every input recorded in
  * `dist/build-inputs.json`; otherwise it runs the sources.
  *
@@ -25,6 +28,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -81,6 +85,42 @@ async function buildInputs(bundled: Iterable<string>): Promise<string[]> {
 
 /** The chunk `molf` starts from; the others are named by their content's hash. */
 const ENTRY = 'main.js';
+/** The `molf up` supervisor (apps/cli/src/up-supervisor), one CommonJS file; see {@link buildSupervisor}. */
+const SUPERVISOR = 'up-supervisor.cjs';
+const SUPERVISOR_SOURCE = join(CLI, 'src', 'up-supervisor', 'main.ts');
+
+/**
+ * The `molf up` supervisor runs for as long as Molf is up and only starts and stops two processes,
+ * so it is built to hold little: one CommonJS file (Node's ES module loader alone costs it 3.5 MiB)
+ * with its few dependencies inside, requiring nothing but Node's built-ins. A build whose supervisor
+ * would load anything else (a schema library reached through a shared module, say) fails here.
+ */
+async function buildSupervisor(build: typeof rolldownBuild, staging: string): Promise<string[]> {
+  const output = await build({
+    input: SUPERVISOR_SOURCE,
+    cwd: ROOT,
+    platform: 'node',
+    resolve: { conditionNames: ['node', 'require', 'default'], mainFields: ['main'] },
+    plugins: [keepSourceUrls],
+    treeshake: { moduleSideEffects: (id) => !isWorkspaceSource(id) },
+    logLevel: 'warn',
+    output: { file: join(staging, SUPERVISOR), format: 'cjs' },
+  });
+  const [chunk, ...others] = output.output;
+  if (chunk?.type !== 'chunk' || others.length > 0) throw new Error(`the supervisor must be one file: ${SUPERVISOR}`);
+  const foreign = chunk.imports.filter((name) => !isBuiltin(name));
+  if (foreign.length > 0) {
+    throw new Error(`the molf up supervisor must load only Node's built-ins, but it imports ${foreign.join(', ')}`);
+  }
+  // Every module rolldown looked at is listed; the ones that left code in the file are what it loads.
+  const kept = Object.entries(chunk.modules)
+    .filter(([, module]) => module.renderedLength > 0)
+    .map(([id]) => id);
+  const bundledDependencies = kept.filter((id) => !isWorkspaceSource(id) && !id.startsWith('\0'));
+  const heavy = bundledDependencies.filter((id) => /[\\/]node_modules[\\/](zod|execa|@trpc|ai|pino)[\\/]/.test(id));
+  if (heavy.length > 0) throw new Error(`the molf up supervisor must not bundle ${heavy.join(', ')}`);
+  return chunk.moduleIds;
+}
 
 /** The chunks the build in `DIST` made, as its build-inputs.json lists them (none before the first). */
 async function previousChunks(): Promise<string[]> {
@@ -148,9 +188,16 @@ async function main(): Promise<void> {
       chunkFileNames: '[name]-[hash].js',
     },
   });
+  let supervisorModules: string[];
+  try {
+    supervisorModules = await buildSupervisor(build, staging);
+  } catch (error) {
+    await rm(staging, { recursive: true, force: true });
+    throw error;
+  }
   const bundled = output.output.flatMap((chunk) => (chunk.type === 'chunk' ? chunk.moduleIds : []));
-  const files = await buildInputs(bundled);
-  const chunks = output.output.map((chunk) => chunk.fileName).filter((name) => name !== ENTRY);
+  const files = await buildInputs([...bundled, ...supervisorModules]);
+  const chunks = [...output.output.map((chunk) => chunk.fileName).filter((name) => name !== ENTRY), SUPERVISOR];
   await writeFile(join(staging, BUILD_INPUTS_FILE), `${JSON.stringify({ builtAt, files, chunks }, null, 2)}\n`);
   await install(staging, chunks);
   process.stdout.write(

@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundleIsFresh } from '@molf/cli/bundle-is-fresh';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnCommand, spawnMolf, stopSpawnedProcesses, waitForOutput, waitUntil } from './testing/cli-test-kit.ts';
 
@@ -108,6 +109,31 @@ describe('molf CLI', () => {
     expect(result.exitCode).toBe(0);
     await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
   });
+
+  // The built CLI only: from the sources `molf up` supervises in its own process.
+  it.runIf(bundleIsFresh())(
+    'molf up becomes the bundled supervisor (same pid, Node built-ins only) and still stops both on SIGTERM',
+    async () => {
+      const env = await isolatedEnv();
+      const up = spawnMolf(['up', '--port', '0'], { cwd: await tempDir(), env });
+      const output = await waitForOutput(up, 'Ctrl-C stops everything');
+      const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
+      const commandLine = (await readFile(`/proc/${up.pid}/cmdline`, 'utf8')).split('\0');
+      expect(commandLine.slice(1, 3)).toEqual([
+        '--lite-mode',
+        fileURLToPath(new URL('../dist/up-supervisor.cjs', import.meta.url)),
+      ]);
+      // The plan it was handed (no secret in it) is not passed on to its children.
+      const children = (await readFile(`/proc/${up.pid}/task/${up.pid}/children`, 'utf8')).trim().split(' ');
+      expect(children).toHaveLength(2);
+      for (const child of children) {
+        expect(await readFile(`/proc/${child}/environ`, 'utf8')).not.toContain('MOLF_UP_PLAN=');
+      }
+      up.kill('SIGTERM');
+      expect((await up).exitCode).toBe(0);
+      await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+    },
+  );
 
   it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
     const env = await isolatedEnv();

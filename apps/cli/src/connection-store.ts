@@ -1,16 +1,32 @@
-import { mkdir, readFile, realpath } from 'node:fs/promises';
+import { mkdir, open, readFile, realpath, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
-import { z } from 'zod';
 
-const SavedConnectionSchema = z.object({ url: z.string(), token: z.string(), savedAt: z.string() });
-export type SavedConnection = z.infer<typeof SavedConnectionSchema>;
+/**
+ * This module is part of the `molf up` supervisor, which loads nothing but Node's built-ins (see
+ * scripts/build-cli.ts): the file's three-field shape is checked by hand, not by zod, whose 16 MiB
+ * would triple what the supervisor holds, and the file is replaced atomically without
+ * write-file-atomic (and the signal handlers and hashing it brings).
+ */
+export type SavedConnection = { url: string; token: string; savedAt: string };
 
-const ConnectionsFileSchema = z.object({
-  version: z.literal(1),
-  connections: z.record(z.string(), SavedConnectionSchema),
-});
+function isSavedConnection(value: unknown): value is SavedConnection {
+  if (typeof value !== 'object' || value === null) return false;
+  const { url, token, savedAt } = value as Record<string, unknown>;
+  return typeof url === 'string' && typeof token === 'string' && typeof savedAt === 'string';
+}
+
+/** The connections of a `connections.json` (version 1), or undefined when any part is malformed. */
+export function parseConnectionsFile(value: unknown): Record<string, SavedConnection> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { version, connections } = value as Record<string, unknown>;
+  if (version !== 1 || typeof connections !== 'object' || connections === null || Array.isArray(connections)) {
+    return undefined;
+  }
+  const entries = Object.entries(connections);
+  if (!entries.every(([, connection]) => isSavedConnection(connection))) return undefined;
+  return Object.fromEntries(entries) as Record<string, SavedConnection>;
+}
 
 /** `MOLF_CLIENT_DIR` if set, else `~/.molf`. Holds `connections.json` (mode 0600). */
 export function clientDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -30,12 +46,14 @@ async function readConnections(env: NodeJS.ProcessEnv): Promise<Record<string, S
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw error;
   }
+  let parsed: unknown;
   try {
-    return ConnectionsFileSchema.parse(JSON.parse(text)).connections;
+    parsed = JSON.parse(text);
   } catch {
-    // A damaged file only loses saved shortcuts; flags and env still work, and the next save rewrites it.
-    return {};
+    parsed = undefined;
   }
+  // A damaged file only loses saved shortcuts; flags and env still work, and the next save rewrites it.
+  return parseConnectionsFile(parsed) ?? {};
 }
 
 async function canonical(dir: string): Promise<string> {
@@ -62,8 +80,30 @@ export async function saveConnection(options: {
   };
   const file = connectionsFile(env);
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  await writeFileAtomic(file, `${JSON.stringify({ version: 1, connections }, null, 2)}\n`, { mode: 0o600 });
+  await replaceFile(file, `${JSON.stringify({ version: 1, connections }, null, 2)}\n`);
   return file;
+}
+
+/**
+ * Writes `text` to a new file beside `file` (0600 from its creation), flushes it to disk and renames
+ * it over `file`: a reader sees the old content or the new, never a part, and a crash leaves at most
+ * a stray temporary file.
+ */
+async function replaceFile(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
 }
 
 /** A saved connection and the project directory it was saved for. */

@@ -1,5 +1,5 @@
+import type { ChildProcess } from 'node:child_process';
 import { MolfError, type Role } from '@molf/protocol';
-import type { ResultPromise } from 'execa';
 
 /**
  * Set by `molf up` in a child's environment: the child gets its tokens over the IPC channel. The
@@ -28,16 +28,17 @@ function isTokensMessage(message: unknown): message is TokensMessage {
  * listens, so the answer cannot be lost to a child still loading. A child that exits without
  * asking simply never gets them.
  */
-export function handTokensToChild(
-  child: Pick<ResultPromise<{ ipc: true }>, 'getOneMessage' | 'sendMessage'>,
-  tokens: HandedTokens,
-): void {
-  child
-    .getOneMessage({ filter: isTokensRequest, reference: false })
-    .then(() => child.sendMessage({ type: 'tokens', tokens } satisfies TokensMessage))
-    .catch(() => {
-      // The child is gone; its exit is reported where `up` waits for it.
+export function handTokensToChild(child: Pick<ChildProcess, 'on' | 'off' | 'send'>, tokens: HandedTokens): void {
+  const onMessage = (message: unknown) => {
+    if (!isTokensRequest(message)) return;
+    child.off('message', onMessage);
+    child.send({ type: 'tokens', tokens } satisfies TokensMessage, (error) => {
+      // A child gone before the answer arrives simply never gets it; its exit is reported where
+      // `up` waits for it.
+      void error;
     });
+  };
+  child.on('message', onMessage);
 }
 
 /**

@@ -13,11 +13,7 @@ export const ConnectionParamsSchema = z.object({
 });
 export type ConnectionParams = z.infer<typeof ConnectionParamsSchema>;
 
-/** Tokens carry their role in a prefix so a wrong paste gets a clear error. */
-export const TOKEN_PREFIX: Record<Role, string> = { client: 'molf_c_', worker: 'molf_w_' };
-
-/** Matches any Molf token, for redaction in logs. */
-export const TOKEN_PATTERN = /molf_[cw]_[A-Za-z0-9_-]{16,}/g;
+export { formatToken, TOKEN_PATTERN, TOKEN_PREFIX } from './token-format.ts';
 
 export const WhoAmISchema = z.object({
   role: RoleSchema,

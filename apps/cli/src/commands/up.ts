@@ -1,24 +1,23 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { bundleIsFresh } from '@molf/cli/bundle-is-fresh';
 import type { LogLevel } from '@molf/logging';
-import { MolfError } from '@molf/protocol';
-import { defaultDataDir, generateToken } from '@molf/server';
+import { defaultDataDir } from '@molf/server';
 import { validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
-import { execaNode, type ResultPromise } from 'execa';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
-import { clientDir, loadConnection, saveConnection } from '../connection-store.ts';
+import { clientDir } from '../connection-store.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxArguments, toSandboxConfig } from '../sandbox-options.ts';
-import { onShutdownSignal, SUPERVISED_ENV } from '../shutdown-signals.ts';
-import { type HandedTokens, handTokensToChild, TOKENS_FROM_PARENT_ENV } from '../token-handover.ts';
+import { SUPERVISED_ENV } from '../shutdown-signals.ts';
+import { UP_PLAN_ENV, type UpPlan } from '../up-supervisor/up-plan.ts';
 
 type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogLevel } & SandboxFlags;
 
 /**
- * The script this process was started with (bin/molf.js, the bundle's main.js or src/main.ts): the
- * children run the same build of the CLI as their supervisor.
+ * The supervisor as scripts/build-cli.ts bundles it. `import.meta.url` is this source file's URL in
+ * the bundle too, so the path is the same either way.
  */
-const CLI_MAIN = process.argv[1] as string;
-/** How long a child gets to stop after SIGTERM before it is killed. */
-const STOP_GRACE_MS = 5_000;
+const SUPERVISOR_BUNDLE = fileURLToPath(new URL('../../dist/up-supervisor.cjs', import.meta.url));
 
 export function registerUpCommand(program: Command): void {
   const command = program
@@ -34,153 +33,46 @@ export function registerUpCommand(program: Command): void {
   addSandboxOptions(command).action(runUp);
 }
 
-type Child = ResultPromise<{ ipc: true }>;
-
-/**
- * Token variables of `up`'s own environment: a child would take them for its own (a client token
- * the user keeps for `molf workers`, say) instead of the ones handed over.
- */
-const TOKEN_ENV = ['MOLF_CLIENT_TOKEN', 'MOLF_WORKER_TOKEN', 'MOLF_CLIENT_TOKEN_FILE', 'MOLF_WORKER_TOKEN_FILE'];
-
-/**
- * Starts `molf <args>` and hands it `tokens` over the IPC channel when it asks. Never in its
- * environment or arguments: those are readable by every process of the same user
- * (`/proc/<pid>/environ`, `ps`), the worker's shell commands included.
- */
-function startChild(args: string[], options: { env: Record<string, string>; tokens: HandedTokens }): Child {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env, [TOKENS_FROM_PARENT_ENV]: '1' };
-  for (const name of TOKEN_ENV) delete env[name];
-  const child = execaNode(CLI_MAIN, args, {
-    // Under `node --watch` (pnpm dev) the children must not become watchers themselves.
-    nodeOptions: process.execArgv.filter((option) => !option.startsWith('--watch')),
-    ipc: true,
-    env,
-    extendEnv: false,
-    stdin: 'ignore',
-    stdout: 'inherit',
-    stderr: 'inherit',
-    reject: false,
-    forceKillAfterDelay: STOP_GRACE_MS,
-    cleanup: true,
-  }) as unknown as Child;
-  handTokensToChild(child, options.tokens);
-  return child;
-}
-
-/** Resolves with the child's ready message, or fails saying so if the child exits first. */
-async function waitReady(child: Child, what: string): Promise<Record<string, unknown>> {
-  try {
-    return (await child.getOneMessage({
-      filter: (message) => (message as { type?: unknown } | undefined)?.type === 'ready',
-    })) as Record<string, unknown>;
-  } catch {
-    const result = await child;
-    throw new MolfError(
-      'internal',
-      `${what} stopped before it was ready (exit ${result.exitCode ?? result.signal}); its error is printed above`,
-    );
-  }
-}
-
-async function runUp(options: UpOptions): Promise<void> {
+/** What the supervisor needs, from the flags: no token (see {@link UpPlan}). */
+async function planUp(options: UpOptions): Promise<UpPlan> {
   const projectDir = await validateWorkdir(process.cwd());
   const dataDir = options.dataDir ?? defaultDataDir();
-  // The client token of the last `molf up` here, kept (0600, beside the connection it opens) so
-  // that chats left open across a restart reconnect; the worker token is new each time: only
-  // this process hands it out.
-  const clientToken = (await loadConnection(projectDir))?.token ?? generateToken('client');
-  const workerToken = generateToken('worker');
-  const children: Child[] = [];
-  let stopping = false;
-
-  const stopAll = async () => {
-    stopping = true;
-    // Stop the worker first so it doesn't spin reconnecting to a server that is going away.
-    for (const child of [...children].reverse()) {
-      child.kill('SIGTERM');
-      await child;
-    }
-  };
-  onShutdownSignal(stopAll, {
-    // A second Ctrl-C: don't leave children behind.
-    onForce: () => {
-      for (const child of children) child.kill('SIGKILL');
-    },
-  });
-
-  const baseEnv = { MOLF_LOG_LEVEL: options.logLevel, [SUPERVISED_ENV]: '1' };
-  const server = startChild(['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir], {
-    env: baseEnv,
-    tokens: { client: clientToken, worker: workerToken },
-  });
-  children.push(server);
-  let ready: Record<string, unknown>;
-  try {
-    ready = await waitReady(server, 'the server');
-  } catch (error) {
-    await stopAll();
-    throw error;
-  }
-  const url = String(ready.url);
-  const httpUrl = String(ready.httpUrl);
-
-  const worker = startChild(
-    [
+  return {
+    projectDir,
+    // The script this process was started with (bin/molf.js or src/main.ts): the children run the
+    // same build of the CLI as their supervisor.
+    cliMain: process.argv[1] as string,
+    // Under `node --watch` (pnpm dev) the children must not become watchers themselves.
+    nodeOptions: process.execArgv.filter((option) => !option.startsWith('--watch')),
+    serverArgs: ['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir],
+    workerArgs: [
       'worker',
-      '--server',
-      url,
       '--workdir',
       projectDir,
       ...(options.name === undefined ? [] : ['--name', options.name]),
       // The server's data and the saved client token are Molf's own: sandboxed commands never see them.
       ...toSandboxArguments(toSandboxConfig(options, { hide: [dataDir, clientDir()] })),
     ],
-    // The worker needs only its own token: the client token stays out of its process entirely.
-    { env: baseEnv, tokens: { worker: workerToken } },
-  );
-  children.push(worker);
-  let workerReady: Record<string, unknown>;
-  try {
-    // The worker retries forever while the server is away, so the server dying now must end the wait.
-    workerReady = await Promise.race([
-      waitReady(worker, 'the worker'),
-      server.then((result) => {
-        throw new MolfError(
-          'internal',
-          `the server stopped while the worker was starting (exit ${result.exitCode ?? result.signal})`,
-        );
-      }),
-    ]);
-  } catch (error) {
-    await stopAll();
-    throw error;
-  }
+    env: { MOLF_LOG_LEVEL: options.logLevel, [SUPERVISED_ENV]: '1' },
+  };
+}
 
-  const savedTo = await saveConnection({ projectDir, url, token: clientToken });
-  process.stdout.write(
-    [
-      '',
-      'Molf is up.',
-      `  server:  ${url}   (health: ${httpUrl}/healthz)`,
-      `  worker:  ${String(workerReady.name)} on ${projectDir} (sandbox: ${String(workerReady.sandbox)})`,
-      `  client token: ${clientToken}`,
-      `  saved to ${savedTo}: \`molf workers\` and other client commands run here need no flags.`,
-      '  Ctrl-C stops everything.',
-      '',
-    ].join('\n'),
-  );
-
-  for (const [child, what] of [
-    [server, 'server'],
-    [worker, 'worker'],
-  ] as const) {
-    void child.then(async (result) => {
-      if (stopping) return;
-      process.stderr.write(
-        `molf up: the ${what} stopped unexpectedly (exit ${result.exitCode ?? result.signal}); stopping\n`,
-      );
-      await stopAll();
-      process.exit(1);
+/**
+ * Checks the flags, then becomes the supervisor: this process is replaced (same pid, so a terminal's
+ * Ctrl-C and a service manager's signals still reach it) by the bundled supervisor, which loads only
+ * Node's built-ins and so holds a fraction of what this one does for as long as Molf is up. Where
+ * that cannot be (running from the sources, or a platform without `execve`), it supervises from here.
+ */
+async function runUp(options: UpOptions): Promise<void> {
+  const plan = await planUp(options);
+  if (typeof process.execve === 'function' && bundleIsFresh() && existsSync(SUPERVISOR_BUNDLE)) {
+    // V8's lite mode: no optimising compilers, whose code and working memory a process that only
+    // waits for signals never needs (2.5 MiB less).
+    process.execve(process.execPath, [process.execPath, '--lite-mode', SUPERVISOR_BUNDLE], {
+      ...process.env,
+      [UP_PLAN_ENV]: JSON.stringify(plan),
     });
   }
+  const { superviseUp } = await import('../up-supervisor/supervise-up.ts');
+  await superviseUp(plan);
 }

@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { type Role, TOKEN_PREFIX } from '@molf/protocol';
+import { formatToken, type Role, TOKEN_PREFIX } from '@molf/protocol';
 
 /** A new random token for `role`: its prefix names the role, 32 random bytes follow. */
 export function generateToken(role: Role): string {
-  return `${TOKEN_PREFIX[role]}${randomBytes(32).toString('base64url')}`;
+  return formatToken(role, randomBytes(32));
 }
 
 /** Only this hash is ever stored; the token itself is shown once and never written. */
