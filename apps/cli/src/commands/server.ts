@@ -3,6 +3,7 @@ import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import { createServer, defaultDataDir, loadServerConfigFile, safeParseOrigin, toModelSettings } from '@molf/server';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
+import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
@@ -146,4 +147,5 @@ async function runServer(options: ServerOptions): Promise<void> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   notifyParent({ type: 'ready', url: server.url, httpUrl: server.httpUrl });
+  finishStartup();
 }

@@ -5,6 +5,7 @@ import { MolfError } from '@molf/protocol';
 import { createWorker, defaultHiddenPaths, describeSandbox, loadWorkerConfigFile, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { logLevelOption, serverUrlOption } from '../cli-options.ts';
+import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from '../sandbox-options.ts';
@@ -113,6 +114,7 @@ async function runWorker(options: WorkerOptions): Promise<void> {
     `molf worker "${worker.name}" (${worker.workerId}) serving ${workdir} via ${serverUrl} (sandbox: ${sandbox})\n`,
   );
   notifyParent({ type: 'ready', workerId: worker.workerId, name: worker.name, sandbox });
+  finishStartup();
   // Resolves on a signal-driven close (the signal handler exits); rejects when the worker stops
   // by itself, e.g. replaced by another process: main reports it and exits non-zero.
   await worker.stopped;

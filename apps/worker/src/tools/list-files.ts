@@ -1,8 +1,7 @@
 import { open, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
-import ignore, { type Ignore } from 'ignore';
+import type { Ignore } from 'ignore';
 import picomatch from 'picomatch';
-import { glob } from 'tinyglobby';
 import { NO_WAIT_READ_FLAG } from './no-wait-read-flag.ts';
 
 /**
@@ -47,6 +46,8 @@ const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
  * way waits for a writer forever, holding one of libuv's few threads.
  */
 async function loadIgnore(file: string): Promise<Ignore | undefined> {
+  // Imported at the first walk, like tinyglobby below: an idle worker never needs either.
+  const { default: ignore } = await import('ignore');
   const handle = await open(file, NO_WAIT_READ_FLAG).catch(() => undefined);
   if (handle === undefined) return undefined;
   try {
@@ -66,6 +67,7 @@ async function loadIgnore(file: string): Promise<Ignore | undefined> {
  * up to `workdir`. Paths are absolute.
  */
 export async function listFiles(options: { root: string; workdir: string; patterns: string[] }): Promise<string[]> {
+  const { glob } = await import('tinyglobby');
   // One walk for both the matches and the .gitignore files: walking is the whole cost here.
   const found = await glob([...options.patterns, '**/.gitignore'], {
     cwd: options.root,
