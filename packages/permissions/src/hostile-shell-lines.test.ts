@@ -590,6 +590,40 @@ describe('lines the parser cannot read still deny what they name', () => {
   });
 });
 
+describe('programs fed to shells inside programs fed to shells', () => {
+  /** `line` run by `depth` shells, each reading it from a heredoc (`bash <<'E0'` …). */
+  function heredocFed(line: string, depth: number, feed: (tag: string, inner: string) => string): string {
+    let fed = line;
+    for (let level = 0; level < depth; level += 1) fed = feed(`E${level}`, fed);
+    return fed;
+  }
+  const feeds = {
+    'bash <<EOF': (tag: string, inner: string) => `bash <<'${tag}'\n${inner}\n${tag}`,
+    'cat <<EOF | sh': (tag: string, inner: string) => `cat <<'${tag}' | sh\n${inner}\n${tag}`,
+  };
+
+  it.each(Object.entries(feeds))(
+    'asks, and still denies what it names, when %s nests deeper than the bound',
+    (_name, feed) => {
+      // The engine's clock stands still: only the nesting bound can end the analysis.
+      const deep = evaluateLine(engine, heredocFed('rm -rf x', 12, feed), { layers: { file: rules } });
+      expect(deep.decision.type, explainEvaluation(deep)).toBe('deny');
+      expect(deep.problems.join('\n')).toMatch(/wrapped more than 8 levels deep/);
+      const harmless = evaluateLine(engine, heredocFed('ls', 12, feed), { layers: { file: rules } });
+      expect(harmless.decision.type, explainEvaluation(harmless)).toBe('ask');
+      const shallow = evaluateLine(engine, heredocFed('ls', 3, feed), { layers: { file: rules } });
+      expect(shallow.problems.join('\n')).not.toMatch(/levels deep/);
+    },
+  );
+
+  it('answers instead of overflowing the stack for thousands of levels', () => {
+    const evaluation = evaluateLine(engine, heredocFed('rm -rf x', 2_000, feeds['bash <<EOF']), {
+      layers: { file: rules },
+    });
+    expect(evaluation.decision.type, explainEvaluation(evaluation)).toBe('deny');
+  });
+});
+
 describe('files named the other ways commands take them', () => {
   it.each(
     cases([

@@ -137,6 +137,13 @@ function analyzeSource(state: AnalysisState, options: { source: string; via: str
     scanRoughly(state, options.source, options);
     return;
   }
+  // Every way code reaches another parse (a wrapper, a substitution, a heredoc fed to a shell, a
+  // builtin's callback) ends here at `maxNesting`: the bound holds however fast the clock runs.
+  if (nesting > limits.maxNesting) {
+    addProblem(state, nestingProblem(limits));
+    scanRoughly(state, options.source, options);
+    return;
+  }
   // The line itself is always parsed; its payloads only while there is time.
   if (nesting > 0 && limits.now() > state.analysisDeadline) {
     addProblem(state, ANALYSIS_TIMEOUT_PROBLEM(limits));
@@ -217,8 +224,8 @@ function record(state: AnalysisState, options: RecordOptions): SimpleCommand {
 /**
  * Records or analyzes, in order and one level deeper, what a command or a piece of code handed on.
  * `maxNesting` bounds what wrappers run (`followWrapped`) and the code in a line's own words (its
- * finders stop there); a program a heredoc feeds a shell and a builtin's callback are bounded, as
- * they always were, by the line's length and the time limits.
+ * finders stop there); any other code parsed again (a program a heredoc feeds a shell, a builtin's
+ * callback) stops at the same bound in `analyzeSource`.
  */
 function follow(state: AnalysisState, runs: readonly InnerRun[], from: From): void {
   for (const run of runs) followRun(state, run, from);
