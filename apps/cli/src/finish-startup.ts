@@ -8,9 +8,10 @@ type CollectGarbage = (options: { type: 'major'; execution: 'sync'; flavor: 'las
  * about to wait, so that what it holds while idle is what serving needs, not what starting took:
  *
  * - V8's optimising compilers come back on. `bin/molf.js` turns them off for these commands before
- *   any module loads: start-up code runs once, optimising it is wasted work, and running the
- *   compilers pages 8 MiB of their own machine code into the process. From here on, code that runs
- *   hot while serving is optimised as usual.
+ *   any module loads: start-up code runs once, and running the compilers pages 8 MiB of their own
+ *   machine code into the process. The price is start-up time: a worker registers about 60 ms later
+ *   (250 -> 315 ms, docs/benchmarks.md). From here on, code that runs hot while serving is
+ *   optimised as usual.
  * - A full collection that reduces the footprint (what V8 does under memory pressure) gives back the
  *   young generation, which loading every module grew to 16 MiB and V8 would otherwise keep at that
  *   size while the process idles: 9 MiB less. It grows again if work needs it.
