@@ -1,5 +1,13 @@
 import type { Instructions } from '@molf/protocol';
 
+/** The server's time zone, read once: an `Intl.DateTimeFormat` costs about 0.5 ms to make, every step. */
+let timeZone: string | undefined;
+
+function serverTimeZone(): string {
+  timeZone ??= Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return timeZone;
+}
+
 /**
  * The system prompt of every model step: who the agent is, the gate, where it works, the time, and
  * the project's instructions (AGENTS.md or CLAUDE.md at the workdir root).
@@ -19,7 +27,7 @@ export function toSystemPrompt(options: {
     'You are Molf, a coding agent. You work in a project on a worker machine through tools; use them to look before you change anything, and keep changes minimal and correct.',
     'Every tool call passes an approval gate: a call may be denied by a rule or by the user. Respect a denial and its feedback; do not try to reach the same result another way.',
     `The project directory (workdir) is ${options.workdir} on worker "${options.workerName}". Relative paths are relative to it.`,
-    `Current time: ${(options.now ?? new Date()).toISOString()} (${Intl.DateTimeFormat().resolvedOptions().timeZone}).`,
+    `Current time: ${(options.now ?? new Date()).toISOString()} (${serverTimeZone()}).`,
     ...project,
   ].join('\n\n');
 }
