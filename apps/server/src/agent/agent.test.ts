@@ -289,6 +289,44 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(watch.types()).not.toContain('error');
   });
 
+  it('refuses a tool call whose arguments are not JSON, tells the model why, and goes on', async () => {
+    await using stack = await startStack({
+      turns: [
+        {
+          toolCalls: [
+            { name: 'read_file', arguments: '{"path": "a.txt"' },
+            { name: 'read_file', arguments: '' },
+          ],
+        },
+        { text: 'fixed' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'read' });
+    await watch.turnEnded();
+    const toolMessages = stack.llm.requests[1]?.messages.filter((message) => message.role === 'tool') ?? [];
+    expect(toolMessages).toHaveLength(2);
+    // Neither ran: the broken text is no object, the empty arguments lack the path; the model hears each.
+    expect(String(toolMessages[0]?.content)).toBe('The arguments must be a JSON object.');
+    expect(String(toolMessages[1]?.content)).toMatch(/^Invalid arguments for read_file:[\s\S]*at path/);
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+  });
+
+  it('retries a request the provider failed with a 5xx once, then answers', async () => {
+    await using stack = await startStack({
+      turns: [{ error: { status: 503, message: 'overloaded' } }, { text: 'after one retry' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'hello' });
+    await watch.turnEnded();
+    expect(stack.llm.requests).toHaveLength(2);
+    expect(watch.types()).not.toContain('error');
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'after one retry' });
+  });
+
   it('asks before a shell command; approve runs it, deny sends the feedback to the model', async () => {
     await using stack = await startStack({
       turns: [

@@ -1,4 +1,12 @@
-import { type LanguageModel, type ModelMessage, streamText, type ToolSet } from 'ai';
+import type { LanguageModel, ModelMessage, ToolSet } from 'ai';
+import {
+  asLanguageModelUsage,
+  convertToLanguageModelPrompt,
+  prepareRetries,
+  prepareTools,
+  resolveLanguageModel,
+  standardizePrompt,
+} from 'ai/internal';
 
 /** A tool call as the model made it; `input` is whatever the model sent. */
 export type ModelToolCall = { toolCallId: string; toolName: string; input: unknown };
@@ -30,64 +38,88 @@ export type ModelStepOutcome = {
   end: ModelStepEnd;
 };
 
+type ProviderModel = ReturnType<typeof resolveLanguageModel>;
+type ProviderStreamPart =
+  Awaited<ReturnType<ProviderModel['doStream']>>['stream'] extends ReadableStream<infer Part> ? Part : never;
+
 /**
  * One model step: one request to the model, streamed. It neither stores nor runs anything; the
  * turn decides what the outcome means.
+ *
+ * It reads the provider's own stream (`doStream`) and prepares the request with the AI SDK's prompt,
+ * tool and retry functions, as `streamText` does, without `streamText`'s further stream stages (tool
+ * call transforms, step bookkeeping, teeing), which a step that runs no tools itself does not need:
+ * they cost 2.5 ms of server CPU per turn and 0.016 ms per chunk (docs/benchmarks.md, events).
  */
 export async function runModelStep(request: ModelStepRequest): Promise<ModelStepOutcome> {
   const { signal, streamIdleTimeoutMs } = request;
-  const result = streamText({
-    model: request.model,
-    system: request.system,
-    messages: request.messages,
-    tools: request.tools,
-    abortSignal: signal,
-    timeout: { firstChunkMs: streamIdleTimeoutMs * 5, chunkMs: streamIdleTimeoutMs },
-    maxRetries: 1,
-    // Errors arrive as stream parts below; the SDK's default handler would print them.
-    onError: () => {},
-  });
-
   let text = '';
   const toolCalls: ModelToolCall[] = [];
   let failure: unknown;
   let finishReason: string | undefined;
   let usage: ModelStepOutcome['usage'];
+
+  // A stalled provider: nothing for `streamIdleTimeoutMs` (five times that before the first part).
+  const stall = new AbortController();
+  let stallTimer: NodeJS.Timeout | undefined;
+  const awaitNextPart = (ms: number) => {
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(() => stall.abort(), ms);
+  };
+  const abortSignal = AbortSignal.any([signal, stall.signal]);
+  awaitNextPart(streamIdleTimeoutMs * 5);
   try {
-    for await (const part of result.fullStream) {
+    const model = resolveLanguageModel(request.model);
+    const prompt = await standardizePrompt({ system: request.system, messages: request.messages });
+    const { retry } = prepareRetries({ maxRetries: 1, abortSignal });
+    const tools = await prepareTools({ tools: request.tools });
+    const languageModelPrompt = await convertToLanguageModelPrompt({
+      prompt,
+      supportedUrls: await model.supportedUrls,
+      download: undefined,
+      abortSignal,
+      provider: model.provider.split('.')[0],
+    });
+    const { stream } = await retry(() =>
+      model.doStream({
+        prompt: languageModelPrompt,
+        ...(tools === undefined ? {} : { tools, toolChoice: { type: 'auto' as const } }),
+        abortSignal,
+      }),
+    );
+    const reader = stream.getReader();
+    for (;;) {
+      const { done, value: part } = await reader.read();
+      if (done) break;
+      awaitNextPart(streamIdleTimeoutMs);
       switch (part.type) {
         case 'text-delta':
-          text += part.text;
-          request.onTextDelta(part.text);
+          text += part.delta;
+          request.onTextDelta(part.delta);
           break;
         case 'tool-call':
-          toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          toolCalls.push({ toolCallId: part.toolCallId, toolName: part.toolName, input: parseToolInput(part.input) });
           break;
-        case 'finish-step':
-          finishReason = part.finishReason;
-          usage = {
-            ...(part.usage.inputTokens === undefined ? {} : { inputTokens: part.usage.inputTokens }),
-            ...(part.usage.outputTokens === undefined ? {} : { outputTokens: part.usage.outputTokens }),
-          };
+        case 'finish':
+          finishReason = part.finishReason.unified;
+          usage = toUsage(part.usage);
           break;
         case 'error':
-          failure = part.error;
-          break;
-        case 'abort':
-          // Not our abort: the SDK's stream timeout fired on a stalled provider.
-          if (!signal.aborted) {
-            failure ??= new Error(
-              `the model stream stalled: nothing arrived for ${Math.round(streamIdleTimeoutMs / 1000)} s`,
-            );
-          }
+          failure ??= part.error;
           break;
         default:
           break;
       }
     }
   } catch (error) {
-    // A connection broken mid-stream surfaces as a thrown error rather than an error part.
-    if (!signal.aborted) failure ??= error;
+    // A connection broken mid-stream, a refused request or a stall surfaces here as a thrown error.
+    if (!signal.aborted) {
+      failure ??= stall.signal.aborted
+        ? new Error(`the model stream stalled: nothing arrived for ${Math.round(streamIdleTimeoutMs / 1000)} s`)
+        : error;
+    }
+  } finally {
+    clearTimeout(stallTimer);
   }
   const end: ModelStepEnd = signal.aborted
     ? { type: 'aborted' }
@@ -95,4 +127,25 @@ export async function runModelStep(request: ModelStepRequest): Promise<ModelStep
       ? { type: 'finished' }
       : { type: 'failed', error: failure };
   return { text, toolCalls, finishReason, usage, end };
+}
+
+/**
+ * A tool call's arguments as the model sent them (JSON text): parsed, `{}` when empty (as the AI SDK
+ * reads it), else the text itself, which the tool runner refuses with the schema's message.
+ */
+function parseToolInput(input: string): unknown {
+  if (input.trim() === '') return {};
+  try {
+    return JSON.parse(input) as unknown;
+  } catch {
+    return input;
+  }
+}
+
+function toUsage(usage: Extract<ProviderStreamPart, { type: 'finish' }>['usage']): ModelStepOutcome['usage'] {
+  const { inputTokens, outputTokens } = asLanguageModelUsage(usage);
+  return {
+    ...(inputTokens === undefined ? {} : { inputTokens }),
+    ...(outputTokens === undefined ? {} : { outputTokens }),
+  };
 }
