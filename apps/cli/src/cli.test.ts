@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -134,6 +135,21 @@ describe('molf CLI', () => {
       await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
     },
   );
+
+  it('molf up stops the server and the worker when it is hung up on, leaving no child behind', async () => {
+    const env = await isolatedEnv();
+    const up = spawnMolf(['up', '--port', '0'], { cwd: await tempDir(), env });
+    const output = await waitForOutput(up, 'Ctrl-C stops everything');
+    const httpUrl = /health: (http:\/\/127\.0\.0\.1:\d+)\/healthz/.exec(output)?.[1];
+    const children = (await readFile(`/proc/${up.pid}/task/${up.pid}/children`, 'utf8')).trim().split(' ');
+    expect(children).toHaveLength(2);
+    up.kill('SIGHUP');
+    expect((await up).exitCode).toBe(129);
+    await expect(fetch(`${httpUrl}/healthz`)).rejects.toThrow();
+    for (const child of children) {
+      await waitUntil(() => !existsSync(`/proc/${child}`), { what: `child ${child} to be gone` });
+    }
+  });
 
   it('molf up under node --watch (pnpm dev) starts real children and reports their URL', async () => {
     const env = await isolatedEnv();

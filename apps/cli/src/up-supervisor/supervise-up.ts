@@ -97,7 +97,12 @@ export async function superviseUp(plan: UpPlan): Promise<void> {
       for (const child of children) child.process.kill('SIGKILL');
     },
   });
-  // However this process ends, its children end with it.
+  // A hang-up (the terminal closed, `kill -HUP`) stops everything as Ctrl-C does; its default would end
+  // this process at once and leave the children running.
+  process.once('SIGHUP', () => {
+    void stopAll().finally(() => process.exit(129));
+  });
+  // However else this process ends, its children end with it.
   process.once('exit', () => {
     for (const child of children) child.process.kill('SIGKILL');
   });
