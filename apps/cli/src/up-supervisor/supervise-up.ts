@@ -98,8 +98,11 @@ export async function superviseUp(plan: UpPlan): Promise<void> {
     },
   });
   // A hang-up (the terminal closed, `kill -HUP`) stops everything as Ctrl-C does; its default would end
-  // this process at once and leave the children running.
-  process.once('SIGHUP', () => {
+  // this process at once and leave the children running. Kept for repeats, which change nothing.
+  let hungUp = false;
+  process.on('SIGHUP', () => {
+    if (hungUp) return;
+    hungUp = true;
     void stopAll().finally(() => process.exit(129));
   });
   // However else this process ends, its children end with it.
