@@ -1,9 +1,9 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { closeLogger, createLogger, redactText } from './create-logger.ts';
 
 function memoryStream(options: { isTTY?: boolean } = {}) {
@@ -97,6 +97,33 @@ describe('createLogger', () => {
       expect(lines).toHaveLength(501);
       expect(JSON.parse(lines.at(-1) ?? '')).toMatchObject({ msg: 'stopping', level: 60 });
     } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('goes on logging to the console when the log file cannot be written, and says so once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'molf-log-'));
+    const said: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+      said.push(String(text));
+      return true;
+    });
+    try {
+      // A directory where the file should be: the stream cannot open it.
+      await mkdir(join(dir, 'server.log'));
+      const { stream, lines } = memoryStream();
+      const logger = await createLogger({ name: 'server', destination: stream, filePath: join(dir, 'server.log') });
+      for (let attempt = 0; attempt < 1_000 && said.length === 0; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      logger.info('one');
+      logger.info('two');
+      await closeLogger(logger);
+      expect(lines.map((line) => JSON.parse(line).msg)).toEqual(['one', 'two']);
+      expect(said).toHaveLength(1);
+      expect(said[0]).toContain(`the log file ${join(dir, 'server.log')} stopped`);
+    } finally {
+      spy.mockRestore();
       await rm(dir, { recursive: true, force: true });
     }
   });
