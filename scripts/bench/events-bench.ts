@@ -25,12 +25,11 @@ import type { SessionEvent } from '@molf/protocol';
 import { createServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
 const { values: flags } = parseArgs({
   options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
+    ...BENCH_OPTIONS,
     role: { type: 'string' },
     sessions: { type: 'string' },
     chunks: { type: 'string' },

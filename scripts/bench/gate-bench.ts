@@ -21,15 +21,9 @@ import { parseArgs } from 'node:util';
 import type { WorkerId } from '@molf/protocol';
 import { createServer, type MolfServer } from '@molf/server';
 import { createWorker, type MolfWorker } from '@molf/worker';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const SAMPLES = flags.quick ? 300 : 3_000;
 const TOKENS = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w_bench-worker-token-0123456789' };
 

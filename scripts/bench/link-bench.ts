@@ -35,20 +35,14 @@ import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
 import { initTRPC } from '@trpc/server';
 import { applyWSSHandler } from '@trpc/server/adapters/ws';
 import { WebSocket, WebSocketServer } from 'ws';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Options
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string', default: '3' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 
-const rounds = Number(flags.rounds);
+const rounds = Number(flags.rounds ?? 3);
 if (!Number.isInteger(rounds) || rounds < 1) {
   throw new Error(`--rounds must be a positive integer, got ${flags.rounds}`);
 }

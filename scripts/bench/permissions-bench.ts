@@ -20,15 +20,9 @@ import {
   safeParsePermissionsFile,
 } from '@molf/permissions';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const iterations = Number(flags.rounds ?? (flags.quick ? 2_000 : 20_000));
 
 const USER_RULES = `{

@@ -15,15 +15,9 @@ import { parseArgs } from 'node:util';
 import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
 import { createPathPolicy, createReadTracker, prepareSandbox, type SandboxRunner, shellExecTool } from '@molf/worker';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const calls = flags.quick ? 40 : 300;
 const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 3));
 const TARGET_ADDED_MS = 10;

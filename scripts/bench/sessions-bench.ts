@@ -30,11 +30,10 @@ import type { SessionMessage, WorkerId } from '@molf/protocol';
 import { createServer, openFileSessionStore } from '@molf/server';
 import { type FakeLlm, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, json: { type: 'boolean', default: false } },
-  strict: true,
-});
+// --rounds is accepted, as by every benchmark, and unused: each part here has its own fixed count.
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const LARGE_SESSION = flags.quick ? 2_000 : 10_000;
 const SESSION_COUNT = flags.quick ? 1_000 : 10_000;
 const STREAMING_SESSIONS = flags.quick ? 5 : 20;

@@ -27,15 +27,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const SHORT_RUNS = flags.quick ? 5 : 20;
 const ROUNDS = Number(flags.rounds ?? (flags.quick ? 1 : 3));
 /** How long a process is left alone after it is ready before its RSS is read. */

@@ -27,15 +27,9 @@ import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
 import { createPathPolicy, createReadTracker, globTool, grepTool, type ToolHandler } from '@molf/worker';
 import { glob } from 'tinyglobby';
+import { BENCH_OPTIONS } from './bench-flags.ts';
 
-const { values: flags } = parseArgs({
-  options: {
-    quick: { type: 'boolean', default: false },
-    json: { type: 'boolean', default: false },
-    rounds: { type: 'string' },
-  },
-  strict: true,
-});
+const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const fileCount = flags.quick ? 5_000 : 50_000;
 const rounds = Number(flags.rounds ?? (flags.quick ? 3 : 7));
 const RARE = 'ZEBRA_QUOKKA_7731';
