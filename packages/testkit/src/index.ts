@@ -2,4 +2,5 @@ export { type FakeLlm, type FakeRequest, type FakeTurn, startFakeLlm } from './f
 export { findTestProcesses, TEST_RUN_ENV, type TestProcess } from './find-test-processes.ts';
 export { type FixtureMcpHttpServer, startFixtureMcpHttpServer } from './fixture-mcp-http-server.ts';
 export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';
+export { isProcessAlive } from './is-process-alive.ts';
 export { STOP_GRACE_MS, stopProcessGroup } from './stop-process-group.ts';

@@ -1,16 +1,8 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
+import { isProcessAlive } from './is-process-alive.ts';
 import { stopProcessGroup } from './stop-process-group.ts';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Resolves once `predicate` holds; the deadline is generous so a loaded machine can't fail it. */
 async function waitUntil(predicate: () => boolean, what: string): Promise<void> {
@@ -31,13 +23,13 @@ describe('stopProcessGroup', () => {
     const exited = once(leader, 'exit');
     const [chunk] = (await once(leader.stdout, 'data')) as [Buffer];
     const grandchild = Number(chunk.toString().trim());
-    expect(isAlive(grandchild)).toBe(true);
+    expect(isProcessAlive(grandchild)).toBe(true);
 
     await stopProcessGroup({ pid: leader.pid, exited, graceMs: 100 });
 
     expect(leader.exitCode !== null || leader.signalCode !== null).toBe(true);
     // SIGKILL is delivered at once, but the kernel reaps the orphan in its own time.
-    await waitUntil(() => !isAlive(grandchild), 'the background child to end');
+    await waitUntil(() => !isProcessAlive(grandchild), 'the background child to end');
   });
 
   it('ends the children left behind by a leader that already exited', async () => {
@@ -46,10 +38,10 @@ describe('stopProcessGroup', () => {
     const [chunk] = (await once(leader.stdout, 'data')) as [Buffer];
     const orphan = Number(chunk.toString().trim());
     await exited;
-    expect(isAlive(orphan)).toBe(true);
+    expect(isProcessAlive(orphan)).toBe(true);
 
     await stopProcessGroup({ pid: leader.pid, exited });
 
-    await waitUntil(() => !isAlive(orphan), 'the orphaned child to end');
+    await waitUntil(() => !isProcessAlive(orphan), 'the orphaned child to end');
   });
 });

@@ -4,7 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
-import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { type FakeLlm, type FakeTurn, isProcessAlive, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
@@ -418,7 +418,7 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({ aborted: true });
     await watch.turnEnded();
     expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'aborted' });
-    await waitFor(() => !isAlive(pid), { what: 'the shell process to be gone' });
+    await waitFor(() => !isProcessAlive(pid), { what: 'the shell process to be gone' });
 
     const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'tool']);
@@ -813,14 +813,5 @@ function requireText(path: string): string | undefined {
     return readFileSync(path, 'utf8');
   } catch {
     return undefined;
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

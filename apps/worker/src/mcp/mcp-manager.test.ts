@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
-import { FIXTURE_MCP_SERVER, startFixtureMcpHttpServer } from '@molf/testkit';
+import { FIXTURE_MCP_SERVER, isProcessAlive, startFixtureMcpHttpServer } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { createToolSandbox } from '../tools/tool-test-kit.ts';
 import {
@@ -21,15 +21,6 @@ async function waitFor(predicate: () => boolean, what: string): Promise<void> {
   while (!predicate()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 
@@ -133,9 +124,9 @@ describe('the MCP manager', () => {
     await using sandbox = await createToolSandbox();
     const manager = await startManager(sandbox.workdir, { fixture });
     const pid = Number((await call(manager, 'fixture_pid')).output);
-    expect(isAlive(pid)).toBe(true);
+    expect(isProcessAlive(pid)).toBe(true);
     await manager.close();
-    await waitFor(() => !isAlive(pid), 'the MCP server process to end');
+    await waitFor(() => !isProcessAlive(pid), 'the MCP server process to end');
   });
 
   it('applies edits of .mcp.json without a restart, and keeps the running servers when the file breaks', async () => {
@@ -154,7 +145,9 @@ describe('the MCP manager', () => {
         JSON.stringify({ mcpServers: { one: { ...fixture, env: { CHANGED: '1' } }, two: fixture } }),
       );
       await waitFor(
-        () => manager.servers().find((server) => server.name === 'one')?.status !== 'connected' || !isAlive(firstPid),
+        () =>
+          manager.servers().find((server) => server.name === 'one')?.status !== 'connected' ||
+          !isProcessAlive(firstPid),
         'the restart',
       );
       await waitFor(
@@ -162,7 +155,7 @@ describe('the MCP manager', () => {
         'one back',
       );
       expect((await call(manager, 'one_env', { name: 'CHANGED' })).output).toBe('1');
-      await waitFor(() => !isAlive(firstPid), 'the old process to end');
+      await waitFor(() => !isProcessAlive(firstPid), 'the old process to end');
 
       await writeFile(file, '{ "mcpServers": { "one": ');
       await new Promise((resolve) => setTimeout(resolve, 700));
@@ -203,7 +196,7 @@ describe('the MCP manager', () => {
     }, 'the hung server to start');
     expect(manager.servers()).toMatchObject([{ name: 'hung', status: 'connecting' }]);
     await manager.close();
-    await waitFor(() => !isAlive(pid), 'the hung server to be stopped');
+    await waitFor(() => !isProcessAlive(pid), 'the hung server to be stopped');
   });
 
   it('marks an HTTP server that went away offline, and reconnects when it is back', async () => {

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger } from '@molf/logging';
+import { isProcessAlive } from '@molf/testkit';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { shellExecTool } from '../tools/shell-exec.ts';
 import { createToolSandbox } from '../tools/tool-test-kit.ts';
@@ -17,15 +18,6 @@ const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 120_000;
@@ -323,6 +315,6 @@ describe.skipIf(unavailable !== undefined)('shell_exec in the sandbox (real bwra
     controller.abort();
     const result = await pending;
     expect(result.meta?.errorKind).toBe('cancelled');
-    await until(() => grandchild === undefined || !isAlive(grandchild), 'the background child to end');
+    await until(() => grandchild === undefined || !isProcessAlive(grandchild), 'the background child to end');
   });
 });

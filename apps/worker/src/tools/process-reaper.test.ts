@@ -1,15 +1,7 @@
 import { spawn } from 'node:child_process';
+import { isProcessAlive } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { createProcessReaper } from './process-reaper.ts';
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(predicate: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 120_000;
@@ -43,10 +35,10 @@ describe('the process reaper', () => {
       reaper.track(second.leader);
       reaper.close();
       await until(
-        () => [first, second].every((group) => !isAlive(group.leader) && !isAlive(group.child)),
+        () => [first, second].every((group) => !isProcessAlive(group.leader) && !isProcessAlive(group.child)),
         'the tracked groups to end',
       );
-      expect(isAlive(untracked.child)).toBe(true);
+      expect(isProcessAlive(untracked.child)).toBe(true);
     } finally {
       for (const pid of [untracked.leader, untracked.child, first.child, second.child]) {
         try {
@@ -71,12 +63,12 @@ describe('the process reaper', () => {
       expect(reaper.tracked()).toEqual([holder.leader]);
       // The leader goes, its background child stays: still tracked.
       process.kill(holder.leader, 'SIGKILL');
-      await until(() => !isAlive(holder.leader), 'the leader to end');
+      await until(() => !isProcessAlive(holder.leader), 'the leader to end');
       reaper.ended(holder.leader);
       expect(reaper.tracked()).toEqual([holder.leader]);
       // Once the child is gone too, the next look forgets the group.
       process.kill(holder.child, 'SIGKILL');
-      await until(() => !isAlive(holder.child), 'the child to end');
+      await until(() => !isProcessAlive(holder.child), 'the child to end');
       reaper.prune();
       expect(reaper.tracked()).toEqual([]);
     } finally {

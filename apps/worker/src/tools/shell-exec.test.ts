@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
 import { MolfError } from '@molf/protocol';
+import { isProcessAlive } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pickShell } from './pick-shell.ts';
 import { createProcessReaper } from './process-reaper.ts';
@@ -17,15 +18,6 @@ afterEach(() => {
   for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
   Object.assign(process.env, savedEnv);
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {
   for (let attempt = 0; attempt < 500; attempt += 1) {
@@ -82,13 +74,13 @@ describe('shell_exec', () => {
     const pidFile = join(box.workdir, 'grandchild.pid');
     await until(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '', 'the grandchild');
     const grandchild = Number((await readFile(pidFile, 'utf8')).trim());
-    expect(isAlive(grandchild)).toBe(true);
+    expect(isProcessAlive(grandchild)).toBe(true);
 
     controller.abort(new MolfError('timeout', 'timed out'));
     const result = await pending;
     expect(result.meta?.errorKind).toBe('timeout');
     expect(result.output).toContain('started');
-    await until(() => !isAlive(grandchild), 'the grandchild to die');
+    await until(() => !isProcessAlive(grandchild), 'the grandchild to die');
   });
 
   it('returns at once when a background child keeps the output pipe open after the shell exits', async () => {
