@@ -289,73 +289,45 @@ async function main(): Promise<void> {
   }
   const ms = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(0)} ms`);
   const mib = (value: number | undefined) => (value === undefined ? 'n/a' : `${value.toFixed(1)} MiB`);
-  /** The baseline cell: its figure, and ours as a multiple of it (time) or above it (memory). */
-  const beside = (name: string, ours: number | undefined, base: number | undefined, unit: 'ms' | 'MiB') => {
-    if (unit === 'ms') {
-      const ratio = ours === undefined || base === undefined ? '' : `, ours ×${(ours / base).toFixed(1)}`;
-      return `${name}: ${ms(base)}${ratio}`;
-    }
-    const above = ours === undefined || base === undefined ? '' : `, ours +${(ours - base).toFixed(1)}`;
-    return `${name}: ${mib(base)}${above}`;
+  /**
+   * One line: our figure, the baseline's beside it with ours as a multiple of it (time) or above it
+   * (memory), the goal and the verdict.
+   */
+  const row = (
+    label: string,
+    unit: 'ms' | 'MiB',
+    ours: number | undefined,
+    baseline: { name: string; value: number | undefined },
+    goal: number,
+  ): [string, string, string, string, string] => {
+    const format = unit === 'ms' ? ms : mib;
+    const known = ours !== undefined && baseline.value !== undefined;
+    const relation = !known
+      ? ''
+      : unit === 'ms'
+        ? `, ours ×${(ours / (baseline.value as number)).toFixed(1)}`
+        : `, ours +${(ours - (baseline.value as number)).toFixed(1)}`;
+    return [
+      label,
+      format(ours),
+      `${baseline.name}: ${format(baseline.value)}${relation}`,
+      `< ${goal} ${unit}`,
+      verdict(ours, goal),
+    ];
   };
   const { node } = results;
-  const rows: Array<[string, string, string, string, string]> = [
-    [
-      'molf --version, wall',
-      ms(results.version.wallMs),
-      beside('node -e 0', results.version.wallMs, node.wallMs, 'ms'),
-      `< ${GOALS.versionWallMs} ms`,
-      verdict(results.version.wallMs, GOALS.versionWallMs),
-    ],
-    [
-      'molf --version, peak RSS',
-      mib(results.version.peakMiB),
-      beside('node -e 0', results.version.peakMiB, node.peakMiB, 'MiB'),
-      `< ${GOALS.versionRssMiB} MiB`,
-      verdict(results.version.peakMiB, GOALS.versionRssMiB),
-    ],
-    [
-      'molf --help, wall',
-      ms(results.help.wallMs),
-      beside('node -e 0', results.help.wallMs, node.wallMs, 'ms'),
-      `< ${GOALS.helpWallMs} ms`,
-      verdict(results.help.wallMs, GOALS.helpWallMs),
-    ],
-    [
-      'molf --help, peak RSS',
-      mib(results.help.peakMiB),
-      beside('node -e 0', results.help.peakMiB, node.peakMiB, 'MiB'),
-      `< ${GOALS.helpRssMiB} MiB`,
-      verdict(results.help.peakMiB, GOALS.helpRssMiB),
-    ],
-    [
-      'worker start → registered',
-      ms(results.registrationMs),
-      beside('node -e 0', results.registrationMs, node.wallMs, 'ms'),
-      `< ${GOALS.registrationMs} ms`,
-      verdict(results.registrationMs, GOALS.registrationMs),
-    ],
-    [
-      'idle molf worker, RSS',
-      mib(results.workerMiB),
-      beside('idle node', results.workerMiB, node.idleMiB, 'MiB'),
-      `< ${GOALS.workerRssMiB} MiB`,
-      verdict(results.workerMiB, GOALS.workerRssMiB),
-    ],
-    [
-      'idle molf server (1 worker), RSS',
-      mib(results.serverMiB),
-      beside('idle node', results.serverMiB, node.idleMiB, 'MiB'),
-      `< ${GOALS.serverRssMiB} MiB`,
-      verdict(results.serverMiB, GOALS.serverRssMiB),
-    ],
-    [
-      'molf up supervisor, RSS',
-      mib(results.supervisorMiB),
-      beside('idle node', results.supervisorMiB, node.idleMiB, 'MiB'),
-      `< ${GOALS.supervisorRssMiB} MiB`,
-      verdict(results.supervisorMiB, GOALS.supervisorRssMiB),
-    ],
+  const nodeStart = { name: 'node -e 0', value: node.wallMs };
+  const nodePeak = { name: 'node -e 0', value: node.peakMiB };
+  const idleNode = { name: 'idle node', value: node.idleMiB };
+  const rows = [
+    row('molf --version, wall', 'ms', results.version.wallMs, nodeStart, GOALS.versionWallMs),
+    row('molf --version, peak RSS', 'MiB', results.version.peakMiB, nodePeak, GOALS.versionRssMiB),
+    row('molf --help, wall', 'ms', results.help.wallMs, nodeStart, GOALS.helpWallMs),
+    row('molf --help, peak RSS', 'MiB', results.help.peakMiB, nodePeak, GOALS.helpRssMiB),
+    row('worker start → registered', 'ms', results.registrationMs, nodeStart, GOALS.registrationMs),
+    row('idle molf worker, RSS', 'MiB', results.workerMiB, idleNode, GOALS.workerRssMiB),
+    row('idle molf server (1 worker), RSS', 'MiB', results.serverMiB, idleNode, GOALS.serverRssMiB),
+    row('molf up supervisor, RSS', 'MiB', results.supervisorMiB, idleNode, GOALS.supervisorRssMiB),
   ];
   const widths = [0, 1, 2, 3].map((column) => Math.max(...rows.map((row) => row[column]?.length ?? 0)));
   const lines = rows.map((row) =>
