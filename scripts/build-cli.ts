@@ -179,6 +179,8 @@ async function main(): Promise<void> {
     // so the bundle names the very files of each dependency that the sources load.
     resolve: { conditionNames: ['node', 'import', 'module-sync', 'default'], mainFields: ['main'] },
     plugins: [keepDependenciesExternal, keepSourceUrls],
+    // Code that must know it runs bundled (`molf up` hands over to the supervisor bundled beside it).
+    transform: { define: { __MOLF_BUNDLE__: 'true' } },
     treeshake: { moduleSideEffects: (id, external) => external || !isWorkspaceSource(id) },
     logLevel: 'warn',
     output: {

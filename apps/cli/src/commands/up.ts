@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { bundleIsFresh } from '@molf/cli/bundle-is-fresh';
 import type { LogLevel } from '@molf/logging';
 import { defaultDataDir } from '@molf/server';
 import { validateWorkdir } from '@molf/worker';
@@ -18,6 +17,13 @@ type UpOptions = { port: number; dataDir?: string; name?: string; logLevel: LogL
  * the bundle too, so the path is the same either way.
  */
 const SUPERVISOR_BUNDLE = fileURLToPath(new URL('../../dist/up-supervisor.cjs', import.meta.url));
+
+/**
+ * `true` in the bundle (scripts/build-cli.ts defines it), undeclared when the sources run: bin/molf.js
+ * chose the bundle only while it was fresh, so the supervisor built with it is fresh too.
+ */
+declare const __MOLF_BUNDLE__: boolean | undefined;
+const runningTheBundle = typeof __MOLF_BUNDLE__ !== 'undefined';
 
 export function registerUpCommand(program: Command): void {
   const command = program
@@ -65,7 +71,7 @@ async function planUp(options: UpOptions): Promise<UpPlan> {
  */
 async function runUp(options: UpOptions): Promise<void> {
   const plan = await planUp(options);
-  if (typeof process.execve === 'function' && bundleIsFresh() && existsSync(SUPERVISOR_BUNDLE)) {
+  if (typeof process.execve === 'function' && runningTheBundle && existsSync(SUPERVISOR_BUNDLE)) {
     // V8's lite mode: no optimising compilers, whose code and working memory a process that only
     // waits for signals never needs (2.5 MiB less).
     process.execve(process.execPath, [process.execPath, '--lite-mode', SUPERVISOR_BUNDLE], {
