@@ -32,11 +32,9 @@ export function handTokensToChild(child: Pick<ChildProcess, 'on' | 'off' | 'send
   const onMessage = (message: unknown) => {
     if (!isTokensRequest(message)) return;
     child.off('message', onMessage);
-    child.send({ type: 'tokens', tokens } satisfies TokensMessage, (error) => {
-      // A child gone before the answer arrives simply never gets it; its exit is reported where
-      // `up` waits for it.
-      void error;
-    });
+    // With a callback a failed send is no 'error' event: a child gone before the answer arrives
+    // simply never gets it, and its exit is reported where `up` waits for it.
+    child.send({ type: 'tokens', tokens } satisfies TokensMessage, () => {});
   };
   child.on('message', onMessage);
 }

@@ -38,8 +38,12 @@ function startChild(plan: UpPlan, args: string[], tokens: HandedTokens): Child {
   });
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
-    // A child that cannot even be started (the script is gone) exits with this error instead.
-    child.once('error', () => resolve({ code: child.exitCode ?? 1, signal: child.signalCode }));
+    // A child that could not be started at all (no pid) ends with this error instead of an exit. A
+    // later error (a signal it could not get) changes nothing, but must not go unhandled and end the
+    // supervisor.
+    child.on('error', () => {
+      if (child.pid === undefined) resolve({ code: 1, signal: null });
+    });
   });
   handTokensToChild(child, tokens);
   return { process: child, exited };

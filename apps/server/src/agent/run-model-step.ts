@@ -38,10 +38,6 @@ export type ModelStepOutcome = {
   end: ModelStepEnd;
 };
 
-type ProviderModel = ReturnType<typeof resolveLanguageModel>;
-type ProviderStreamPart =
-  Awaited<ReturnType<ProviderModel['doStream']>>['stream'] extends ReadableStream<infer Part> ? Part : never;
-
 /**
  * One model step: one request to the model, streamed. It neither stores nor runs anything; the
  * turn decides what the outcome means.
@@ -142,7 +138,7 @@ function parseToolInput(input: string): unknown {
   }
 }
 
-function toUsage(usage: Extract<ProviderStreamPart, { type: 'finish' }>['usage']): ModelStepOutcome['usage'] {
+function toUsage(usage: Parameters<typeof asLanguageModelUsage>[0]): ModelStepOutcome['usage'] {
   const { inputTokens, outputTokens } = asLanguageModelUsage(usage);
   return {
     ...(inputTokens === undefined ? {} : { inputTokens }),
