@@ -3,6 +3,7 @@ export * from './auth.ts';
 export * from './errors.ts';
 export * from './ids.ts';
 export * from './mcp-server-approval.ts';
+export * from './project-catalog.ts';
 export * from './sessions.ts';
 export * from './tool-definitions.ts';
 export * from './tool-result.ts';

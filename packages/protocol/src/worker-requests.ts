@@ -92,10 +92,32 @@ export const InstructionsSchema = z.object({
 });
 export type Instructions = z.infer<typeof InstructionsSchema>;
 
+/**
+ * `skills/read`: the `skill` tool asks for a skill's content when it runs (the snapshot carries only
+ * names and descriptions). The worker reads the SKILL.md again, so the content is the file's latest.
+ */
+export const ReadSkillParamsSchema = z.object({ name: z.string().min(1).max(64) });
+export type ReadSkillParams = z.infer<typeof ReadSkillParamsSchema>;
+export const SkillContentSchema = z.object({
+  name: z.string().max(64),
+  /** The SKILL.md, relative to the workdir. */
+  path: z.string().max(4_096),
+  /** The body after the frontmatter. */
+  content: z.string(),
+  /** The file was longer than the cap and its end is missing. */
+  truncated: z.boolean(),
+  /** Files in the skill's folder besides SKILL.md, relative to the workdir (at most MAX_SKILL_FILES). */
+  files: z.array(z.string().max(4_096)).max(1_000),
+  /** More files than listed. */
+  moreFiles: z.boolean().optional(),
+});
+export type SkillContent = z.infer<typeof SkillContentSchema>;
+
 /** One request as it travels on the job stream. */
 export const WorkerRequestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('paths/resolve'), params: ResolvePathsParamsSchema }),
   z.object({ method: z.literal('instructions/read'), params: ReadInstructionsParamsSchema }),
+  z.object({ method: z.literal('skills/read'), params: ReadSkillParamsSchema }),
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequestSchema>;
 export type WorkerRequestMethod = WorkerRequest['method'];
@@ -104,6 +126,7 @@ export type WorkerRequestMethod = WorkerRequest['method'];
 export const WORKER_REQUEST_RESULTS = {
   'paths/resolve': ResolvedPathsSchema,
   'instructions/read': InstructionsSchema,
+  'skills/read': SkillContentSchema,
 } as const satisfies Record<WorkerRequestMethod, z.ZodType>;
 export type WorkerRequestResult<M extends WorkerRequestMethod> = z.infer<(typeof WORKER_REQUEST_RESULTS)[M]>;
 
@@ -111,6 +134,7 @@ export type WorkerRequestResult<M extends WorkerRequestMethod> = z.infer<(typeof
 export const WorkerResponseSchema = z.union([
   z.object({ method: z.literal('paths/resolve'), result: ResolvedPathsSchema }),
   z.object({ method: z.literal('instructions/read'), result: InstructionsSchema }),
+  z.object({ method: z.literal('skills/read'), result: SkillContentSchema }),
   z.object({ error: z.object({ message: z.string().max(4_000) }) }),
 ]);
 export type WorkerResponse = z.infer<typeof WorkerResponseSchema>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
+import { AgentInfoSchema, CatalogProblemSchema, ProjectCatalogSchema, SkillInfoSchema } from './project-catalog.ts';
 import { ToolDescriptorSchema } from './tool-definitions.ts';
 import { ToolResultSchema } from './tool-result.ts';
 import { ReadRuleSchema, WorkerRequestSchema } from './worker-requests.ts';
@@ -45,6 +46,8 @@ export const WorkerRegistrationSchema = z.object({
   home: z.string().max(4_096).optional(),
   /** The worker's sandbox and its self-test; absent from workers that predate it. */
   sandbox: WorkerSandboxSchema.optional(),
+  /** The skills and agents found in the workdir; absent from workers that predate them. */
+  catalog: ProjectCatalogSchema.optional(),
 });
 export type WorkerRegistration = z.infer<typeof WorkerRegistrationSchema>;
 
@@ -132,6 +135,18 @@ export const WorkerInfoSchema = z.object({
   lastSeenAt: z.string(),
   /** The sandbox the worker reported at its last registration. */
   sandbox: WorkerSandboxSchema.optional(),
+  /** What the worker offers besides its tools, while it is online. */
+  catalog: z
+    .object({
+      skills: z.array(SkillInfoSchema),
+      /** Agents the task tool can run: built-in and the project's, without their prompts. */
+      agents: z.array(
+        AgentInfoSchema.omit({ prompt: true }).partial({ path: true, source: true }).extend({ builtin: z.boolean() }),
+      ),
+      /** Files skipped or cut, and agents naming tools or models that do not exist. */
+      problems: z.array(CatalogProblemSchema),
+    })
+    .optional(),
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
 

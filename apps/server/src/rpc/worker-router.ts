@@ -5,6 +5,7 @@ import {
   McpServerApprovalInputSchema,
   McpServerApprovalWithdrawInputSchema,
   MolfError,
+  WorkerCatalogInputSchema,
   type WorkerId,
   WorkerJobsInputSchema,
   WorkerResponseInputSchema,
@@ -76,6 +77,14 @@ export function createWorkerRouter(services: RouterServices) {
         });
       }
       return { updated: registry.updateTools(input.workerId, input.tools) };
+    }),
+
+    /** The worker's skills or agents changed: the whole snapshot, applied from the next model step. */
+    catalog: workerProcedure.input(WorkerCatalogInputSchema).mutation(({ input, ctx }) => {
+      ownedWorker(input.workerId, ctx.credentialId);
+      const outcome = registry.updateCatalog(input.workerId, { instanceId: input.instanceId, catalog: input.catalog });
+      if (outcome === 'updated') services.onCatalogChanged(input.workerId);
+      return { updated: outcome === 'updated' };
     }),
 
     /** May this worker start a server that is new or changed in its .mcp.json? Waits for the gate. */

@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
+  type ProjectCatalog,
   type WorkerId,
   WorkerIdSchema,
   type WorkerInfo,
@@ -78,6 +79,14 @@ export type WorkerRegistry = {
   registration(workerId: WorkerId): WorkerRegistration | undefined;
   /** A connected worker's tools changed (MCP servers came or went); false when it is not connected. */
   updateTools(workerId: WorkerId, tools: WorkerRegistration['tools']): boolean;
+  /**
+   * A connected worker sent a new snapshot of its skills and agents. `stale`: the registration is
+   * another process's, or the registry already holds a newer snapshot (messages crossed).
+   */
+  updateCatalog(
+    workerId: WorkerId,
+    snapshot: { instanceId: string; catalog: ProjectCatalog },
+  ): 'updated' | 'stale' | 'not_connected';
   list(): WorkerInfo[];
   /** Resolves once every pending state write has reached the disk. */
   flush(): Promise<void>;
@@ -119,7 +128,8 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
   }
 
   return {
-    register(registration, owner) {
+    register(incoming, owner) {
+      let registration = incoming;
       const now = new Date().toISOString();
       const existing = entries.get(registration.workerId);
       const currentOwner = existing?.info.ownerCredentialId;
@@ -132,6 +142,16 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
         return { type: 'owned_by_another_credential', ownerCredentialId: currentOwner };
       }
       const previousInstanceId = existing?.registration?.instanceId;
+      // tRPC re-subscribes with the registration it first sent: a newer snapshot the same process
+      // sent since must not be replaced by that older one.
+      const kept = existing?.registration?.catalog;
+      if (
+        previousInstanceId === registration.instanceId &&
+        kept !== undefined &&
+        kept.version > (registration.catalog?.version ?? -1)
+      ) {
+        registration = { ...registration, catalog: kept };
+      }
       // The reason names the new instance, so the old stream can tell a rival process from itself.
       existing?.lease?.controller.abort(registration.instanceId);
       const controller = new AbortController();
@@ -192,6 +212,15 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       entry.info = { ...entry.info, tools: tools.map((tool) => tool.name) };
       persist(entry);
       return true;
+    },
+    updateCatalog(workerId, snapshot) {
+      const entry = entries.get(workerId);
+      if (entry?.lease === undefined || entry.registration === undefined) return 'not_connected';
+      const current = entry.registration;
+      if (current.instanceId !== snapshot.instanceId) return 'stale';
+      if (current.catalog !== undefined && current.catalog.version >= snapshot.catalog.version) return 'stale';
+      entry.registration = { ...current, catalog: snapshot.catalog };
+      return 'updated';
     },
     list() {
       return [...entries.values()].map(toInfo).sort((a, b) => a.name.localeCompare(b.name));
