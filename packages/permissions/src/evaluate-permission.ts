@@ -2,9 +2,11 @@ import { compileGlob, describeRule, expandHome, type PermissionRule } from './pe
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
 
 /**
- * The rules in force for one call: a subagent's own rules (whose deny is a veto), the worker's
- * file, then this session's "always" answers. Agent and file rules form one list where the last
- * match wins; a session rule then decides, unless that list denied.
+ * The rules in force for one call: a subagent's own rules, the worker's file, then this session's
+ * "always" answers. Each of the agent and file lists is read on its own (the last match wins) and the
+ * stricter answer counts: an agent's deny is a veto, its ask turns the file's allow into a question,
+ * its allow never lifts what the file asks or denies. A session answer then stops a question, never a
+ * deny.
  */
 export type PermissionLayers = {
   agent?: readonly PermissionRule[];
@@ -87,7 +89,7 @@ function judgeSubject(
   subject: PermissionSubject,
   options: {
     agent: readonly PermissionRule[] | undefined;
-    /** Agent and file rules, in order. */
+    /** The file's rules, in order. */
     standing: readonly PermissionRule[];
     session: readonly PermissionRule[];
     home: string | undefined;
@@ -96,12 +98,14 @@ function judgeSubject(
   let primary: PermissionDecision | undefined;
   for (const form of subject.forms) {
     const match = { subject, form, home: options.home };
-    const veto = options.agent === undefined ? undefined : lastMatch(options.agent, match);
-    if (veto?.action === 'deny') return toDecision(veto, true);
-    const standing = toDecision(lastMatch(options.standing, match));
+    const agent = options.agent === undefined ? undefined : lastMatch(options.agent, match);
+    if (agent?.action === 'deny') return toDecision(agent, true);
+    let standing = toDecision(lastMatch(options.standing, match));
     // A session's "always" answers stop questions; they never lift a deny the file or agent sets
     // (an answered `git push *` must not override `"git push --force *": "deny"`).
     if (standing.type === 'deny') return standing;
+    // The agent narrows: its ask makes the file's allow a question.
+    if (agent?.action === 'ask' && standing.type === 'allow') standing = toDecision(agent);
     const session = lastMatch(options.session, match);
     primary ??= session === undefined ? standing : toDecision(session);
   }
@@ -141,7 +145,7 @@ export function evaluatePermission(options: {
         rulesFor(rules, ruleTool).filter((rule) => !named || rule.tool !== '*');
       found = {
         agent: layers.agent === undefined ? undefined : pick(layers.agent),
-        standing: pick([...(layers.agent ?? []), ...layers.file]),
+        standing: pick(layers.file),
         session: pick(layers.session ?? []),
         home: options.home,
       };

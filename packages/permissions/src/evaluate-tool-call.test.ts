@@ -620,6 +620,22 @@ describe('grep reads what read_file may read, no more', () => {
     expect(home(['../.ssh/id_rsa', '/home/u/.ssh/id_rsa'])).toBe(true);
     expect(createReadDenial(toReadRules({ rules: parseRules('{ "*": "allow" }') }))(['.env'])).toBe(false);
   });
+
+  it("makes a directory search skip what a subagent's rules deny, even where the file allows it", () => {
+    const denied = createReadDenial(
+      toReadRules({
+        rules: parseRules('{ "read_file": "allow" }'),
+        agentRules: [rule('read_file', 'private/*', 'deny', 'agent')],
+      }),
+    );
+    expect(denied(['private/notes.md'])).toBe(true);
+    expect(denied(['src/index.ts'])).toBe(false);
+    // And an agent's allow never lifts the file's deny.
+    const narrowed = createReadDenial(
+      toReadRules({ rules: defaults, agentRules: [rule('read_file', '*', 'allow', 'agent')] }),
+    );
+    expect(narrowed(['.env'])).toBe(true);
+  });
 });
 
 describe('glob and grep subjects', () => {
@@ -782,6 +798,49 @@ describe('layers: agent, file and session rules', () => {
   it("lets the file's catch-all ask tighten an agent allow", () => {
     const layers = { agent: [rule('shell_exec', 'make *', 'allow', 'agent')], file: rules };
     expect(shell('make build', { layers }).decision.type).toBe('ask');
+  });
+
+  it('never lets an agent allow widen what the file leaves unmatched', () => {
+    // The file speaks of read_file only: a tool it does not name asks, whatever the agent allows.
+    const file = parseRules('{ "read_file": "allow" }');
+    const layers = { agent: [rule('write_file', '*', 'allow', 'agent')], file };
+    expect(engine.evaluate({ tool: 'write_file', args: { path: 'a.txt' }, layers }).decision.type).toBe('ask');
+  });
+
+  it("turns the file's allow into a question when the agent asks", () => {
+    const file = parseRules('{ "*": "ask", "read_file": "allow" }');
+    const layers = { agent: [rule('read_file', '*.md', 'ask', 'agent')], file };
+    expect(engine.evaluate({ tool: 'read_file', args: { path: 'README.md' }, layers }).decision.type).toBe('ask');
+    expect(engine.evaluate({ tool: 'read_file', args: { path: 'main.ts' }, layers }).decision.type).toBe('allow');
+  });
+
+  it("lets a person's session answer stop an agent's question, but not its deny", () => {
+    const file = parseRules('{ "*": "ask", "read_file": "allow" }');
+    const layers = {
+      agent: [rule('read_file', '*', 'ask', 'agent'), rule('read_file', 'secret/*', 'deny', 'agent')],
+      file,
+      session: [rule('read_file', '*', 'allow')],
+    };
+    expect(engine.evaluate({ tool: 'read_file', args: { path: 'a.md' }, layers }).decision.type).toBe('allow');
+    expect(engine.evaluate({ tool: 'read_file', args: { path: 'secret/k' }, layers }).decision).toMatchObject({
+      type: 'deny',
+      veto: true,
+    });
+  });
+
+  it("vetoes every tool outside an agent's read-only rules even where the file allows it", () => {
+    const file = parseRules('{ "*": "allow" }');
+    const agent = [
+      rule('*', '*', 'deny', 'agent'),
+      rule('read_file', '*', 'allow', 'agent'),
+      rule('grep', '*', 'allow', 'agent'),
+    ];
+    const layers = { agent, file };
+    expect(engine.evaluate({ tool: 'write_file', args: { path: 'a' }, layers }).decision).toMatchObject({
+      type: 'deny',
+      veto: true,
+    });
+    expect(engine.evaluate({ tool: 'read_file', args: { path: 'a' }, layers }).decision.type).toBe('allow');
   });
 
   it('applies an agent deny to the canonical path of a link', () => {

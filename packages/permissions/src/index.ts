@@ -17,6 +17,7 @@ export {
   MAX_PATTERN_CHARS,
   type PermissionsFileProblem,
   type PermissionsFileResult,
+  safeParseAgentRules,
   safeParsePermissionsFile,
 } from './parse-permissions-file.ts';
 export {

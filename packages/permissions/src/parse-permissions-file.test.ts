@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readDefaultPermissionsText } from './default-permissions-file.ts';
-import { MAX_PATTERN_CHARS, safeParsePermissionsFile } from './parse-permissions-file.ts';
+import { MAX_PATTERN_CHARS, safeParseAgentRules, safeParsePermissionsFile } from './parse-permissions-file.ts';
 
 const ACTIONS = '"allow", "deny", "ask"';
 const ONE_OBJECT = 'the file must hold one object such as { "*": "ask", "read_file": "allow" }';
@@ -203,5 +203,30 @@ describe('safeParsePermissionsFile: files it reads', () => {
       '/proc/*/environ',
       '~/.molf/*',
     ]);
+  });
+});
+
+describe("a subagent's permission", () => {
+  it('becomes rules of the agent layer, in order', () => {
+    const parsed = safeParseAgentRules({ '*': 'deny', read_file: { '*': 'allow', '*.env': 'deny' } }, 'reviewer');
+    expect(parsed).toMatchObject({
+      ok: true,
+      rules: [
+        { tool: '*', pattern: '*', action: 'deny', source: { layer: 'agent', agent: 'reviewer' } },
+        { tool: 'read_file', pattern: '*', action: 'allow' },
+        { tool: 'read_file', pattern: '*.env', action: 'deny' },
+      ],
+    });
+  });
+
+  it('is refused with a message naming what is wrong', () => {
+    expect(safeParseAgentRules({ shell_exec: 'maybe' }, 'x')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('"shell_exec"'),
+    });
+    expect(safeParseAgentRules(['read_file'], 'x')).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('one object'),
+    });
   });
 });

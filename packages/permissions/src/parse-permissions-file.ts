@@ -132,3 +132,16 @@ export function safeParsePermissionsFile(text: string): PermissionsFileResult {
     throw error;
   }
 }
+
+/**
+ * Reads a subagent's `permission` (the same language as `permissions.jsonc`, given as a value from
+ * its frontmatter) into rules of the agent layer. Problems name the tool and pattern, not a line.
+ */
+export function safeParseAgentRules(
+  value: unknown,
+  agent: string,
+): { ok: true; rules: PermissionRule[] } | { ok: false; message: string } {
+  const parsed = safeParsePermissionsFile(JSON.stringify(value ?? null));
+  if (!parsed.ok) return { ok: false, message: parsed.error.message };
+  return { ok: true, rules: parsed.rules.map((rule) => ({ ...rule, source: { layer: 'agent' as const, agent } })) };
+}

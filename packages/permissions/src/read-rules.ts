@@ -1,34 +1,57 @@
 import { compileGlob, expandHome, type PermissionAction, type PermissionRule } from './permission-rule.ts';
 
-/** A read_file rule as a tool that reads many files applies it: a pattern and its action, in file order. */
-export type ReadRule = { pattern: string; action: PermissionAction };
+/**
+ * A read_file rule as a tool that reads many files applies it: a pattern and its action, in order.
+ * `layer: 'agent'` marks a subagent's rule: that list is read on its own and its deny is a veto.
+ */
+export type ReadRule = { pattern: string; action: PermissionAction; layer?: 'agent' };
+
+function readRulesOf(rules: readonly PermissionRule[], home: string | undefined): ReadRule[] {
+  return rules
+    .filter((rule) => rule.tool === '*' || rule.tool === 'read_file' || compileGlob(rule.tool)('read_file'))
+    .map((rule) => ({ pattern: expandHome(rule.pattern, home), action: rule.action }));
+}
 
 /**
  * The rules that decide what read_file may read, in order and with `~` expanded: what a tool that
  * reads many files (grep over a directory) must apply to each file, so that it cannot read what
- * read_file would refuse. Only the agent and file layers: session answers never lift a deny.
+ * read_file would refuse. Only the agent and file layers: session answers never lift a deny. As in
+ * the gate, the two layers are judged apart, so an agent's rules only ever narrow the file's.
  */
-export function toReadRules(options: { rules: readonly PermissionRule[]; home?: string | undefined }): ReadRule[] {
-  return options.rules
-    .filter((rule) => rule.tool === '*' || rule.tool === 'read_file' || compileGlob(rule.tool)('read_file'))
-    .map((rule) => ({ pattern: expandHome(rule.pattern, options.home), action: rule.action }));
+export function toReadRules(options: {
+  rules: readonly PermissionRule[];
+  /** A subagent's own rules. Default none. */
+  agentRules?: readonly PermissionRule[] | undefined;
+  home?: string | undefined;
+}): ReadRule[] {
+  return [
+    ...readRulesOf(options.rules, options.home),
+    ...readRulesOf(options.agentRules ?? [], options.home).map((rule) => ({ ...rule, layer: 'agent' as const })),
+  ];
+}
+
+type CompiledReadRule = { test: (form: string) => boolean; action: PermissionAction };
+
+/** Whether the last rule matching any of the forms denies. */
+function lastMatchDenies(rules: readonly CompiledReadRule[], forms: readonly string[]): boolean {
+  if (rules.every((rule) => rule.action !== 'deny')) return false;
+  return forms.some((form) => {
+    for (let index = rules.length - 1; index >= 0; index -= 1) {
+      const rule = rules[index] as CompiledReadRule;
+      if (rule.test(form)) return rule.action === 'deny';
+    }
+    return false;
+  });
 }
 
 /**
- * Whether the last of `rules` that matches any of a file's forms (its path relative to the workdir,
- * its absolute path) denies it. A deny on any form counts, as in the gate.
+ * Whether a file is denied: by the last of the file's rules that matches any of its forms (its path
+ * relative to the workdir, its absolute path), or by the last of an agent's rules that does. A deny on
+ * any form counts, as in the gate.
  */
 export function createReadDenial(rules: readonly ReadRule[]): (forms: readonly string[]) => boolean {
-  const compiled = rules.map((rule) => ({ test: compileGlob(rule.pattern), action: rule.action }));
-  const onlyAllows = compiled.every((rule) => rule.action !== 'deny');
-  return (forms) => {
-    if (onlyAllows) return false;
-    return forms.some((form) => {
-      for (let index = compiled.length - 1; index >= 0; index -= 1) {
-        const rule = compiled[index] as (typeof compiled)[number];
-        if (rule.test(form)) return rule.action === 'deny';
-      }
-      return false;
-    });
-  };
+  const compile = (rule: ReadRule): CompiledReadRule => ({ test: compileGlob(rule.pattern), action: rule.action });
+  const file = rules.filter((rule) => rule.layer !== 'agent').map(compile);
+  const agent = rules.filter((rule) => rule.layer === 'agent').map(compile);
+  return (forms) => lastMatchDenies(file, forms) || lastMatchDenies(agent, forms);
 }

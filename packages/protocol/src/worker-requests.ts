@@ -11,8 +11,15 @@ import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 export const MAX_RESOLVE_PATHS = 256;
 export const MAX_RESOLVE_LIST = 64;
 
-/** A read_file rule as a worker applies it (in order, `~` expanded). */
-export const ReadRuleSchema = z.object({ pattern: z.string().max(4_096), action: z.enum(['allow', 'deny', 'ask']) });
+/**
+ * A read_file rule as a worker applies it (in order, `~` expanded). Rules of a subagent carry
+ * `layer: 'agent'`: that list is judged apart and its deny wins.
+ */
+export const ReadRuleSchema = z.object({
+  pattern: z.string().max(4_096),
+  action: z.enum(['allow', 'deny', 'ask']),
+  layer: z.literal('agent').optional(),
+});
 
 /**
  * `paths/resolve`: the gate asks, before judging a call, where its paths really lead. The worker

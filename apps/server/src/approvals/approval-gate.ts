@@ -477,7 +477,7 @@ export function createApprovalGate(options: {
     return {
       type: 'allow',
       ...withPaths,
-      readRules: toReadRules({ rules: [...(request.agent?.rules ?? []), ...rules], home: context.home }),
+      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home }),
     };
   }
 

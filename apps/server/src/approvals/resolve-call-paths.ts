@@ -91,7 +91,7 @@ export function createCallPathResolver(options: {
       const readRules =
         params.trees === undefined && params.visibleTrees === undefined
           ? undefined
-          : toReadRules({ rules: [...(call.agentRules ?? []), ...(await store.load(call.workerId)).rules], home });
+          : toReadRules({ rules: (await store.load(call.workerId)).rules, agentRules: call.agentRules, home });
       const outcome = await dispatcher.request({
         workerId: call.workerId,
         request: { method: 'paths/resolve', params: { ...params, ...(readRules === undefined ? {} : { readRules }) } },
