@@ -37,6 +37,8 @@ export const ApprovalSchema = z.object({
   toolCallId: z.string(),
   tool: z.string(),
   args: z.record(z.string(), z.unknown()),
+  /** Set when a subagent made the call: its agent and the session whose `task` call runs it. */
+  subagent: z.object({ agent: z.string(), parentSessionId: SessionIdSchema }).optional(),
   /** Why it asks. */
   reason: z.string(),
   subjects: z.array(SubjectVerdictInfoSchema),

@@ -11,10 +11,21 @@ export const ModelIdSchema = z
 
 export const SessionStatusSchema = z.enum(['idle', 'busy']);
 
+/** A subagent's session: the session whose `task` call started it, and the agent it runs. */
+export const SessionParentSchema = z.object({
+  sessionId: SessionIdSchema,
+  /** The parent's `task` call. */
+  toolCallId: z.string().max(128),
+  agent: z.string().max(64),
+});
+export type SessionParent = z.infer<typeof SessionParentSchema>;
+
 export const SessionInfoSchema = z.object({
   sessionId: SessionIdSchema,
   workerId: WorkerIdSchema,
   name: z.string(),
+  /** Set on a subagent's session. */
+  parent: SessionParentSchema.optional(),
   /** The session's model; prompts without one use it, then the server default. */
   model: z.string().optional(),
   createdAt: z.string(),
@@ -85,8 +96,8 @@ export type SessionMessage = z.infer<typeof SessionMessageSchema>;
 
 export const TurnEndReasonSchema = z.enum(['completed', 'aborted', 'error', 'step_limit', 'doom_loop']);
 
-/** What happens in a session, in order; each carries the session's next sequence number. */
-export const SessionEventBodySchema = z.discriminatedUnion('type', [
+/** What happens in a session itself, in order; each carries the session's next sequence number. */
+const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('turn.started'), turnId: z.string(), messageId: z.string(), model: z.string() }),
   z.object({ type: z.literal('message.queued'), messageId: z.string(), position: z.number().int() }),
   z.object({ type: z.literal('message.delta'), turnId: z.string(), text: z.string() }),
@@ -126,8 +137,32 @@ export const SessionEventBodySchema = z.discriminatedUnion('type', [
   /** The subscriber's last event is older than the server keeps: reload the messages, then follow on. */
   z.object({ type: z.literal('session.resync') }),
 ]);
+type OwnSessionEventBody = z.infer<typeof OwnSessionEventBodySchema>;
+
+const EventStampSchema = z.object({ seq: z.number().int(), sessionId: SessionIdSchema, at: z.string() });
+
+/**
+ * An event of a subagent's session, shown in its parent's stream (with the parent's sequence
+ * number, so a client resuming the parent misses none): `event` is as the child's own stream has it.
+ */
+export const SubagentEventBodySchema = z.object({
+  type: z.literal('subagent.event'),
+  /** The parent's `task` call that runs the child. */
+  toolCallId: z.string(),
+  agent: z.string(),
+  childSessionId: SessionIdSchema,
+  event: z.intersection(OwnSessionEventBodySchema, EventStampSchema),
+});
+
+/** What happens in a session, in order; each carries the session's next sequence number. */
+export const SessionEventBodySchema = z.discriminatedUnion('type', [
+  ...OwnSessionEventBodySchema.options,
+  SubagentEventBodySchema,
+]);
 export type SessionEventBody = z.infer<typeof SessionEventBodySchema>;
 export type SessionEvent = SessionEventBody & { seq: number; sessionId: string; at: string };
+/** An event of a session's own (not a subagent's, wrapped). */
+export type OwnSessionEvent = OwnSessionEventBody & { seq: number; sessionId: string; at: string };
 
 export const SessionCreateInputSchema = z.object({
   workerId: WorkerIdSchema,
@@ -141,6 +176,8 @@ export type DamagedSession = z.infer<typeof DamagedSessionSchema>;
 
 export const SessionListInputSchema = z.object({
   workerId: WorkerIdSchema.optional(),
+  /** Only the subagent sessions of this session. Default: every session. */
+  parentSessionId: SessionIdSchema.optional(),
   /** Case-insensitive part of the name. */
   name: z.string().max(200).optional(),
   limit: z.number().int().min(1).max(200).default(50),
@@ -161,6 +198,11 @@ export const SessionPromptInputSchema = z.object({
   sessionId: SessionIdSchema,
   text: z.string().min(1).max(MAX_PROMPT_CHARS),
   model: ModelIdSchema.optional(),
+  /**
+   * Skills of the session's worker the person loads with this prompt (`/name` in `molf chat`): each
+   * is stored before the prompt as a `skill` call and its result, as if the model had asked.
+   */
+  skills: z.array(z.string().min(1).max(64)).max(16).optional(),
 });
 
 export const SessionEventsInputSchema = z.object({

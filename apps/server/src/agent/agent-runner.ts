@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MolfError } from '@molf/protocol';
+import { MolfError, type WorkerId } from '@molf/protocol';
 import { runTurn } from './run-turn.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
@@ -17,6 +17,10 @@ export type AgentSettings = {
    * first chunk may take up to five times as long (a local model loading).
    */
   streamIdleTimeoutMs?: number;
+  /** Subagents (`task` calls) one turn runs at once; the others wait. Default 4. */
+  maxParallelTasks?: number;
+  /** A subagent is stopped after this. Default 10 min. */
+  taskTimeoutMs?: number;
 };
 
 export type AgentRunner = {
@@ -25,6 +29,8 @@ export type AgentRunner = {
     sessionId: string;
     text: string;
     model?: string | undefined;
+    /** Skills of the session's worker the person loads with the prompt (stored as `skill` results). */
+    skills?: string[] | undefined;
   }): Promise<{ messageId: string; queued: boolean }>;
   /** Aborts the running turn (stream, tool calls, approvals) and drops queued prompts; false when idle. */
   abort(sessionId: string): boolean;
@@ -37,6 +43,7 @@ type Queued = {
   messageId: string;
   text: string;
   model: string | undefined;
+  skills: string[] | undefined;
   at: string;
   /** Where the prompt is kept until its turn stores it as a message. */
   stored: 'history' | 'queue';
@@ -50,6 +57,18 @@ const DEFAULT_MAX_QUEUE = 20;
 const DEFAULT_TURN_TIMEOUT_MS = 30 * 60_000;
 const DEFAULT_CONTEXT_TOKENS = 128_000;
 const DEFAULT_STREAM_IDLE_TIMEOUT_MS = 120_000;
+
+/** Refuses a prompt that loads a skill the session's worker does not have (nothing is stored). */
+function checkSkills(services: TurnServices, workerId: WorkerId, names: readonly string[]): void {
+  const known = services.registry.registration(workerId)?.catalog?.skills.map((skill) => skill.name) ?? [];
+  const unknown = names.filter((name) => !known.includes(name));
+  if (unknown.length === 0) return;
+  throw new MolfError(
+    'invalid_input',
+    `no skill named ${unknown.map((name) => `"${name}"`).join(', ')} on this session's worker${known.length === 0 ? ' (it has none, or is offline)' : `; its skills: ${known.join(', ')}`}`,
+    { field: 'skills' },
+  );
+}
 
 export function toTurnLimits(settings: AgentSettings = {}): TurnLimits {
   return {
@@ -89,6 +108,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       sessionId,
       messageId: prompt.messageId,
       model: prompt.model,
+      ...(prompt.skills === undefined ? {} : { skills: prompt.skills }),
       signal: turns.controller.signal,
     });
   }
@@ -146,26 +166,28 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   }
 
   return {
-    async prompt({ sessionId, text, model }) {
+    async prompt({ sessionId, text, model, skills }) {
       if (closing) throw new MolfError('cancelled', 'the server is shutting down');
-      if ((await store.get(sessionId)) === undefined) {
+      const session = await store.get(sessionId);
+      if (session === undefined) {
         throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
       }
+      if (skills !== undefined && skills.length > 0) checkSkills(services, session.workerId, skills);
       const messageId = randomUUID();
       const at = new Date().toISOString();
       const turns = running.get(sessionId);
       if (turns === undefined) {
         // Stored before the prompt is acknowledged: an accepted prompt survives any crash.
-        const first: Queued = { messageId, text, model, at, stored: 'history' };
+        const first: Queued = { messageId, text, model, skills, at, stored: 'history' };
         await start(sessionId, first, store.append(sessionId, { id: messageId, at, role: 'user', text })).ready;
         return { messageId, queued: false };
       }
       if (turns.queue.length >= maxQueue) {
         throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
       }
-      const queued: Queued = { messageId, text, model, at, stored: 'queue' };
+      const queued: Queued = { messageId, text, model, skills, at, stored: 'queue' };
       turns.queue.push(queued);
-      await store.enqueue(sessionId, { messageId, text, model, at });
+      await store.enqueue(sessionId, { messageId, text, model, ...(skills === undefined ? {} : { skills }), at });
       events.publish(sessionId, { type: 'message.queued', messageId, position: turns.queue.length });
       return { messageId, queued: true };
     },

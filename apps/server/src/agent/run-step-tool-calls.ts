@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { SessionMessage, StoredAttachment, ToolCallId, ToolResult, WorkerId } from '@molf/protocol';
 import type { RepeatCallWatch } from './repeat-call-watch.ts';
 import type { ModelToolCall } from './run-model-step.ts';
+import type { TurnRequest } from './run-turn.ts';
 import type { TurnServices } from './turn-services.ts';
 
 export type StepToolCalls = {
@@ -14,6 +15,10 @@ export type StepToolCalls = {
   watch: RepeatCallWatch;
   /** Instruction files already shown in this session; nested ones are shown once. */
   shownInstructions: Set<string>;
+  /** The turn's model, for server tools that run one (task). */
+  modelId: string;
+  /** Set when a subagent makes the calls: the gate applies its tools and rules. */
+  agent: TurnRequest['agent'];
   signal: AbortSignal;
 };
 
@@ -61,6 +66,17 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
                 args,
                 // Our own id: providers may reuse theirs across turns.
                 toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                modelId: step.modelId,
+                ...(step.agent === undefined
+                  ? {}
+                  : {
+                      agent: {
+                        name: step.agent.profile.name,
+                        rules: step.agent.profile.rules,
+                        tools: step.agent.profile.tools,
+                        parentSessionId: step.agent.parentSessionId,
+                      },
+                    }),
                 signal,
               });
       if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {

@@ -4,12 +4,15 @@ import {
   isMolfError,
   MolfError,
   type SessionMessage,
+  type ToolCallId,
   type ToolDescriptor,
+  toErrorResult,
   type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ToolSet, tool } from 'ai';
 import type { AttachmentSupport } from '../providers/resolve-model.ts';
 import { pruneHistory } from '../sessions/prune-history.ts';
+import type { AgentProfile } from './agent-profiles.ts';
 import { compactHistory } from './compact-history.ts';
 import { attachmentsInView, instructionFilesShown, toModelMessages, toModelView } from './model-view.ts';
 import { describeProviderError, isContextOverflow } from './provider-errors.ts';
@@ -29,6 +32,13 @@ export type TurnRequest = {
   model: string | undefined;
   /** Aborts the turn: the model stream, running tool calls and pending approvals. */
   signal: AbortSignal;
+  /** Skills the person loaded with the prompt: stored first, as `skill` calls and their results. */
+  skills?: readonly string[] | undefined;
+  /**
+   * Set when a subagent runs the turn in its own session: its prompt replaces the project's
+   * instructions, and its tools, rules and step limit apply.
+   */
+  agent?: { profile: AgentProfile; parentSessionId: string } | undefined;
 };
 
 /** What one turn carries from step to step. */
@@ -44,6 +54,7 @@ type TurnState = {
   /** Attachments read for this turn's requests, base64 by SHA-256. */
   media: Map<string, string>;
   signal: AbortSignal;
+  agent: TurnRequest['agent'];
 };
 
 type StepEnd = 'done' | 'continue' | 'aborted' | 'error' | 'doom_loop' | 'overflow';
@@ -89,6 +100,7 @@ export async function runTurn(
     }
     events.publish(sessionId, { type: 'turn.started', turnId, messageId: request.messageId, model: modelId });
     const history = await store.messages(sessionId);
+    const maxSteps = request.agent?.profile.maxSteps ?? limits.maxSteps;
     reason = 'step_limit';
     const state: TurnState = {
       sessionId,
@@ -97,16 +109,21 @@ export async function runTurn(
       modelId,
       history,
       watch: createRepeatCallWatch(),
-      instructions: await services.instructions.read(session.workerId, { signal }),
+      // A subagent works from its own prompt, not the project's instructions.
+      instructions: request.agent === undefined ? await services.instructions.read(session.workerId, { signal }) : [],
       // Instructions count as shown only while the model still sees them (not summarised or pruned away).
       media: new Map(),
       shownInstructions: instructionFilesShown(
         pruneHistory(toModelView(history), { contextTokens: limits.contextTokens }),
       ),
       signal,
+      agent: request.agent,
     };
+    if (request.skills !== undefined && request.skills.length > 0) {
+      await storeLoadedSkills(services, state, request.skills);
+    }
     let aggressive = false;
-    for (let step = 0; step < limits.maxSteps; step += 1) {
+    for (let step = 0; step < maxSteps; step += 1) {
       const end = await takeStep(services, limits, state, { aggressive });
       if (end === 'overflow') {
         aggressive = true;
@@ -124,7 +141,7 @@ export async function runTurn(
       events.publish(sessionId, {
         type: 'error',
         code: 'step_limit',
-        message: `the turn stopped after ${limits.maxSteps} model steps; send another prompt to continue`,
+        message: `the turn stopped after ${maxSteps} model steps; send another prompt to continue`,
       });
     }
   } catch (error) {
@@ -153,6 +170,65 @@ export async function runTurn(
   return reason;
 }
 
+/**
+ * The skills a person loaded with the prompt, stored as if the model had called `skill` for each (the
+ * person asked for them: no approval), so every later step sees them and they are never pruned.
+ */
+async function storeLoadedSkills(services: TurnServices, state: TurnState, names: readonly string[]): Promise<void> {
+  const { store, events } = services;
+  const skill = services.catalog.serverTool('skill');
+  if (skill === undefined) return;
+  const calls = names.map((name) => ({ toolCallId: `tc_${randomUUID()}`, toolName: 'skill', args: { name } }));
+  const message: SessionMessage = {
+    id: randomUUID(),
+    at: new Date().toISOString(),
+    role: 'assistant',
+    text: '',
+    toolCalls: calls,
+    model: state.modelId,
+  };
+  await store.append(state.sessionId, message);
+  state.history.push(message);
+  events.publish(state.sessionId, { type: 'message.completed', turnId: state.turnId, message });
+  for (const call of calls) {
+    events.publish(state.sessionId, { type: 'tool-call.started', turnId: state.turnId, ...call });
+    const result = await skill
+      .run(call.args, {
+        sessionId: state.sessionId,
+        workerId: state.workerId,
+        toolCallId: call.toolCallId as ToolCallId,
+        modelId: state.modelId,
+        signal: state.signal,
+        logger: services.logger,
+      })
+      .catch((error: unknown) =>
+        toErrorResult('internal', `the skill could not be loaded: ${(error as Error).message}`),
+      );
+    const stored: SessionMessage = {
+      id: randomUUID(),
+      at: new Date().toISOString(),
+      role: 'tool',
+      toolCallId: call.toolCallId,
+      toolName: 'skill',
+      output: result.output,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
+    };
+    await store.append(state.sessionId, stored);
+    state.history.push(stored);
+    events.publish(state.sessionId, {
+      type: 'tool-call.ended',
+      turnId: state.turnId,
+      toolCallId: call.toolCallId,
+      toolName: 'skill',
+      output: result.output,
+      ...(result.error === undefined ? {} : { error: result.error }),
+      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
+      truncated: false,
+    });
+  }
+}
+
 /** One model step and the tool calls it made. */
 async function takeStep(
   services: TurnServices,
@@ -163,7 +239,7 @@ async function takeStep(
   const { store, events } = services;
   const { sessionId, turnId, history, signal } = state;
   const registration = services.registry.registration(state.workerId);
-  const tools = services.catalog.modelTools(state.workerId);
+  const tools = services.catalog.modelTools(state.workerId, { agent: state.agent?.profile });
   if (registration === undefined || tools === undefined) {
     events.publish(sessionId, {
       type: 'error',
@@ -183,6 +259,7 @@ async function takeStep(
       workdir: registration.workdir,
       workerName: registration.name,
       instructions: state.instructions,
+      ...(state.agent === undefined ? {} : { agent: state.agent.profile }),
     }),
     messages: toModelMessages(view, {
       support: resolved.attachments,
@@ -247,6 +324,8 @@ async function takeStep(
     history,
     watch: state.watch,
     shownInstructions: state.shownInstructions,
+    modelId: state.modelId,
+    agent: state.agent,
     signal,
   });
   if (signal.aborted) return 'aborted';

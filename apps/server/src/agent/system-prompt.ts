@@ -1,4 +1,5 @@
 import type { Instructions } from '@molf/protocol';
+import type { AgentProfile } from './agent-profiles.ts';
 
 /** The server's time zone, read once: an `Intl.DateTimeFormat` costs about 0.5 ms to make, every step. */
 let timeZone: string | undefined;
@@ -16,6 +17,8 @@ export function toSystemPrompt(options: {
   workdir: string;
   workerName: string;
   instructions: Instructions['files'];
+  /** Set when a subagent runs the turn: its prompt follows the common part. */
+  agent?: Pick<AgentProfile, 'name' | 'prompt'>;
   /** Default: now. */
   now?: Date;
 }): string {
@@ -29,5 +32,11 @@ export function toSystemPrompt(options: {
     `The project directory (workdir) is ${options.workdir} on worker "${options.workerName}". Relative paths are relative to it.`,
     `Current time: ${(options.now ?? new Date()).toISOString()} (${serverTimeZone()}).`,
     ...project,
+    ...(options.agent === undefined
+      ? []
+      : [
+          `You run as the subagent "${options.agent.name}" for another agent, which gave you one task in the next message. Your final answer is all it sees: make it complete and self-contained.`,
+          options.agent.prompt,
+        ]),
   ].join('\n\n');
 }

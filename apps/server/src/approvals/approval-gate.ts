@@ -41,8 +41,16 @@ export type GateRequest = {
   toolCallId: string;
   tool: string;
   args: Record<string, unknown>;
-  /** A subagent's own rules: its deny is a veto nothing overrides. */
-  agent?: { name: string; rules: readonly PermissionRule[] };
+  /**
+   * The subagent that made the call: the tools it may use at all (undefined: all but `task`), its own
+   * rules (which only narrow the worker's; a deny is a veto), and its parent session.
+   */
+  agent?: {
+    name: string;
+    rules: readonly PermissionRule[];
+    tools?: readonly string[] | undefined;
+    parentSessionId?: string | undefined;
+  };
   /** Aborting (the turn was aborted) cancels a pending approval. */
   signal?: AbortSignal;
   /** What waits, as clients show it. Default: a tool call of the session. */
@@ -145,6 +153,20 @@ function refusal(request: GateRequest, evaluation: ToolCallEvaluation): string {
   return (
     `Permission denied: ${what} is ${reasonOf(evaluation)}. ` +
     'This rule is set by the user; do not try to reach the same result another way. Ask the user if it is needed.'
+  );
+}
+
+/** Why a subagent may not use this tool at all (not in its tools, or `task`: no nesting); undefined when it may. */
+function outsideAgentTools(request: Pick<GateRequest, 'agent' | 'tool'>): string | undefined {
+  const { agent, tool } = request;
+  if (agent === undefined) return undefined;
+  if (tool === 'task') {
+    return `Permission denied: subagents cannot start subagents; the ${agent.name} agent has no task tool.`;
+  }
+  if (agent.tools === undefined || agent.tools.includes(tool)) return undefined;
+  return (
+    `Permission denied: the ${agent.name} agent may not use ${tool}` +
+    ` (its tools: ${agent.tools.length === 0 ? 'none' : agent.tools.join(', ')}). Do the task with those tools, or report what you could not do.`
   );
 }
 
@@ -347,6 +369,10 @@ export function createApprovalGate(options: {
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
     }
+    const outside = outsideAgentTools(request);
+    if (outside !== undefined) {
+      return deny(request, { message: outside, errorKind: 'permission_denied', subjects: [request.tool] });
+    }
     // Every judgement of a call starts here: what judging its tool takes is loaded first.
     await engine.prepare(request.tool);
     const folded = request.paths === 'worker' ? undefined : await judgePredicted(request);
@@ -443,6 +469,9 @@ export function createApprovalGate(options: {
       workerId: request.workerId,
       toolCallId: request.toolCallId,
       tool: request.tool,
+      ...(request.agent?.parentSessionId === undefined
+        ? {}
+        : { subagent: { agent: request.agent.name, parentSessionId: request.agent.parentSessionId } }),
       args: request.args,
       reason: reasonOf(context.evaluation),
       subjects: toSubjectInfo(context.evaluation),

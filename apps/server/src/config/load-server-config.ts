@@ -47,6 +47,8 @@ export const ServerConfigFileSchema = z.strictObject({
       turnTimeoutMs: z.number().int().min(1_000),
       contextTokens: z.number().int().min(1_000),
       streamIdleTimeoutMs: z.number().int().min(1_000),
+      maxParallelTasks: z.number().int().min(1).max(64),
+      taskTimeoutMs: z.number().int().min(1_000),
     })
     .partial()
     .optional(),

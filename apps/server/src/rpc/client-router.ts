@@ -20,6 +20,7 @@ import {
   WhoAmISchema,
   type WorkerId,
   WorkerIdSchema,
+  type WorkerInfo,
   WorkerInfoSchema,
 } from '@molf/protocol';
 import { z } from 'zod';
@@ -42,6 +43,29 @@ export function createClientRouter(services: RouterServices) {
     return session;
   }
 
+  function withCatalog(info: WorkerInfo): WorkerInfo {
+    const registration = registry.registration(info.workerId);
+    const resolved = services.agents.agents(info.workerId);
+    if (registration === undefined || resolved === undefined) return info;
+    return {
+      ...info,
+      catalog: {
+        skills: registration.catalog?.skills ?? [],
+        agents: [...resolved.agents.values()].map((profile) => ({
+          name: profile.name,
+          description: profile.description,
+          builtin: profile.builtin,
+          ...(profile.path === undefined ? {} : { path: profile.path }),
+          ...(profile.source === undefined ? {} : { source: profile.source }),
+          ...(profile.tools === undefined ? {} : { tools: [...profile.tools] }),
+          ...(profile.model === undefined ? {} : { model: profile.model }),
+          ...(profile.maxSteps === undefined ? {} : { maxSteps: profile.maxSteps }),
+        })),
+        problems: services.agents.problems(info.workerId),
+      },
+    };
+  }
+
   function knownWorker(workerId: WorkerId): WorkerId {
     if (registry.get(workerId) === undefined) {
       throw new MolfError('worker_not_found', `no worker with id ${workerId} has ever registered with this server`, {
@@ -60,7 +84,8 @@ export function createClientRouter(services: RouterServices) {
     }),
 
     workers: router({
-      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list()),
+      /** Every known worker; an online one with the skills and agents it offers and their problems. */
+      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list().map(withCatalog)),
     }),
 
     sessions: router({

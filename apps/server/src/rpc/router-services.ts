@@ -1,8 +1,10 @@
-import type { AgentRunner } from '../agent/index.ts';
+import type { WorkerId } from '@molf/protocol';
+import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 
@@ -20,5 +22,10 @@ export type RouterServices = {
   sessions: SessionStore;
   sessionEvents: SessionEvents;
   agent: AgentRunner;
+  /** The subagents each worker's sessions can run. */
+  agents: AgentDirectory;
+  catalog: ToolCatalog;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+  /** A worker sent a new snapshot of its skills and agents. */
+  onCatalogChanged: (workerId: WorkerId) => void;
 };

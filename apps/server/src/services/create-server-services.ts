@@ -1,8 +1,18 @@
 import { realpath } from 'node:fs/promises';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import { createPermissionEngine } from '@molf/permissions';
-import { MolfError, type Role } from '@molf/protocol';
-import { type AgentRunner, type AgentSettings, createAgentRunner, createProjectInstructions } from '../agent/index.ts';
+import { MolfError, type Role, type WorkerId } from '@molf/protocol';
+import {
+  type AgentDirectory,
+  type AgentRunner,
+  type AgentSettings,
+  createAgentDirectory,
+  createAgentRunner,
+  createProjectInstructions,
+  runSubagent,
+  type TurnServices,
+  toTurnLimits,
+} from '../agent/index.ts';
 import {
   type ApprovalGate,
   createApprovalGate,
@@ -17,6 +27,8 @@ import { createModelResolver, type ProviderSettings } from '../providers/resolve
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
 import { createSessionEvents, openFileSessionStore, type SessionEvents, type SessionStore } from '../sessions/index.ts';
 import {
+  createSkillTool,
+  createTaskTool,
   createToolCallRunner,
   createToolCatalog,
   type ServerTool,
@@ -28,6 +40,7 @@ import { createJobDispatcher, type JobDispatcher } from '../workers/job-dispatch
 import { loadWorkerRegistry, type WorkerRegistry } from '../workers/worker-registry.ts';
 import { forwardApprovalsToSessions } from './forward-approvals-to-sessions.ts';
 import { type HealthReport, toWorkerHealth } from './health-report.ts';
+import { createCatalogReporter } from './report-worker-catalog.ts';
 
 export type ServerServicesConfig = {
   /** Where credentials, worker state, sessions and the audit log live; created 0700 if missing. */
@@ -68,6 +81,8 @@ export type ServerServices = AsyncDisposable & {
   permissions: PermissionsStore;
   /** Each worker's tools merged with the server's own. */
   catalog: ToolCatalog;
+  /** The subagents each worker's sessions can run. */
+  agents: AgentDirectory;
   /** Runs a tool call the way the agent loop does: through the gate, then to the worker or server tool. */
   toolCalls: ToolCallRunner;
   /** Stored sessions and their messages. */
@@ -165,27 +180,48 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     logger,
     protectedRoots: [dataDirPath],
   });
+  // The task tool runs turns, and turns are offered the task tool: it reaches the turn services
+  // and the agents through these, set just below.
+  let agents: AgentDirectory | undefined;
+  let turnServices: TurnServices | undefined;
+  const limits = toTurnLimits(config.agent);
+  const builtinTools = [
+    createSkillTool({ dispatcher, skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [] }),
+    createTaskTool({
+      agents: (workerId) => agents?.agents(workerId),
+      run: (run) => {
+        if (turnServices === undefined) throw new MolfError('internal', 'the server is still starting');
+        return runSubagent(turnServices, limits, run);
+      },
+      defaultMaxSteps: limits.maxSteps,
+      ...(config.agent?.maxParallelTasks === undefined ? {} : { maxParallel: config.agent.maxParallelTasks }),
+      ...(config.agent?.taskTimeoutMs === undefined ? {} : { timeoutMs: config.agent.taskTimeoutMs }),
+    }),
+  ];
   const catalog = createToolCatalog({
     registry,
     logger,
-    ...(config.serverTools === undefined ? {} : { serverTools: config.serverTools }),
+    serverTools: [...builtinTools, ...(config.serverTools ?? [])],
   });
+  agents = createAgentDirectory({ registry, catalog, models });
   const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
   const events = createSessionEvents();
+  turnServices = {
+    store: sessions,
+    events,
+    models,
+    registry,
+    catalog,
+    toolCalls,
+    instructions: createProjectInstructions(dispatcher),
+    logger,
+  };
   const agent = createAgentRunner({
-    services: {
-      store: sessions,
-      events,
-      models,
-      registry,
-      catalog,
-      toolCalls,
-      instructions: createProjectInstructions(dispatcher),
-      logger,
-    },
+    services: turnServices,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
   });
   const stopForwarding = forwardApprovalsToSessions({ gate, sessions, events, logger });
+  const reportCatalog = createCatalogReporter({ registry, agents, logger });
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
@@ -197,7 +233,13 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     isCredentialFixed: (credentialId) => credentials.isFixed(credentialId),
     dispatcher,
     serverVersion: SERVER_VERSION,
-    onWorkerEvent: (event) => logger.info({ workerId: event.workerId, name: event.name }, event.type),
+    agents,
+    catalog,
+    onWorkerEvent: (event) => {
+      logger.info({ workerId: event.workerId, name: event.name }, event.type);
+      if (event.type === 'worker.connected') reportCatalog(event.workerId as WorkerId);
+    },
+    onCatalogChanged: (workerId) => reportCatalog(workerId),
   });
   const startedAt = Date.now();
 
@@ -231,6 +273,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     gate,
     permissions,
     catalog,
+    agents,
     toolCalls,
     sessions,
     events,

@@ -14,6 +14,8 @@ const StoredMetaSchema = z.object({
   workerId: z.string(),
   name: z.string(),
   model: z.string().optional(),
+  /** Set on a subagent's session. */
+  parent: z.object({ sessionId: z.string(), toolCallId: z.string(), agent: z.string() }).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   messageCount: z.number().int(),
@@ -102,6 +104,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         workerId: header.workerId,
         name: header.name,
         ...(header.model === undefined ? {} : { model: header.model }),
+        ...(header.parent === undefined ? {} : { parent: header.parent }),
         createdAt: header.createdAt,
         updatedAt: history.messages.at(-1)?.at ?? header.createdAt,
         messageCount: history.messages.length,
@@ -219,7 +222,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
   }
 
   const store: SessionStore = {
-    async create({ workerId, name, model }) {
+    async create({ workerId, name, model, parent }) {
       const sessionId = randomUUID();
       const now = new Date().toISOString();
       const meta: StoredMeta = {
@@ -227,6 +230,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         workerId,
         name: name ?? `Session ${now.slice(0, 16).replace('T', ' ')}`,
         ...(model === undefined ? {} : { model }),
+        ...(parent === undefined ? {} : { parent }),
         createdAt: now,
         updatedAt: now,
         messageCount: 0,
@@ -238,6 +242,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         workerId,
         name: meta.name,
         ...(model === undefined ? {} : { model }),
+        ...(parent === undefined ? {} : { parent }),
         createdAt: now,
       };
       const handle = await open(historyPath(sessionId), 'wx', 0o600);
@@ -264,18 +269,19 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       return undefined;
     },
 
-    async list({ workerId, name, limit, offset }) {
+    async list({ workerId, name, parentSessionId, limit, offset }) {
       const needle = name?.toLowerCase();
       // ISO times order as strings; the sorted list is kept until a session changes.
       ordered ??= [...entries.values()].sort((a, b) =>
         a.meta.updatedAt < b.meta.updatedAt ? 1 : a.meta.updatedAt > b.meta.updatedAt ? -1 : 0,
       );
       const matching =
-        workerId === undefined && needle === undefined
+        workerId === undefined && needle === undefined && parentSessionId === undefined
           ? ordered
           : ordered.filter(
               (entry) =>
                 (workerId === undefined || entry.meta.workerId === workerId) &&
+                (parentSessionId === undefined || entry.meta.parent?.sessionId === parentSessionId) &&
                 (needle === undefined || entry.meta.name.toLowerCase().includes(needle)),
             );
       const damagedList: DamagedSession[] = [...damaged].map(([sessionId, reason]) => ({ sessionId, reason }));

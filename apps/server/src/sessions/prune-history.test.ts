@@ -58,6 +58,27 @@ describe('pruning the model view of a long history', () => {
     expect(outputs.slice(2).map((output) => output.length)).toEqual([5_000, 5_000, 5_000]);
   });
 
+  it('never trims or clears a loaded skill, however old and large, even when aggressive', () => {
+    const skill: SessionMessage = {
+      id: `t${counter++}`,
+      at: at(),
+      role: 'tool',
+      toolCallId: 'sk',
+      toolName: 'skill',
+      output: 'skill:'.padEnd(40_000, 's'),
+    };
+    const messages = [
+      user('start'),
+      { ...call('sk'), toolCalls: [] },
+      skill,
+      ...history([40_000, 5_000, 5_000, 5_000]).slice(1),
+    ];
+    for (const aggressive of [false, true]) {
+      const pruned = pruneHistory(messages, { contextTokens: 40_000, aggressive });
+      expect(pruned.find((message) => message.role === 'tool' && message.toolName === 'skill')).toEqual(skill);
+    }
+  });
+
   it('clears every old tool result and cuts old long prompts when asked to be aggressive, keeping the last prompt', () => {
     const messages = [user('x'.repeat(10_000)), ...history([100, 100, 100, 100]).slice(1), user('y'.repeat(10_000))];
     const pruned = pruneHistory(messages, { contextTokens: 128_000, aggressive: true });

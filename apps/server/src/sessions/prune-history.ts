@@ -64,7 +64,11 @@ export function pruneHistory(
       }
     }
   }
-  const prunable = (index: number) => index < protectedFrom && history[index]?.role === 'tool';
+  // A loaded skill is instructions the model follows for the rest of the session: never pruned.
+  const prunable = (index: number) => {
+    const message = history[index];
+    return index < protectedFrom && message?.role === 'tool' && message.toolName !== 'skill';
+  };
   const clearableChars = history.reduce(
     (sum, message, index) => sum + (prunable(index) && message.role === 'tool' ? message.output.length : 0),
     0,

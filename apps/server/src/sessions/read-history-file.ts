@@ -12,6 +12,7 @@ export const HistoryHeaderSchema = z.object({
   workerId: z.string(),
   name: z.string(),
   model: z.string().optional(),
+  parent: z.object({ sessionId: z.string(), toolCallId: z.string(), agent: z.string() }).optional(),
   createdAt: z.string(),
 });
 export type HistoryHeader = z.infer<typeof HistoryHeaderSchema>;

@@ -23,6 +23,11 @@ export type SessionEvents = {
     fromNow?: boolean | undefined;
     signal: AbortSignal | undefined;
   }): AsyncGenerator<TrackedEnvelope<SessionEvent>>;
+  /**
+   * Calls `observer` with each event of the session as it is published (deltas once coalesced), in
+   * order, until the returned function is called. The observer must not throw.
+   */
+  observe(sessionId: string, observer: (event: SessionEvent) => void): () => void;
   /** Forgets a session's events (session deleted). */
   forget(sessionId: string): void;
   /** Stops the sweep of idle logs. */
@@ -36,6 +41,7 @@ type Log = {
   nextSeq: number;
   events: EventRing;
   listeners: Set<() => void>;
+  observers: Set<(event: SessionEvent) => void>;
   lastAt: number;
   /** Text deltas waiting for the end of the tick. */
   pending: { turnId: string; texts: string[] } | undefined;
@@ -60,6 +66,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         nextSeq: 1,
         events: createEventRing(MAX_KEPT_EVENTS),
         listeners: new Set(),
+        observers: new Set(),
         lastAt: Date.now(),
         pending: undefined,
       };
@@ -74,6 +81,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
     log.lastAt = Date.now();
     log.events.push(event);
     for (const listener of log.listeners) listener();
+    for (const observer of log.observers) observer(event);
     return event;
   }
 
@@ -178,6 +186,14 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         signal?.removeEventListener('abort', onAbort);
         log.listeners.delete(listener);
       }
+    },
+
+    observe(sessionId, observer) {
+      const log = logOf(sessionId);
+      log.observers.add(observer);
+      return () => {
+        log.observers.delete(observer);
+      };
     },
 
     forget(sessionId) {

@@ -1,7 +1,14 @@
-import type { DamagedSession, SessionInfo, SessionMessage, WorkerId } from '@molf/protocol';
+import type { DamagedSession, SessionInfo, SessionMessage, SessionParent, WorkerId } from '@molf/protocol';
 
 /** A prompt waiting for its turn. */
-export type QueuedPrompt = { messageId: string; text: string; model?: string | undefined; at: string };
+export type QueuedPrompt = {
+  messageId: string;
+  text: string;
+  model?: string | undefined;
+  /** Skills the person loads with the prompt. */
+  skills?: string[] | undefined;
+  at: string;
+};
 
 /**
  * Where sessions and their histories are kept. Every method is asynchronous and says nothing of
@@ -9,11 +16,24 @@ export type QueuedPrompt = { messageId: string; text: string; model?: string | u
  * can be another. A method given an unknown session id throws `session_not_found`.
  */
 export type SessionStore = {
-  create(options: { workerId: WorkerId; name?: string | undefined; model?: string | undefined }): Promise<SessionInfo>;
+  create(options: {
+    workerId: WorkerId;
+    name?: string | undefined;
+    model?: string | undefined;
+    /** Makes it a subagent's session. */
+    parent?: SessionParent | undefined;
+  }): Promise<SessionInfo>;
   /** Undefined for an unknown session; a damaged one throws `session_damaged` with the reason. */
   get(sessionId: string): Promise<SessionInfo | undefined>;
   /** Newest first, without reading any history; damaged sessions are listed apart with the reason. */
-  list(filter: { workerId?: string | undefined; name?: string | undefined; limit: number; offset: number }): Promise<{
+  list(filter: {
+    workerId?: string | undefined;
+    name?: string | undefined;
+    /** Only the subagent sessions of this session. */
+    parentSessionId?: string | undefined;
+    limit: number;
+    offset: number;
+  }): Promise<{
     sessions: SessionInfo[];
     total: number;
     damaged: DamagedSession[];

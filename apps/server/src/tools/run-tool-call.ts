@@ -24,7 +24,10 @@ export type GatedToolCall = {
   timeoutMs?: number;
   /** Aborting cancels a pending approval or the running call. */
   signal?: AbortSignal;
+  /** Set when a subagent makes the call (see the gate). */
   agent?: GateRequest['agent'];
+  /** The model of the turn that made the call, for server tools that run one. */
+  modelId?: string | undefined;
 };
 
 export type ToolCallRunner = {
@@ -116,6 +119,7 @@ export function createToolCallRunner(options: {
         sessionId: call.sessionId,
         workerId: call.workerId,
         toolCallId: toolCallId as ToolCallId,
+        modelId: call.modelId,
         signal,
         logger: options.logger,
       });

@@ -1,6 +1,14 @@
 import type { Logger } from '@molf/logging';
-import type { ToolCallId, ToolDefinition, ToolResult, WorkerId } from '@molf/protocol';
+import type {
+  ToolCallId,
+  ToolDefinition,
+  ToolDescriptor,
+  ToolResult,
+  WorkerId,
+  WorkerRegistration,
+} from '@molf/protocol';
 import type { z } from 'zod';
+import type { AgentProfile } from '../agent/agent-profiles.ts';
 
 /** What a server-side tool knows about the call it runs. */
 export type ServerToolContext = {
@@ -8,9 +16,19 @@ export type ServerToolContext = {
   /** The session's worker. */
   workerId: WorkerId;
   toolCallId: ToolCallId;
+  /** The model of the turn that made the call, when a turn made it. */
+  modelId?: string | undefined;
   /** Aborted when the turn is aborted or the call times out. */
   signal: AbortSignal;
   logger: Logger;
+};
+
+/** Where a tool would be offered: a session on this worker, run by a subagent or not. */
+export type ToolOfferContext = {
+  workerId: WorkerId;
+  registration: WorkerRegistration;
+  /** Set when the session is a subagent's. */
+  agent?: AgentProfile | undefined;
 };
 
 /**
@@ -19,6 +37,11 @@ export type ServerToolContext = {
  */
 export type ServerTool<Args extends z.ZodType = z.ZodType> = {
   definition: ToolDefinition<Args>;
+  /**
+   * What the model is offered in this place (a description listing what the worker has, say), or
+   * undefined where the tool is not offered. Default: the definition as it is, everywhere.
+   */
+  offer?(context: ToolOfferContext): ToolDescriptor | undefined;
   /** Runs one approved call with validated arguments. A failure is a result the model reads. */
   run(args: z.infer<Args>, context: ServerToolContext): Promise<ToolResult>;
 };
