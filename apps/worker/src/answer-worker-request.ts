@@ -1,5 +1,6 @@
 import { createReadDenial } from '@molf/permissions';
-import type { WorkerRequest, WorkerResponse } from '@molf/protocol';
+import type { ProjectCatalog, WorkerRequest, WorkerResponse } from '@molf/protocol';
+import { readSkill } from './catalog/index.ts';
 import { readProjectInstructions } from './tools/read-instructions.ts';
 import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.ts';
 
@@ -10,7 +11,11 @@ import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.
  */
 export async function answerWorkerRequest(
   request: WorkerRequest,
-  context: { paths: PathPolicy },
+  context: {
+    paths: PathPolicy;
+    /** The latest snapshot of the skills and agents; absent when discovery is off. */
+    catalog?: () => ProjectCatalog;
+  },
 ): Promise<WorkerResponse> {
   try {
     switch (request.method) {
@@ -25,6 +30,20 @@ export async function answerWorkerRequest(
         };
       case 'instructions/read':
         return { method: request.method, result: await readProjectInstructions(context.paths, request.params) };
+      case 'skills/read':
+        if (context.catalog === undefined) {
+          return {
+            error: { message: 'skills/read failed: this worker runs without skills (catalog discovery is off)' },
+          };
+        }
+        return {
+          method: request.method,
+          result: await readSkill({
+            workdir: context.paths.workdir,
+            catalog: context.catalog(),
+            name: request.params.name,
+          }),
+        };
       default:
         request satisfies never;
         return { error: { message: `unknown request ${(request as { method: string }).method}` } };

@@ -1,0 +1,2 @@
+export { readSkill } from './read-skill.ts';
+export { type CatalogScan, scanProjectCatalog } from './scan-project-catalog.ts';
