@@ -14,7 +14,7 @@ export const TEST_FILES = ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.
 /** What a test file starts, read from its source: a new test lands in the right tier without a list to edit. */
 const STARTS_MOLF = /\bspawnMolf\b|\bspawnInteractive\b|execaNode\(\s*CLI\b|\bLAUNCHER\b|scripts\/molf/;
 const STARTS_A_SERVER =
-  /\bcreateServer\(\s*\{|\bstartTestServer\b|\bstartTestLink\b|\bstartLocalServer\b|\bcreateWorker\(/;
+  /\bcreateServer\(\s*\{|\bstartTestServer\b|\bstartTestLink\b|\bstartStack\b|\bstartLocalServer\b|\bcreateWorker\(/;
 
 export function tierOf(source: string): TestTier {
   if (STARTS_MOLF.test(source)) return 'cli';

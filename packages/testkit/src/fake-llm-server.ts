@@ -24,6 +24,12 @@ export type FakeTurn = {
   stampChunks?: boolean;
   /** Token usage reported at the end. Default: 10 prompt, 5 completion. */
   usage?: { promptTokens: number; completionTokens: number };
+  /**
+   * Answer only a request whose messages contain this text (requests made in parallel, such as
+   * subagents', arrive in any order). The first turn in the script that matches answers; a turn
+   * without `match` answers any request. Default: any request.
+   */
+  match?: string;
 };
 
 /** A request the fake received, parsed. */
@@ -108,7 +114,9 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
       headers: request.headers,
       body,
     });
-    const turn = script.shift();
+    const text = JSON.stringify(body.messages ?? []);
+    const index = script.findIndex((candidate) => candidate.match === undefined || text.includes(candidate.match));
+    const turn = index === -1 ? undefined : script.splice(index, 1)[0];
     if (turn === undefined || turn.error !== undefined) {
       const status = turn?.error?.status ?? 500;
       response.writeHead(status, { 'content-type': 'application/json' });

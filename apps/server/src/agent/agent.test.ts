@@ -7,77 +7,11 @@ import type { SessionEvent } from '@molf/protocol';
 import { type FakeLlm, type FakeTurn, isProcessAlive, startFakeLlm } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
-import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
+import { TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
 import type { ServerTool } from '../tools/index.ts';
 import type { AgentSettings } from './agent-runner.ts';
-
-type Stack = AsyncDisposable & {
-  llm: FakeLlm;
-  link: Awaited<ReturnType<typeof startTestLink>>;
-  client: MolfClient;
-};
-
-async function startStack(
-  options: {
-    turns?: FakeTurn[];
-    permissions?: string;
-    defaultModel?: string | null;
-    agent?: AgentSettings;
-    serverTools?: ServerTool[];
-    attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
-  } = {},
-): Promise<Stack> {
-  const llm = await startFakeLlm({ turns: options.turns ?? [] });
-  const link = await startTestLink({
-    server: {
-      models: {
-        ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
-        custom: { fake: { baseURL: llm.baseURL } },
-        ...(options.attachments === undefined ? {} : { attachments: options.attachments }),
-      },
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-      ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
-    },
-  });
-  if (options.permissions !== undefined) {
-    await link.server.permissions.writeText(link.worker.workerId, options.permissions);
-  }
-  const client = createMolfClient({ url: link.server.url, token: TEST_CLIENT_TOKEN });
-  await client.ready();
-  return {
-    llm,
-    link,
-    client,
-    async [Symbol.asyncDispose]() {
-      try {
-        await client.close();
-        await link[Symbol.asyncDispose]();
-      } finally {
-        await llm.close();
-      }
-    },
-  };
-}
-
-function follow(client: MolfClient, sessionId: string) {
-  const events: SessionEvent[] = [];
-  const subscription = client.rpc.sessions.events.subscribe(
-    { sessionId },
-    { onData: (envelope) => events.push(envelope.data) },
-  );
-  const turnsEnded = () => events.filter((event) => event.type === 'turn.ended').length;
-  return {
-    events,
-    types: () => events.map((event) => event.type),
-    turnEnded: (count = 1) => waitFor(() => turnsEnded() >= count, { what: `${count} turn.ended` }),
-    [Symbol.dispose]: () => subscription.unsubscribe(),
-  };
-}
-
-async function newSession(stack: Stack) {
-  return stack.client.rpc.sessions.create.mutate({ workerId: stack.link.worker.workerId });
-}
 
 describe('agent loop through the fake LLM and a real worker', () => {
   it('streams a text answer, stores the prompt and the answer, and sends system, history and tools to the model', async () => {

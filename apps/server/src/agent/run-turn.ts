@@ -156,8 +156,8 @@ export async function runTurn(
     }
   } finally {
     clearTimeout(timer);
-    const cause: unknown = signal.reason;
-    if (reason === 'aborted' && isMolfError(cause) && cause.code === 'timeout') {
+    // Only this turn's own limit: a subagent's turn may also be stopped by its task's time limit.
+    if (reason === 'aborted' && timeout.signal.aborted && !request.signal.aborted) {
       reason = 'error';
       events.publish(sessionId, {
         type: 'error',

@@ -1,0 +1,78 @@
+import { createMolfClient, type MolfClient } from '@molf/client/node';
+import type { SessionEvent } from '@molf/protocol';
+import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
+import type { WorkerConfig } from '@molf/worker';
+import type { AgentSettings } from '../agent/agent-runner.ts';
+import type { ServerTool } from '../tools/index.ts';
+import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from './test-link.ts';
+
+/** A server and a real worker, the fake LLM behind the real provider code, and a client. */
+export type Stack = AsyncDisposable & {
+  llm: FakeLlm;
+  link: Awaited<ReturnType<typeof startTestLink>>;
+  client: MolfClient;
+};
+
+export async function startStack(
+  options: {
+    turns?: FakeTurn[];
+    permissions?: string;
+    defaultModel?: string | null;
+    agent?: AgentSettings;
+    serverTools?: ServerTool[];
+    worker?: Partial<WorkerConfig>;
+    attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
+  } = {},
+): Promise<Stack> {
+  const llm = await startFakeLlm({ turns: options.turns ?? [] });
+  const link = await startTestLink({
+    server: {
+      models: {
+        ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
+        custom: { fake: { baseURL: llm.baseURL } },
+        ...(options.attachments === undefined ? {} : { attachments: options.attachments }),
+      },
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
+    },
+    ...(options.worker === undefined ? {} : { worker: options.worker }),
+  });
+  if (options.permissions !== undefined) {
+    await link.server.permissions.writeText(link.worker.workerId, options.permissions);
+  }
+  const client = createMolfClient({ url: link.server.url, token: TEST_CLIENT_TOKEN });
+  await client.ready();
+  return {
+    llm,
+    link,
+    client,
+    async [Symbol.asyncDispose]() {
+      try {
+        await client.close();
+        await link[Symbol.asyncDispose]();
+      } finally {
+        await llm.close();
+      }
+    },
+  };
+}
+
+/** Collects a session's events as a client sees them. */
+export function follow(client: MolfClient, sessionId: string) {
+  const events: SessionEvent[] = [];
+  const subscription = client.rpc.sessions.events.subscribe(
+    { sessionId },
+    { onData: (envelope) => events.push(envelope.data) },
+  );
+  const turnsEnded = () => events.filter((event) => event.type === 'turn.ended').length;
+  return {
+    events,
+    types: () => events.map((event) => event.type),
+    turnEnded: (count = 1) => waitFor(() => turnsEnded() >= count, { what: `${count} turn.ended` }),
+    [Symbol.dispose]: () => subscription.unsubscribe(),
+  };
+}
+
+export async function newSession(stack: Stack) {
+  return stack.client.rpc.sessions.create.mutate({ workerId: stack.link.worker.workerId });
+}
