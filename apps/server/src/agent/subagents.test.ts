@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
@@ -305,5 +305,134 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     expect(inner.map((event) => event.seq)).toEqual(inner.map((_event, index) => index + 1));
     const text = inner.flatMap((event) => (event.type === 'message.delta' ? [event.text] : [])).join('');
     expect(text).toBe(chunks.join(''));
+  });
+});
+
+describe("subagents: the project's own agents", () => {
+  async function writeAgent(stack: Stack, name: string, text: string) {
+    const dir = join(stack.link.workdir, '.agents', 'agents');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, `${name}.md`), text);
+  }
+
+  async function agentsOnServer(stack: Stack) {
+    const [worker] = await stack.client.rpc.workers.list.query();
+    return worker?.catalog;
+  }
+
+  it("runs a project agent with its prompt, tools and rules; its rules narrow the worker's", async () => {
+    await using stack = await startStack({
+      permissions: permissions(),
+      turns: [
+        { toolCalls: [taskCall('call_task', 'reviewer', 'CHILD-REVIEW')] },
+        {
+          match: 'CHILD-REVIEW',
+          toolCalls: [
+            { id: 'r1', name: 'read_file', arguments: { path: 'secret/key.txt' } },
+            { id: 'r2', name: 'read_file', arguments: { path: 'notes.md' } },
+          ],
+        },
+        { match: 'CHILD-REVIEW', text: 'reviewed' },
+        { text: 'done' },
+      ],
+    });
+    await mkdir(join(stack.link.workdir, 'secret'), { recursive: true });
+    await writeFile(join(stack.link.workdir, 'secret', 'key.txt'), 'k');
+    await writeFile(join(stack.link.workdir, 'notes.md'), 'notes');
+    await writeAgent(
+      stack,
+      'reviewer',
+      [
+        '---',
+        'description: Reviews code without touching it',
+        'tools: [read_file, grep]',
+        'permission:',
+        '  read_file:',
+        '    "secret/*": deny',
+        'maxSteps: 5',
+        '---',
+        'You review code. REVIEWER-PROMPT',
+      ].join('\n'),
+    );
+    await waitFor(
+      async () => (await agentsOnServer(stack))?.agents.some((agent) => agent.name === 'reviewer') === true,
+      {
+        what: 'the agent to reach the server',
+      },
+    );
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'review' });
+    await watch.turnEnded();
+    const childRequest = stack.llm.requests.find((request) =>
+      JSON.stringify(request.messages).includes('CHILD-REVIEW'),
+    );
+    expect(String(childRequest?.messages[0]?.content)).toContain('REVIEWER-PROMPT');
+    expect(childRequest?.tools.map((entry) => entry.function.name).sort()).toEqual(['grep', 'read_file']);
+    const { sessions } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
+    const reads = await toolMessage(stack, sessions[0]?.sessionId ?? '', 'read_file');
+    expect(reads.find((message) => message.role === 'tool' && message.toolCallId === 'r1')).toMatchObject({
+      errorKind: 'permission_denied',
+      error: expect.stringContaining("reviewer agent's permissions"),
+    });
+    expect(reads.find((message) => message.role === 'tool' && message.toolCallId === 'r2')).toMatchObject({
+      output: expect.stringContaining('notes'),
+    });
+  });
+
+  it('returns what a child had when it reaches its step limit, with a note', async () => {
+    await using stack = await startStack({
+      permissions: permissions(),
+      turns: [
+        { toolCalls: [taskCall('call_task', 'brief', 'CHILD-LIMIT')] },
+        {
+          match: 'CHILD-LIMIT',
+          text: 'partial finding',
+          toolCalls: [{ name: 'glob', arguments: { pattern: '*.md' } }],
+        },
+        { text: 'parent saw the note' },
+      ],
+    });
+    await writeAgent(stack, 'brief', '---\ndescription: One step only\nmaxSteps: 1\n---\nBe brief.');
+    await waitFor(async () => (await agentsOnServer(stack))?.agents.some((agent) => agent.name === 'brief') === true, {
+      what: 'the agent to reach the server',
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'limit' });
+    await watch.turnEnded();
+    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    expect(result).toMatchObject({
+      output: expect.stringMatching(/partial finding[\s\S]*reached its limit of 1 model steps/),
+    });
+    expect(result?.role === 'tool' && result.error).toBeUndefined();
+  });
+
+  it('reports an agent naming an unknown tool or model, and a task with that model fails with the reason', async () => {
+    await using stack = await startStack({
+      permissions: permissions(),
+      turns: [{ toolCalls: [taskCall('call_task', 'odd', 'CHILD-ODD')] }, { text: 'ok' }],
+    });
+    await writeAgent(
+      stack,
+      'odd',
+      '---\ndescription: Names things that are not there\ntools: [read_file, teleport]\nmodel: nowhere/model-x\n---\nOdd.',
+    );
+    await waitFor(async () => (await agentsOnServer(stack))?.agents.some((agent) => agent.name === 'odd') === true, {
+      what: 'the agent to reach the server',
+    });
+    const catalog = await agentsOnServer(stack);
+    expect(catalog?.problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '.agents/agents/odd.md', message: expect.stringContaining('teleport') }),
+        expect.objectContaining({ path: '.agents/agents/odd.md', message: expect.stringContaining('nowhere/model-x') }),
+      ]),
+    );
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'odd' });
+    await watch.turnEnded();
+    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    expect(result).toMatchObject({ error: expect.stringContaining('nowhere') });
   });
 });
