@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the link, gate, tools, permissions, sessions, events, sandbox and start-up benchmarks, each in its own process (so one's
+ * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox and start-up benchmarks, each in its own process (so one's
  * sockets and timers can't skew the other), with the same flags (--quick, --json, --rounds N).
  */
 import { spawnSync } from 'node:child_process';
@@ -12,6 +12,7 @@ const benches = [
   'permissions-bench.ts',
   'sessions-bench.ts',
   'events-bench.ts',
+  'subagents-bench.ts',
   'sandbox-bench.ts',
   'startup-bench.ts',
 ];

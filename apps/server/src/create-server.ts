@@ -22,6 +22,8 @@ export type MolfServer = AsyncDisposable &
     | 'gate'
     | 'permissions'
     | 'toolCalls'
+    | 'catalog'
+    | 'agents'
     | 'sessions'
     | 'agent'
     | 'generatedTokens'
@@ -83,6 +85,8 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     gate: services.gate,
     permissions: services.permissions,
     toolCalls: services.toolCalls,
+    catalog: services.catalog,
+    agents: services.agents,
     sessions: services.sessions,
     agent: services.agent,
     generatedTokens: services.generatedTokens,
