@@ -248,6 +248,41 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
   });
 
+  it("asks before a task by default, naming the agent; runs the child on the parent turn's model; deleting the parent deletes the child", async () => {
+    await using stack = await startStack({
+      turns: [
+        { toolCalls: [taskCall('call_task', 'explore', 'CHILD-MODEL')] },
+        { match: 'CHILD-MODEL', text: 'found it' },
+        { text: 'ok' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({
+      sessionId: session.sessionId,
+      text: 'delegate',
+      model: 'fake/parent-model',
+    });
+    await waitFor(() => watch.events.some((event) => event.type === 'approval.requested'), { what: 'the task to ask' });
+    const asked = watch.events.find((event) => event.type === 'approval.requested');
+    if (asked?.type !== 'approval.requested') throw new Error('no approval');
+    expect(asked.approval).toMatchObject({ tool: 'task', subjects: [{ kind: 'name', label: 'explore' }] });
+    await stack.client.rpc.approvals.approve.mutate({
+      sessionId: session.sessionId,
+      approvalId: asked.approval.approvalId,
+      scope: 'once',
+    });
+    await watch.turnEnded();
+    const childRequest = stack.llm.requests.find((request) => JSON.stringify(request.messages).includes('CHILD-MODEL'));
+    expect(childRequest?.model).toBe('parent-model');
+
+    const { total } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
+    expect(total).toBe(1);
+    await stack.client.rpc.sessions.delete.mutate({ sessionId: session.sessionId });
+    const after = await stack.client.rpc.sessions.list.query({});
+    expect(after.total).toBe(0);
+  });
+
   it('tells the model about an unknown agent, naming the agents there are', async () => {
     await using stack = await startStack({
       permissions: permissions(),

@@ -66,6 +66,21 @@ export function createClientRouter(services: RouterServices) {
     };
   }
 
+  async function deleteSession(sessionId: string): Promise<void> {
+    await sessions.delete(sessionId);
+    gate.clearSession(sessionId);
+    sessionEvents.forget(sessionId);
+  }
+
+  async function childrenOf(parentSessionId: string): Promise<string[]> {
+    const children: string[] = [];
+    for (let offset = 0; ; offset += 200) {
+      const page = await sessions.list({ parentSessionId, limit: 200, offset });
+      children.push(...page.sessions.map((session) => session.sessionId));
+      if (offset + 200 >= page.total) return children;
+    }
+  }
+
   function knownWorker(workerId: WorkerId): WorkerId {
     if (registry.get(workerId) === undefined) {
       throw new MolfError('worker_not_found', `no worker with id ${workerId} has ever registered with this server`, {
@@ -125,12 +140,12 @@ export function createClientRouter(services: RouterServices) {
           await knownSession(input.sessionId);
           return sessions.update(input.sessionId, { name: input.name });
         }),
+      /** Deletes a session and its subagents' sessions (they belong to it). */
       delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
         // A damaged session can be deleted too: the store throws only for an unknown one.
         agent.abort(input.sessionId);
-        await sessions.delete(input.sessionId);
-        gate.clearSession(input.sessionId);
-        sessionEvents.forget(input.sessionId);
+        for (const child of await childrenOf(input.sessionId)) await deleteSession(child);
+        await deleteSession(input.sessionId);
         return { deleted: true };
       }),
       prompt: clientProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
