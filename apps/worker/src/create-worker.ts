@@ -4,9 +4,11 @@ import { basename } from 'node:path';
 import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client/node';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import {
+  EMPTY_PROJECT_CATALOG,
   type Job,
   type JobMessage,
   MolfError,
+  type ProjectCatalog,
   type ToolCallId,
   type ToolResult,
   toErrorResult,
@@ -17,6 +19,7 @@ import {
   type WorkerSandbox,
 } from '@molf/protocol';
 import { answerWorkerRequest } from './answer-worker-request.ts';
+import { watchProjectCatalog } from './catalog/index.ts';
 import { createServerMcpStartApprover } from './mcp/ask-server-for-mcp-start.ts';
 import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
 import { prepareSandbox, type SandboxConfig } from './sandbox/index.ts';
@@ -53,6 +56,11 @@ export type WorkerConfig = {
   requireReadBeforeWrite?: boolean;
   /** Start the MCP servers of `{workdir}/.mcp.json` and offer their tools. Default true. */
   mcp?: boolean;
+  /**
+   * Find the workdir's skills (`.agents/skills`, `.claude/skills`) and agents (`.agents/agents`,
+   * `.claude/agents`), send them with the registration and again after every change. Default true.
+   */
+  catalog?: boolean;
   /**
    * The OS sandbox (bubblewrap) of `shell_exec` and stdio MCP servers, proven by a self-test at
    * start. Default `{ mode: 'off' }`.
@@ -111,6 +119,8 @@ export type MolfWorker = AsyncDisposable & {
   mcpServers(): McpServerState[];
   /** The sandbox as the start-up self-test found it (also sent with every registration). */
   sandbox: WorkerSandbox;
+  /** The latest snapshot of the workdir's skills and agents (empty when `catalog` is false). */
+  catalog(): ProjectCatalog;
   close(): Promise<void>;
 };
 
@@ -136,6 +146,11 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const name = config.name ?? basename(workdir);
   const handlers = config.tools ?? builtinTools;
   const tools = new Map<string, ToolHandler>(handlers.map((handler) => [handler.definition.name, handler]));
+  // The first snapshot goes with the first registration; later ones follow it (sendCatalog).
+  const catalogWatcher =
+    config.catalog === false
+      ? undefined
+      : await watchProjectCatalog({ workdir, logger, onChange: () => sendCatalog() });
 
   // Checked here, so a bad name or tool list is a clear error at start, not a refused subscription.
   const parsedRegistration = WorkerRegistrationSchema.safeParse({
@@ -147,8 +162,10 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     version: WORKER_VERSION,
     home: homedir(),
     sandbox: sandbox.status,
+    ...(catalogWatcher === undefined ? {} : { catalog: catalogWatcher.current() }),
   });
   if (!parsedRegistration.success) {
+    await catalogWatcher?.close();
     const issue = parsedRegistration.error.issues[0];
     throw new MolfError(
       'invalid_input',
@@ -331,7 +348,10 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   function answerRequest(message: Extract<JobMessage, { type: 'request' }>): void {
     if (stopping) return;
     const { requestId } = message;
-    void answerWorkerRequest(message.request, { paths })
+    void answerWorkerRequest(message.request, {
+      paths,
+      ...(catalogWatcher === undefined ? {} : { catalog: catalogWatcher.current }),
+    })
       .then((response) => client.rpc.worker.respond.mutate({ workerId, requestId, response }))
       .then(
         (ack) => {
@@ -355,6 +375,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         // tRPC re-sends the registration it subscribed with, from before the MCP tools came:
         // send the current tool set after every registration.
         if (registrations > 1 || mcpNames.size > 0) syncMcpTools();
+        // The same for the skills and agents, also when they changed between subscribing and now.
+        if (registrations > 1 || registration.catalog?.version !== subscribedCatalogVersion) sendCatalog();
         break;
       case 'call':
         startJob(message.job);
@@ -425,6 +447,29 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       logger.warn({ err: error }, 'could not send the changed tool list to the server');
     });
   }
+  /** The snapshot version in the registration the job subscription was made with (tRPC re-sends that one). */
+  let subscribedCatalogVersion: number | undefined;
+  /**
+   * A new snapshot of the skills and agents: kept in the registration, so a new subscription
+   * carries it, and sent now when registered (before that, the registration handler sends it).
+   */
+  function sendCatalog(): void {
+    if (catalogWatcher === undefined || stopping) return;
+    const catalog = catalogWatcher.current();
+    registration = { ...registration, catalog };
+    if (registrations === 0) return;
+    client.rpc.worker.catalog.mutate({ workerId, instanceId, catalog }).then(
+      ({ updated }) => {
+        if (updated) return;
+        logger.debug({ version: catalog.version }, 'server already had a newer skills and agents snapshot');
+      },
+      (error: unknown) => {
+        // The next registration carries the snapshot anyway.
+        logger.warn({ err: error }, 'could not send the changed skills and agents to the server');
+      },
+    );
+  }
+
   let mcpStarting: Promise<McpManager | undefined> = Promise.resolve(undefined);
   if (config.mcp !== false) {
     mcpStarting = startMcpManager({
@@ -462,6 +507,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   let lastSubscriptionError: string | undefined;
 
   function subscribe(): void {
+    subscribedCatalogVersion = registration.catalog?.version;
     subscription = client.rpc.worker.jobs.subscribe(
       { registration, lastEventId },
       {
@@ -519,6 +565,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       try {
         subscription?.unsubscribe();
         for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));
+        await catalogWatcher?.close();
         // MCP children end with the worker (stdin closed, SIGTERM, then SIGKILL), also mid-start.
         await (await mcpStarting)?.close();
         const deadline = Date.now() + CLOSE_GRACE_MS;
@@ -548,6 +595,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     stats: () => ({ registrations, running: running.size, undelivered: undelivered.size, cancelled }),
     mcpServers: () => mcp?.servers() ?? [],
     sandbox: sandbox.status,
+    catalog: () => catalogWatcher?.current() ?? EMPTY_PROJECT_CATALOG,
     close,
     [Symbol.asyncDispose]: close,
   };

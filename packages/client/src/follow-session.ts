@@ -1,9 +1,9 @@
 import type { Approval, ApprovalEvent, SessionEvent } from '@molf/protocol';
 import type { MolfClient } from './create-molf-client.ts';
-import { applySessionEvent, createSessionState, type SessionState } from './session-state.ts';
+import { applySessionEvent, createSessionState, isApprovalOfSession, type SessionState } from './session-state.ts';
 
 export type SessionFollower = {
-  /** The state now: busy, approvals waiting. */
+  /** The state now: busy, approvals waiting (the session's and its subagents'). */
   state(): SessionState;
   /** Stops following (the session goes on on the server). */
   stop(): void;
@@ -33,7 +33,8 @@ export type FollowSessionOptions = {
 /**
  * Follows one session for a client that shows it (the CLI's chat, the web client): live events from
  * now on, plus what was already there when it started — whether a turn runs and the approvals that
- * wait — loaded again after a `session.resync` (events were missed while the link was down).
+ * wait, its subagents' included — loaded again after a `session.resync` (events were missed while the
+ * link was down).
  */
 export function followSession(client: MolfClient, options: FollowSessionOptions): SessionFollower {
   const { sessionId } = options;
@@ -54,10 +55,11 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
 
   /** What was there before the stream started (or while it was cut off). */
   async function backfill(): Promise<void> {
-    const [session, pending] = await Promise.all([
-      client.rpc.sessions.info.query({ sessionId }),
-      client.rpc.approvals.list.query({ sessionId }),
-    ]);
+    const session = await client.rpc.sessions.info.query({ sessionId });
+    // A subagent's approval names the child's session: the worker's list has them with the session's own.
+    const pending = (await client.rpc.approvals.list.query({ workerId: session.workerId })).filter((approval) =>
+      isApprovalOfSession(approval, sessionId),
+    );
     if (session.status !== (state.busy ? 'busy' : 'idle')) deliver(made({ type: 'status', status: session.status }));
     if (stopped) return;
     // Approvals answered while the events were missed are gone; nobody knows how they were answered.
@@ -65,7 +67,7 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
     state = {
       ...state,
       approvals: state.approvals.filter(
-        (approval) => approval.sessionId !== sessionId || waiting.has(approval.approvalId),
+        (approval) => !isApprovalOfSession(approval, sessionId) || waiting.has(approval.approvalId),
       ),
     };
     for (const approval of pending) requested(approval);

@@ -8,5 +8,5 @@ export {
   type WebSocketClassFactory,
 } from './create-molf-client.ts';
 export { type FollowSessionOptions, followSession, type SessionFollower } from './follow-session.ts';
-export { applySessionEvent, createSessionState, type SessionState } from './session-state.ts';
+export { applySessionEvent, createSessionState, isApprovalOfSession, type SessionState } from './session-state.ts';
 export type { ConnectionChange } from './track-connection.ts';

@@ -436,3 +436,26 @@ describe('the problems list', () => {
     });
   });
 });
+
+describe('the YAML parser', () => {
+  /** Whether a fresh node process resolves `yaml` while scanning the workdir (the idle worker's memory is measured). */
+  function scanLoadsYaml(workdir: string): boolean {
+    const script = `
+      import { registerHooks } from 'node:module';
+      let loaded = false;
+      registerHooks({ resolve(specifier, context, next) { if (specifier === 'yaml') loaded = true; return next(specifier, context); } });
+      const { scanProjectCatalog } = await import(${JSON.stringify(new URL('./scan-project-catalog.ts', import.meta.url).href)});
+      await scanProjectCatalog(process.argv[1]);
+      process.stdout.write(JSON.stringify(loaded));`;
+    const output = execFileSync(process.execPath, ['--input-type=module', '-e', script, workdir], { encoding: 'utf8' });
+    return JSON.parse(output) as boolean;
+  }
+
+  it('is not loaded for a project whose files have no frontmatter, and is once one has', async () => {
+    await using workdir = await createCatalogWorkdir();
+    await workdir.write('.agents/skills/plain/SKILL.md', '# no frontmatter\n');
+    expect(scanLoadsYaml(workdir.path)).toBe(false);
+    await workdir.write('.agents/skills/real/SKILL.md', markdown('description: d'));
+    expect(scanLoadsYaml(workdir.path)).toBe(true);
+  });
+});
