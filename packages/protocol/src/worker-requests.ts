@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
+import { MAX_CATALOG_FILE_BYTES } from './project-catalog.ts';
 
 /*
  * Requests the server sends a worker besides tool calls, each of its own kind (keyed by method, as
@@ -109,8 +110,8 @@ export const SkillContentSchema = z.object({
   name: z.string().max(64),
   /** The SKILL.md, relative to the workdir. */
   path: z.string().max(4_096),
-  /** The body after the frontmatter. */
-  content: z.string(),
+  /** The body after the frontmatter (the file is read up to MAX_CATALOG_FILE_BYTES). */
+  content: z.string().max(MAX_CATALOG_FILE_BYTES),
   /** The file was longer than the cap and its end is missing. */
   truncated: z.boolean(),
   /** Files in the skill's folder besides SKILL.md, relative to the workdir (at most MAX_SKILL_FILES). */

@@ -2,16 +2,15 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client/node';
+import { createMolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
-import { type FakeLlm, type FakeTurn, isProcessAlive, startFakeLlm } from '@molf/testkit';
+import { isProcessAlive } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
+import { follow, newSession, startStack } from '../testing/agent-stack.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
 import type { ServerTool } from '../tools/index.ts';
-import type { AgentSettings } from './agent-runner.ts';
 
 describe('agent loop through the fake LLM and a real worker', () => {
   it('streams a text answer, stores the prompt and the answer, and sends system, history and tools to the model', async () => {

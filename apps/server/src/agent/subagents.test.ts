@@ -59,7 +59,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     expect(existsSync(join(stack.link.workdir, 'notes.txt'))).toBe(false);
     const [result] = await toolMessage(stack, session.sessionId, 'task');
     expect(result).toMatchObject({ output: expect.stringContaining('I may not write files.') });
-    expect(result?.error).toBeUndefined();
+    expect(result?.role === 'tool' && result.error).toBeUndefined();
 
     const { sessions } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
     expect(sessions).toHaveLength(1);
