@@ -53,6 +53,16 @@ describe('readSkill', () => {
     }
   });
 
+  it('lists the files of the skill folder, not of where a linked SKILL.md leads', async () => {
+    await using workdir = await createCatalogWorkdir();
+    await workdir.write('docs/SKILL.md', markdown('description: d', 'Linked.'));
+    await workdir.write('docs/unrelated.md', '');
+    await workdir.write('.agents/skills/linked/helper.sh', '');
+    await symlink(join(workdir.path, 'docs/SKILL.md'), join(workdir.path, '.agents/skills/linked/SKILL.md'));
+    const content = await readSkill({ workdir: workdir.path, catalog: await catalogOf(workdir.path), name: 'linked' });
+    expect(content).toMatchObject({ content: 'Linked.', files: ['.agents/skills/linked/helper.sh'] });
+  });
+
   it(`lists at most ${MAX_SKILL_FILES} files and says there are more`, async () => {
     await using workdir = await createCatalogWorkdir();
     await workdir.write('.agents/skills/many/SKILL.md', markdown('description: d'));

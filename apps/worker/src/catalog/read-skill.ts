@@ -55,8 +55,13 @@ export async function readSkill(options: {
   if (split.type === 'unclosed') {
     throw new MolfError('invalid_input', `the frontmatter of ${skill.path} is not closed by a \`---\` line`);
   }
+  // The folder as found, not the SKILL.md's target's: a SKILL.md may be a link to a file elsewhere.
   const folder = dirname(skill.path);
-  const files = await listSkillFiles({ workdir, folder, canonicalFolder: dirname(location.canonical) });
+  const canonicalFolder = await locateInWorkdir(workdir, join(workdir, folder));
+  const files =
+    canonicalFolder.type === 'inside'
+      ? await listSkillFiles({ workdir, folder, canonicalFolder: canonicalFolder.canonical })
+      : { files: [], more: false };
   return {
     name,
     path: skill.path,
