@@ -40,6 +40,35 @@ async function setup(turns: FakeTurn[], options: { model?: boolean } = {}) {
   return { llm, home, project, run };
 }
 
+/** A `task` call of the parent model, starting a subagent whose requests contain `prompt`. */
+function taskCall(agent: string, prompt: string): FakeTurn {
+  return { toolCalls: [{ name: 'task', arguments: { agent, description: `job for ${agent}`, prompt } }] };
+}
+
+/** A server and worker of the test's own whose rules allow the task tool, so that only the child asks. */
+async function serverAllowingTasks(turns: FakeTurn[]) {
+  const llm = await startFakeLlm({ turns });
+  cleanups.push(() => llm.close());
+  const dataDir = await tempDir();
+  const project = await tempDir();
+  const { server, worker, tokens } = await startLocalServer(cleanups, {
+    dataDir,
+    workdir: project,
+    llmBaseURL: llm.baseURL,
+    tokenSuffix: 'run-subagent-token-0001',
+  });
+  await server.permissions.writeText(
+    worker.workerId,
+    JSON.stringify({ '*': 'ask', read_file: 'allow', task: 'allow', shell_exec: 'ask' }),
+  );
+  const run = (args: string[]) =>
+    spawnMolf(['run', ...args, '--server', server.url, '--token', tokens.client], {
+      cwd: project,
+      env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir },
+    });
+  return { llm, server, project, run };
+}
+
 describe('molf run', () => {
   it('starts an embedded server and worker, streams the answer to stdout and exits 0', async () => {
     const { run, llm } = await setup([{ text: ['Hello ', 'from the fake.'] }]);
@@ -184,4 +213,95 @@ describe('molf run', () => {
       expect(existsSync(startedFile)).toBe(starts);
     },
   );
+
+  describe('with subagents', () => {
+    it("prints the child's events wrapped in subagent.event with --json, each a line of the parent's stream", async () => {
+      const { run } = await setup([
+        taskCall('explore', 'CHILD-JSON: list the files'),
+        { match: 'CHILD-JSON', toolCalls: [{ name: 'glob', arguments: { pattern: '*' } }] },
+        { match: 'CHILD-JSON', text: 'nothing here' },
+        { text: 'the explorer found nothing' },
+      ]);
+      const result = await run(['look around', '--json', '--on-ask', 'allow']);
+      expect(result.exitCode).toBe(0);
+      const events = result.stdout.split('\n').map(
+        (line) =>
+          JSON.parse(line) as {
+            type: string;
+            seq: number;
+            sessionId: string;
+            agent?: string;
+            childSessionId?: string;
+            event?: { type: string; toolName?: string; sessionId: string };
+          },
+      );
+      const [first] = events;
+      // Every line is an event of the parent's stream, in its order.
+      expect(events.every((event) => event.sessionId === first?.sessionId)).toBe(true);
+      expect(events.map((event) => event.seq)).toEqual([...events.map((event) => event.seq)].sort((a, b) => a - b));
+      const wrapped = events.filter((event) => event.type === 'subagent.event');
+      expect(wrapped.map((event) => event.event?.type)).toContain('turn.started');
+      expect(wrapped.find((event) => event.event?.type === 'tool-call.started')).toMatchObject({
+        agent: 'explore',
+        event: { toolName: 'glob', sessionId: wrapped[0]?.childSessionId },
+      });
+      expect(wrapped[0]?.childSessionId).not.toBe(first?.sessionId);
+      expect(events.at(-1)).toMatchObject({ type: 'turn.ended', reason: 'completed' });
+    });
+
+    it("answers a child's ask with --on-ask allow, showing the child's tool call tagged on stderr", async () => {
+      const { run, project, llm } = await setup([
+        taskCall('general', 'CHILD-ALLOW: make the file'),
+        {
+          match: 'CHILD-ALLOW',
+          toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo child-ran > from-child.txt' } }],
+        },
+        { match: 'CHILD-ALLOW', text: 'the file is made' },
+        { text: 'the helper made it' },
+      ]);
+      const result = await run(['delegate', '--on-ask', 'allow']);
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toBe('the helper made it');
+      expect(result.stderr).toContain('[general › shell_exec] {"command":"echo child-ran > from-child.txt"}');
+      expect(result.stderr).toContain('[approved by --on-ask allow] general › shell_exec: echo child-ran');
+      expect(await readFile(join(project, 'from-child.txt'), 'utf8')).toBe('child-ran\n');
+      const task = llm.requests.at(-1)?.messages.find((message) => message.role === 'tool');
+      expect(String(task?.content)).toContain('the file is made');
+    });
+
+    it("denies a child's ask with --on-ask deny; the child hears why and the run completes", async () => {
+      const { run, project, llm } = await serverAllowingTasks([
+        taskCall('general', 'CHILD-DENY: make the file'),
+        {
+          match: 'CHILD-DENY',
+          toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo child-ran > from-child.txt' } }],
+        },
+        { match: 'CHILD-DENY', text: 'I was not allowed' },
+        { text: 'the helper could not' },
+      ]);
+      const result = await run(['delegate']);
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toBe('the helper could not');
+      expect(result.stderr).toContain('[denied by --on-ask deny] general › shell_exec: echo child-ran');
+      expect(existsSync(join(project, 'from-child.txt'))).toBe(false);
+      const childRequest = llm.requests.find((request) =>
+        JSON.stringify(request.messages).includes('no person is watching'),
+      );
+      expect(JSON.stringify(childRequest?.messages)).toContain('CHILD-DENY');
+    });
+
+    it('exits 2 and aborts the parent turn with --on-ask fail when a child asks', async () => {
+      const { run } = await serverAllowingTasks([
+        taskCall('general', 'CHILD-FAIL: say hi'),
+        { match: 'CHILD-FAIL', toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo hi' } }] },
+        { match: 'CHILD-FAIL', text: 'never' },
+        { text: 'never either' },
+      ]);
+      const result = await run(['delegate', '--on-ask', 'fail', '--json']);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr).toContain('[denied by --on-ask fail] general › shell_exec: echo hi');
+      const last = JSON.parse(result.stdout.split('\n').at(-1) ?? '') as unknown;
+      expect(last).toMatchObject({ type: 'turn.ended', reason: 'aborted' });
+    });
+  });
 });

@@ -35,7 +35,10 @@ export function registerRunCommand(program: Command): void {
     .argument('<prompt>', 'what to ask')
     .addOption(new Option('--model <provider/model>', 'model for this prompt').env('MOLF_MODEL'))
     .addOption(
-      new Option('--on-ask <policy>', 'what to answer when the approval gate asks: deny, allow or fail (exit 2)')
+      new Option(
+        '--on-ask <policy>',
+        "what to answer when the approval gate asks (subagents' calls too): deny, allow or fail (exit 2)",
+      )
         .argParser(parseOnAsk)
         .default('deny'),
     )
@@ -73,21 +76,27 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
     settle?.resolve();
   });
 
-  const answer = (approval: Extract<SessionEvent, { type: 'approval.requested' }>['approval']) => {
-    const { approvalId } = approval;
-    const what = `${approval.tool}: ${approval.subjects.map((subject) => subject.label).join('; ')}`;
+  /**
+   * Answers an approval of our turn by --on-ask: the session's own, or a subagent's (whose session
+   * id is the child's: the answer must name it).
+   */
+  const answer = (approval: Approval) => {
+    const { approvalId, sessionId: askingSession } = approval;
+    const who = approval.subagent === undefined ? '' : `${approval.subagent.agent} › `;
+    const what = `${who}${approval.tool}: ${approval.subjects.map((subject) => subject.label).join('; ')}`;
     if (options.onAsk === 'allow') {
       process.stderr.write(`[approved by --on-ask allow] ${what}\n`);
-      void client.rpc.approvals.approve.mutate({ sessionId: id, approvalId, scope: 'once' });
+      void client.rpc.approvals.approve.mutate({ sessionId: askingSession, approvalId, scope: 'once' });
       return;
     }
     if (options.onAsk === 'fail') exitCode = EXIT.asked;
     process.stderr.write(`[denied by --on-ask ${options.onAsk}] ${what}\n`);
     void client.rpc.approvals.deny.mutate({
-      sessionId: id,
+      sessionId: askingSession,
       approvalId,
       feedback: `denied: molf run answers every approval with "${options.onAsk}" (no person is watching)`,
     });
+    // Aborting our turn also stops the subagent that asked.
     if (options.onAsk === 'fail') void client.rpc.sessions.abort.mutate({ sessionId: id });
   };
 
@@ -156,6 +165,16 @@ async function run(prompt: string, options: RunOptions): Promise<void> {
       case 'approval.requested':
         // One turn runs at a time: an approval asked during our turn belongs to it.
         answer(event.approval);
+        break;
+      case 'subagent.event':
+        // A subagent of our turn: its tool calls tagged with its agent; its question is ours to
+        // answer too (unanswered, it would hold the turn until the task's time limit).
+        if (event.event.type === 'tool-call.started' && options.json !== true) {
+          process.stderr.write(
+            `\n[${event.agent} › ${event.event.toolName}] ${JSON.stringify(event.event.args).slice(0, 200)}\n`,
+          );
+        }
+        if (event.event.type === 'approval.requested') answer(event.event.approval);
         break;
       case 'error':
         process.stderr.write(`\nmolf run: ${event.message} (${event.code})\n`);
