@@ -29,8 +29,19 @@ function sandboxCell(worker: WorkerInfo): string {
   return text.length > MAX_SANDBOX_CELL ? `${text.slice(0, MAX_SANDBOX_CELL - 1)}…` : text;
 }
 
+/**
+ * The workers as a table, then what each online worker offers besides its tools: its skills, the
+ * agents the task tool can run (built-in ones marked) and the catalog's problems, the first few.
+ */
 export function formatWorkers(workers: WorkerInfo[]): string {
   if (workers.length === 0) return 'no workers registered\n';
+  const catalogs = workers.flatMap((worker) =>
+    worker.state === 'online' && worker.catalog !== undefined ? [formatCatalog(worker, worker.catalog)] : [],
+  );
+  return [formatTable(workers), ...catalogs].join('\n');
+}
+
+function formatTable(workers: WorkerInfo[]): string {
   const rows = [
     ['NAME', 'STATE', 'SANDBOX', 'ID', 'WORKDIR', 'LAST SEEN'],
     ...workers.map((worker) => [
@@ -51,4 +62,42 @@ export function formatWorkers(workers: WorkerInfo[]): string {
         .trimEnd(),
     )
     .join('\n')}\n`;
+}
+
+/** A description is shown on one line, cut here (`--json` has it whole). */
+const MAX_DESCRIPTION = 100;
+/** Problems listed per worker; the count says how many there are. */
+const MAX_PROBLEMS_SHOWN = 3;
+
+/** A text's first line, cut to fit; `…` says that something was left out. */
+function oneLine(text: string): string {
+  const whole = text.trim();
+  const line = whole.split('\n')[0]?.trim() ?? '';
+  if (line.length > MAX_DESCRIPTION) return `${line.slice(0, MAX_DESCRIPTION - 1)}…`;
+  return line === whole ? line : `${line} …`;
+}
+
+function formatCatalog(worker: WorkerInfo, catalog: NonNullable<WorkerInfo['catalog']>): string {
+  const lines = [`worker ${worker.name} (${worker.workerId}):`];
+  if (catalog.skills.length === 0) lines.push('  skills: none');
+  else {
+    lines.push(`  skills (${catalog.skills.length}):`);
+    for (const skill of catalog.skills) lines.push(`    ${skill.name} — ${oneLine(skill.description)}`);
+  }
+  if (catalog.agents.length === 0) lines.push('  agents: none');
+  else {
+    lines.push(`  agents (${catalog.agents.length}):`);
+    for (const agent of catalog.agents) {
+      lines.push(`    ${agent.name}${agent.builtin ? ' (built-in)' : ''} — ${oneLine(agent.description)}`);
+    }
+  }
+  if (catalog.problems.length > 0) {
+    lines.push(`  problems (${catalog.problems.length}):`);
+    for (const problem of catalog.problems.slice(0, MAX_PROBLEMS_SHOWN)) {
+      lines.push(`    ${problem.path}: ${oneLine(problem.message)}`);
+    }
+    const more = catalog.problems.length - MAX_PROBLEMS_SHOWN;
+    if (more > 0) lines.push(`    … and ${more} more (molf workers --json lists them all)`);
+  }
+  return `${lines.join('\n')}\n`;
 }
