@@ -15,6 +15,7 @@ import { type Location, locateInWorkdir } from './locate-in-workdir.ts';
 import { parseAgentFile } from './parse-agent-file.ts';
 import { createProblemReport, type ProblemReport } from './parse-catalog-markdown.ts';
 import { parseSkillFile } from './parse-skill-file.ts';
+import type { ParsedFileCache } from './parsed-file-cache.ts';
 import { type CappedFile, readCappedFile } from './read-capped-file.ts';
 
 /** Read first: on a name both define, `.agents` wins. */
@@ -30,14 +31,34 @@ export type CatalogScan = Omit<ProjectCatalog, 'version'> & {
   directories: Map<string, string>;
 };
 
+/** What a SKILL.md or agent file gave: its entry (none when it is skipped) and its problems. */
+export type ParsedCatalogFile = { skill?: SkillInfo; agent?: AgentInfo; problems: CatalogProblem[] };
+
+/**
+ * The parses of a workdir's files, kept from one scan to the next. A file is known by its real path
+ * and the path it was found at, since both go into its entry (a skill's name defaults to its folder's,
+ * and a folder linked to another can be renamed).
+ */
+export type CatalogFileCache = ParsedFileCache<ParsedCatalogFile>;
+
 /**
  * Finds the skills (`{.agents,.claude}/skills/<folder>/SKILL.md`) and agents
  * (`{.agents,.claude}/agents/*.md`) of a canonical workdir. Never throws: a file that is broken,
  * unreadable or leads out of the workdir is a problem in the result, and the others still count.
  */
-export async function scanProjectCatalog(workdir: string): Promise<CatalogScan> {
+export async function scanProjectCatalog(
+  workdir: string,
+  options: {
+    /**
+     * Parses kept from the last scan of this workdir, reused for the files whose stat is unchanged,
+     * and left holding this scan's. Default: none, every file is read.
+     */
+    cache?: CatalogFileCache;
+  } = {},
+): Promise<CatalogScan> {
   const scan: Scan = {
     workdir,
+    cache: options.cache,
     skills: new Map(),
     agents: new Map(),
     problems: [],
@@ -64,6 +85,7 @@ export async function scanProjectCatalog(workdir: string): Promise<CatalogScan> 
       message: `more than ${max} ${kind}: ${unread.count} more entries from here on were not read`,
     });
   }
+  options.cache?.sweep();
   return {
     skills: [...scan.skills.values()].sort(byName),
     agents: [...scan.agents.values()].sort(byName),
@@ -74,6 +96,7 @@ export async function scanProjectCatalog(workdir: string): Promise<CatalogScan> 
 
 type Scan = {
   workdir: string;
+  cache: CatalogFileCache | undefined;
   skills: Map<string, SkillInfo>;
   agents: Map<string, AgentInfo>;
   problems: CatalogProblem[];
@@ -141,9 +164,16 @@ async function readSkillFolder(scan: Scan, entry: Entry): Promise<void> {
     refuse(file, { what: 'SKILL.md', report });
     return;
   }
-  const read = await readCatalogFile(file.canonical, report);
-  if (read === undefined) return;
-  const parsed = await parseSkillFile({ path, source: entry.source, folderName: entry.dirent.name, file: read });
+  const parsed = await readThroughCache(scan, {
+    path,
+    location: file,
+    parse: async () => {
+      const read = await readCatalogFile(file.canonical, report);
+      if (read === undefined) return undefined;
+      return parseSkillFile({ path, source: entry.source, folderName: entry.dirent.name, file: read });
+    },
+  });
+  if (parsed === undefined) return;
   scan.problems.push(...parsed.problems);
   if (parsed.skill !== undefined) keepFirst(scan.skills, parsed.skill, { kind: 'skill', report });
 }
@@ -152,12 +182,35 @@ async function readAgentFile(scan: Scan, entry: Entry): Promise<void> {
   // Only Markdown files are agents: notes or a folder of drafts beside them are not.
   if (!entry.dirent.name.endsWith('.md') || entry.location.info.isDirectory()) return;
   const report = createProblemReport(entry.path, scan.problems);
-  const read = await readCatalogFile(entry.location.canonical, report);
-  if (read === undefined) return;
-  const fileStem = entry.dirent.name.slice(0, -'.md'.length);
-  const parsed = await parseAgentFile({ path: entry.path, source: entry.source, fileStem, file: read });
+  const parsed = await readThroughCache(scan, {
+    path: entry.path,
+    location: entry.location,
+    parse: async () => {
+      const read = await readCatalogFile(entry.location.canonical, report);
+      if (read === undefined) return undefined;
+      const fileStem = entry.dirent.name.slice(0, -'.md'.length);
+      return parseAgentFile({ path: entry.path, source: entry.source, fileStem, file: read });
+    },
+  });
+  if (parsed === undefined) return;
   scan.problems.push(...parsed.problems);
   if (parsed.agent !== undefined) keepFirst(scan.agents, parsed.agent, { kind: 'agent', report });
+}
+
+/** `parse()`, or what the cache kept of the file when its stat is the same as at its last read. */
+function readThroughCache(
+  scan: Scan,
+  options: {
+    /** Where the file was found, relative to the workdir. */
+    path: string;
+    location: Location & { type: 'inside' };
+    parse: () => Promise<ParsedCatalogFile | undefined>;
+  },
+): Promise<ParsedCatalogFile | undefined> {
+  const { path, location, parse } = options;
+  if (scan.cache === undefined) return parse();
+  // The stat was taken before the read (locateInWorkdir): what the read saw is at least as new.
+  return scan.cache.get({ key: `${location.canonical}\0${path}`, info: location.info, parse });
 }
 
 async function readCatalogFile(canonical: string, report: ProblemReport): Promise<CappedFile | undefined> {
