@@ -10,13 +10,14 @@ import { watchProjectCatalog } from './watch-project-catalog.ts';
  * A watcher whose poll never comes within a test, so that only fs.watch can bring a change, and
  * every snapshot it sends. Closed on dispose.
  */
-async function startWatcher(workdir: string) {
+async function startWatcher(workdir: string, options: { now?: () => number } = {}) {
   const sent: ProjectCatalog[] = [];
   const watcher = await watchProjectCatalog({
     workdir,
     logger: createSilentLogger(),
     onChange: (catalog) => sent.push(catalog),
     pollMs: 3_600_000,
+    now: options.now,
   });
   return {
     watcher,
@@ -100,6 +101,20 @@ describe('watching the skills and agents', () => {
     expect(watching.watcher.current().agents[0]).toMatchObject({ name: 'helper', prompt: 'Be helpful.' });
     expect(watching.sent).toHaveLength(1);
     expect(watching.sent[0]?.version).toBe(2);
+  });
+
+  it('reads again only the file that changed: the unchanged skill is the same entry in the next snapshot', async () => {
+    await using workdir = await createCatalogWorkdir();
+    await workdir.write('.agents/skills/kept/SKILL.md', markdown('description: kept'));
+    await workdir.write('.agents/skills/edited/SKILL.md', markdown('description: first'));
+    // A clock an hour ahead: every file has settled, so the parse of each is kept at once.
+    await using watching = await startWatcher(workdir.path, { now: () => Date.now() + 3_600_000 });
+    const [edited, kept] = watching.watcher.current().skills;
+    expect([edited?.name, kept?.name]).toEqual(['edited', 'kept']);
+    await writeFile(join(workdir.path, '.agents/skills/edited/SKILL.md'), markdown('description: second'));
+    await waitFor(() => watching.skills()[0]?.[1] === 'second', 'the edited description');
+    expect(watching.watcher.current().skills[1]).toBe(kept);
+    expect(watching.watcher.current().skills[0]).not.toBe(edited);
   });
 
   it('keeps the version when a scan finds nothing new, and sends nothing', async () => {

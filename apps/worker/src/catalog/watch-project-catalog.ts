@@ -3,7 +3,13 @@ import { basename, join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import type { ProjectCatalog } from '@molf/protocol';
 import { createCatalogProblemLog } from './log-new-catalog-problems.ts';
-import { CATALOG_SOURCES, type CatalogScan, scanProjectCatalog } from './scan-project-catalog.ts';
+import { createParsedFileCache } from './parsed-file-cache.ts';
+import {
+  CATALOG_SOURCES,
+  type CatalogFileCache,
+  type CatalogScan,
+  scanProjectCatalog,
+} from './scan-project-catalog.ts';
 
 /** The workdir's skills and agents, kept up to date. */
 export type CatalogWatcher = {
@@ -24,7 +30,8 @@ export const DEFAULT_CATALOG_POLL_MS = 5_000;
  * `skills` and `agents` folders and each skill's folder, re-armed after every scan since folders
  * come and go; plus a slow poll, in case an event is missed or a folder can't be watched (ENOSPC
  * when inotify's watches run out). Scans never overlap; a snapshot that differs from the last,
- * version aside, gets the next version and goes to `onChange`. New problems are logged once.
+ * version aside, gets the next version and goes to `onChange`. New problems are logged once. A
+ * rescan reads again only the files whose stat changed (or that had just changed when last read).
  */
 export async function watchProjectCatalog(options: {
   /** The canonical workdir. */
@@ -36,10 +43,13 @@ export async function watchProjectCatalog(options: {
   debounceMs?: number;
   /** A scan this often even without events. Default 5 s. */
   pollMs?: number;
+  /** The clock that tells whether a file had settled when read, so its parse can be kept. Default `Date.now`. */
+  now?: () => number;
 }): Promise<CatalogWatcher> {
   const { workdir, logger } = options;
   const logProblems = createCatalogProblemLog(logger);
-  const first = await scanProjectCatalog(workdir);
+  const cache: CatalogFileCache = createParsedFileCache({ now: options.now });
+  const first = await scanProjectCatalog(workdir, { cache });
   let catalog: ProjectCatalog = { version: 1, ...withoutDirectories(first) };
   let compared = JSON.stringify(withoutDirectories(first));
   logProblems(catalog.problems);
@@ -120,7 +130,7 @@ export async function watchProjectCatalog(options: {
   async function scanOnce(): Promise<void> {
     let scan: CatalogScan;
     try {
-      scan = await scanProjectCatalog(workdir);
+      scan = await scanProjectCatalog(workdir, { cache });
     } catch (error) {
       logger.warn({ err: error }, 'scanning the skills and agents failed; trying again at the next change');
       return;
