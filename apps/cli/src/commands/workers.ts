@@ -4,6 +4,7 @@ import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
 import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
+import { formatCatalogEntry, toOneLine } from './format-catalog-entry.ts';
 
 export function registerWorkersCommand(program: Command): void {
   program
@@ -64,37 +65,25 @@ function formatTable(workers: WorkerInfo[]): string {
     .join('\n')}\n`;
 }
 
-/** A description is shown on one line, cut here (`--json` has it whole). */
-const MAX_DESCRIPTION = 100;
 /** Problems listed per worker; the count says how many there are. */
 const MAX_PROBLEMS_SHOWN = 3;
-
-/** A text's first line, cut to fit; `…` says that something was left out. */
-function oneLine(text: string): string {
-  const whole = text.trim();
-  const line = whole.split('\n')[0]?.trim() ?? '';
-  if (line.length > MAX_DESCRIPTION) return `${line.slice(0, MAX_DESCRIPTION - 1)}…`;
-  return line === whole ? line : `${line} …`;
-}
 
 function formatCatalog(worker: WorkerInfo, catalog: NonNullable<WorkerInfo['catalog']>): string {
   const lines = [`worker ${worker.name} (${worker.workerId}):`];
   if (catalog.skills.length === 0) lines.push('  skills: none');
   else {
     lines.push(`  skills (${catalog.skills.length}):`);
-    for (const skill of catalog.skills) lines.push(`    ${skill.name} — ${oneLine(skill.description)}`);
+    for (const skill of catalog.skills) lines.push(`    ${formatCatalogEntry(skill)}`);
   }
   if (catalog.agents.length === 0) lines.push('  agents: none');
   else {
     lines.push(`  agents (${catalog.agents.length}):`);
-    for (const agent of catalog.agents) {
-      lines.push(`    ${agent.name}${agent.builtin ? ' (built-in)' : ''} — ${oneLine(agent.description)}`);
-    }
+    for (const agent of catalog.agents) lines.push(`    ${formatCatalogEntry(agent)}`);
   }
   if (catalog.problems.length > 0) {
     lines.push(`  problems (${catalog.problems.length}):`);
     for (const problem of catalog.problems.slice(0, MAX_PROBLEMS_SHOWN)) {
-      lines.push(`    ${problem.path}: ${oneLine(problem.message)}`);
+      lines.push(`    ${problem.path}: ${toOneLine(problem.message)}`);
     }
     const more = catalog.problems.length - MAX_PROBLEMS_SHOWN;
     if (more > 0) lines.push(`    … and ${more} more (molf workers --json lists them all)`);
