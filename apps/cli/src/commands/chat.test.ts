@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { type AddressInfo, connect, createServer as createNetServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import {
   spawnInteractive,
   startLocalServer,
   stopSpawnedProcesses,
+  waitUntil,
   writeFakeModelConfig,
 } from '../testing/cli-test-kit.ts';
 
@@ -196,6 +197,106 @@ describe('molf chat', () => {
     expect(await readFile(join(home, 'workers', workerId ?? '', 'permissions.jsonc'), 'utf8')).toContain(
       '"mcp.server"',
     );
+    type('/exit');
+    expect((await child).exitCode).toBe(0);
+  });
+
+  it("shows a subagent's work indented under its task call and answers the subagent's approval with o", async () => {
+    const llm = await startFakeLlm({
+      turns: [
+        {
+          toolCalls: [{ name: 'task', arguments: { agent: 'general', description: 'echo it', prompt: 'CHILD-CHAT' } }],
+        },
+        { match: 'CHILD-CHAT', toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo child-chat' } }] },
+        { match: 'CHILD-CHAT', text: 'The child ran it.' },
+        { text: 'All done.' },
+      ],
+    });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFakeModelConfig(home, llm.baseURL);
+    const { child, seen, type, output } = spawnInteractive(['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    });
+    await seen('molf chat — session');
+    type('delegate it');
+    // The default rules ask before the task tool starts a subagent.
+    await seen('? task asks for approval: ');
+    type('o');
+    await seen('? [general] shell_exec asks for approval: echo child-chat');
+    type('o');
+    await seen('All done.');
+    const lines = output().split('\n');
+    // After the prompt ("> "), which stays on the line when stdin is not a terminal.
+    const task = lines.findIndex((line) => line.endsWith('⚙ task general: echo it'));
+    expect(task).toBeGreaterThanOrEqual(0);
+    const after = lines.slice(task);
+    expect(after).toContain('  │ ⚙ shell_exec {"command":"echo child-chat"}');
+    expect(after).toContain('  │ ✓ shell_exec: child-chat');
+    expect(after).toContain('  │ The child ran it.');
+    expect(after.indexOf('✓ task general: The child ran it.')).toBeGreaterThan(after.indexOf('  │ The child ran it.'));
+    const toolResult = llm.requests.at(-1)?.messages.find((message) => message.role === 'tool');
+    expect(String(toolResult?.content)).toContain('The child ran it.');
+    type('/exit');
+    expect((await child).exitCode).toBe(0);
+  });
+
+  it('lists the skills and agents, loads a skill added while it runs with /<skill>, and keeps /help its own', async () => {
+    const llm = await startFakeLlm({ turns: [{ text: 'Deploying now.' }] });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFakeModelConfig(home, llm.baseURL);
+    const { child, seen, type, output } = spawnInteractive(['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    });
+    const count = (text: string) => output().split(text).length - 1;
+    await seen('molf chat — session');
+    type('/skills');
+    await seen('no skills on this worker');
+    type('/agents');
+    await seen('  explore (built-in) — ');
+    expect(output()).toContain('  general (built-in) — ');
+
+    const writeSkill = async (name: string, description: string, body: string) => {
+      await mkdir(join(project, '.agents', 'skills', name), { recursive: true });
+      await writeFile(
+        join(project, '.agents', 'skills', name, 'SKILL.md'),
+        `---\ndescription: ${description}\n---\n${body}\n`,
+      );
+    };
+    await writeSkill('help', 'A skill named like a command', 'Never loaded by /help.');
+    await writeSkill('deploy', 'How to deploy this project to staging', 'Run make deploy ENV=staging.');
+    // The worker reports the new skills once it has seen the files: until then /deploy is unknown.
+    let typed = 0;
+    await waitUntil(
+      () => {
+        if (llm.requests.length > 0) return true;
+        if (count('unknown command /deploy') === typed) {
+          typed++;
+          type('/deploy  to staging, please');
+        }
+        return false;
+      },
+      { what: () => `/deploy to send a prompt:\n${output()}` },
+    );
+    await seen('Deploying now.');
+    const sent = llm.requests[0]?.messages ?? [];
+    expect(JSON.stringify(sent)).toContain('Run make deploy ENV=staging.');
+    expect(sent).toContainEqual({ role: 'user', content: 'to staging, please' });
+    expect(output()).toContain('⚙ skill {"name":"deploy"}');
+
+    type('/help');
+    await seen('/<skill> [text]');
+    type('/skills');
+    await seen('  deploy — How to deploy this project to staging');
+    expect(output()).toContain('  help — A skill named like a command');
+    type('/nosuch');
+    await seen('unknown command /nosuch');
+    expect(llm.requests).toHaveLength(1);
     type('/exit');
     expect((await child).exitCode).toBe(0);
   });

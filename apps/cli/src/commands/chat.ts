@@ -1,8 +1,10 @@
 import { createInterface, emitKeypressEvents, type Interface } from 'node:readline';
 import { followSession, type SessionFollower, type SessionState } from '@molf/client';
-import type { Approval, SessionEvent } from '@molf/protocol';
+import { type Approval, CATALOG_NAME_PATTERN, type SessionEvent, type WorkerInfo } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
+import { createChatTranscript } from './chat-transcript.ts';
+import { formatCatalogEntry } from './format-catalog-entry.ts';
 
 type ChatOptions = {
   model?: string;
@@ -20,10 +22,14 @@ const HELP = `Commands:
   /session <id>     switch to a session
   /model <p/m>      use this model for the next prompts (/model alone shows it)
   /abort            abort the running turn (also Esc or Ctrl-C)
+  /skills           list the worker's skills (.agents/skills, .claude/skills)
+  /agents           list the agents the model can hand a task to (built-in, .agents/agents, .claude/agents)
+  /<skill> [text]   send text (default: "Use the <skill> skill.") with that skill loaded
   /help             this help
   /exit             leave (also Ctrl-D, or Ctrl-C twice)
 While a tool call waits for approval, answer: o = once, s = this session, a = always (saved for the
-worker), d = deny (then a reason for the model, optional).
+worker), d = deny (then a reason for the model, optional). A subagent's calls ask the same way, with
+its agent named: ? [explore] shell_exec asks for approval. Its work is shown indented under its task.
 A server new or changed in the project's .mcp.json waits for approval before it starts: o = start it
 for this worker process, a = always start this exact definition (a change asks again), d = deny.
 `;
@@ -56,8 +62,9 @@ function describeApproval(approval: Approval): string {
     ].join('\n');
   }
   const subjects = approval.subjects.filter((subject) => subject.decision !== 'allow').map((subject) => subject.label);
+  const who = approval.subagent === undefined ? '' : `[${approval.subagent.agent}] `;
   const lines = [
-    `? ${approval.tool} asks for approval: ${subjects.join('; ') || approval.tool}`,
+    `? ${who}${approval.tool} asks for approval: ${subjects.join('; ') || approval.tool}`,
     `  (${approval.reason})`,
   ];
   const patterns = approval.alwaysPatterns;
@@ -76,8 +83,10 @@ async function chat(options: ChatOptions): Promise<void> {
   const workerId = await sessionWorker(stack);
   let model = options.model;
   let sessionId = options.session ?? (await client.rpc.sessions.create.mutate({ workerId })).sessionId;
+  /** The worker of the session shown: its skills are the ones `/<skill>` loads. */
+  let sessionWorkerId: string = workerId;
   let busy = false;
-  let midLine = false;
+  const transcript = createChatTranscript(out);
   /** Following the current session: busy state and the approvals waiting come from it. */
   let follower: SessionFollower | undefined;
   const waiting = (): Approval[] => follower?.state().approvals ?? [];
@@ -95,10 +104,7 @@ async function chat(options: ChatOptions): Promise<void> {
   rl.once('close', () => {
     left = true;
   });
-  const newline = () => {
-    if (midLine) out('\n');
-    midLine = false;
-  };
+  const newline = () => transcript.endLine();
   const showPrompt = () => {
     // A command or an event that ends after /exit must not prompt on the closed interface (it throws).
     if (left) return;
@@ -120,65 +126,38 @@ async function chat(options: ChatOptions): Promise<void> {
   };
 
   function onEvent(event: SessionEvent, state: SessionState): void {
-    switch (event.type) {
-      case 'status':
-        busy = state.busy;
-        if (!busy) {
-          newline();
-          showPrompt();
-        }
-        break;
-      case 'message.delta':
-        out(event.text);
-        midLine = !event.text.endsWith('\n');
-        break;
-      case 'tool-call.started':
-        newline();
-        out(`⚙ ${event.toolName} ${JSON.stringify(event.args).slice(0, 300)}\n`);
-        break;
-      case 'tool-call.ended': {
-        const first = (event.error ?? event.output).split('\n')[0]?.slice(0, 200) ?? '';
-        out(
-          `${event.error === undefined ? '✓' : '✗'} ${event.toolName}: ${first}${event.truncated ? ' (truncated)' : ''}\n`,
-        );
-        break;
-      }
+    transcript.show(event);
+    // A subagent's approvals wait in the same queue as the session's own (see followSession).
+    const approvalEvent = event.type === 'subagent.event' ? event.event : event;
+    switch (approvalEvent.type) {
       case 'approval.requested':
         showFirstApproval(state);
         break;
-      case 'approval.resolved': {
-        if (denying?.approvalId === event.approvalId) denying = undefined;
-        if (shown === event.approvalId) {
+      case 'approval.resolved':
+        if (denying?.approvalId === approvalEvent.approvalId) denying = undefined;
+        if (shown === approvalEvent.approvalId) {
           shown = undefined;
-          out(`  → ${event.outcome}${event.by.startsWith('rule') ? ' (by a rule)' : ''}\n`);
+          newline();
+          out(`  → ${approvalEvent.outcome}${approvalEvent.by.startsWith('rule') ? ' (by a rule)' : ''}\n`);
         }
         showFirstApproval(state);
         showPrompt();
         break;
-      }
-      case 'message.queued':
-        out(`(queued, position ${event.position})\n`);
-        break;
-      case 'error':
-        newline();
-        out(`! ${event.message}\n`);
-        break;
-      case 'turn.ended':
-        if (event.reason !== 'completed') {
-          newline();
-          out(`(turn ended: ${event.reason})\n`);
-        }
-        break;
-      case 'session.resync':
-        out('(reconnected: some events were missed; /session to reload)\n');
-        break;
       default:
         break;
+    }
+    if (event.type === 'status') {
+      busy = state.busy;
+      if (!busy) {
+        newline();
+        showPrompt();
+      }
     }
   }
 
   function follow(id: string): void {
     follower?.stop();
+    transcript.reset();
     shown = undefined;
     denying = undefined;
     // From now on only (`/session` prints the last messages itself), with what waits already; the
@@ -207,7 +186,7 @@ async function chat(options: ChatOptions): Promise<void> {
   async function answerApproval(line: string): Promise<void> {
     const approval = waiting()[0];
     if (approval === undefined) return;
-    // A worker's approval names its own session id (`worker:<id>`), not the chat's.
+    // A worker's approval names its own session id (`worker:<id>`), a subagent's its child session: not the chat's.
     const { sessionId } = approval;
     if (denying !== undefined) {
       const feedback = line.trim();
@@ -252,8 +231,39 @@ async function chat(options: ChatOptions): Promise<void> {
     }
   }
 
+  /** The skills and agents of the session's worker as the server last reported them; undefined while it is offline. */
+  let catalog: WorkerInfo['catalog'];
+  /** Asks the server again: the worker reports its skills and agents anew whenever their files change. */
+  async function loadCatalog(): Promise<WorkerInfo['catalog']> {
+    const workers = await client.rpc.workers.list.query();
+    catalog = workers.find((worker) => worker.workerId === sessionWorkerId && worker.state === 'online')?.catalog;
+    return catalog;
+  }
+  /** Whether the worker offers this skill, asking the server again before saying no (one may have just been added). */
+  async function isSkill(name: string): Promise<boolean> {
+    if (!CATALOG_NAME_PATTERN.test(name)) return false;
+    if (catalog?.skills.some((skill) => skill.name === name) === true) return true;
+    return (await loadCatalog())?.skills.some((skill) => skill.name === name) === true;
+  }
+
+  async function sendPrompt(text: string, skills?: string[]): Promise<void> {
+    busy = true;
+    try {
+      await client.rpc.sessions.prompt.mutate({
+        sessionId,
+        text,
+        ...(model === undefined ? {} : { model }),
+        ...(skills === undefined ? {} : { skills }),
+      });
+    } catch (error) {
+      // Refused (a bad model id, a full queue, a skill just removed): nothing runs, so the prompt is ours again.
+      busy = false;
+      throw error;
+    }
+  }
+
   async function command(line: string): Promise<boolean> {
-    const [name, ...rest] = line.trim().split(/\s+/);
+    const [name = '', ...rest] = line.trim().split(/\s+/);
     const argument = rest.join(' ');
     switch (name) {
       case '/help':
@@ -264,6 +274,7 @@ async function chat(options: ChatOptions): Promise<void> {
         return false;
       case '/new': {
         sessionId = (await client.rpc.sessions.create.mutate({ workerId })).sessionId;
+        sessionWorkerId = workerId;
         follow(sessionId);
         out(`new session ${sessionId}\n`);
         return true;
@@ -281,6 +292,8 @@ async function chat(options: ChatOptions): Promise<void> {
       case '/session': {
         const { session, messages } = await client.rpc.sessions.get.query({ sessionId: argument });
         sessionId = session.sessionId;
+        sessionWorkerId = session.workerId;
+        catalog = undefined;
         out(`session ${session.name} (${messages.length} messages)\n`);
         for (const message of messages.slice(-6)) {
           if (message.role === 'tool') continue;
@@ -296,9 +309,37 @@ async function chat(options: ChatOptions): Promise<void> {
       case '/abort':
         await abortTurn();
         return true;
-      default:
+      case '/skills': {
+        const skills = (await loadCatalog())?.skills;
+        if (skills === undefined) out('the worker reports no skills (it is offline, or older than skills)\n');
+        else if (skills.length === 0) out('no skills on this worker (a skill is .agents/skills/<name>/SKILL.md)\n');
+        else {
+          out('skills (/<name> [text] sends text with the skill loaded):\n');
+          for (const skill of skills) out(`  ${formatCatalogEntry(skill)}\n`);
+        }
+        return true;
+      }
+      case '/agents': {
+        const agents = (await loadCatalog())?.agents;
+        if (agents === undefined) out('the worker reports no agents (it is offline, or older than agents)\n');
+        else {
+          out('agents (the model hands them a task with its task tool):\n');
+          for (const agent of agents) out(`  ${formatCatalogEntry(agent)}\n`);
+        }
+        return true;
+      }
+      default: {
+        // The commands above come first: a skill named like one is loaded by the model only.
+        const skill = name.slice(1);
+        if (await isSkill(skill)) {
+          // The text as typed, spaces kept.
+          const text = line.trim().slice(name.length).trim();
+          await sendPrompt(text === '' ? `Use the ${skill} skill.` : text, [skill]);
+          return true;
+        }
         out(`unknown command ${name}; /help lists them\n`);
         return true;
+      }
     }
   }
 
@@ -343,18 +384,7 @@ async function chat(options: ChatOptions): Promise<void> {
           if (!(await command(line))) rl.close();
           else if (!busy) showPrompt();
         } else if (line.trim() !== '') {
-          busy = true;
-          try {
-            await client.rpc.sessions.prompt.mutate({
-              sessionId,
-              text: line,
-              ...(model === undefined ? {} : { model }),
-            });
-          } catch (error) {
-            // Refused (a bad model id, a full queue): nothing runs, so the prompt is ours again.
-            busy = false;
-            throw error;
-          }
+          await sendPrompt(line);
         } else if (!busy) {
           showPrompt();
         }

@@ -1,0 +1,203 @@
+import type { SessionEvent } from '@molf/protocol';
+import { describe, expect, it } from 'vitest';
+import { createChatTranscript } from './chat-transcript.ts';
+
+const event = (body: Record<string, unknown>) => ({ ...body, seq: 1, sessionId: 'parent', at: 't' }) as SessionEvent;
+
+/** An event of the child run by the parent's task call `toolCallId`, wrapped as the parent's stream has it. */
+const child = (toolCallId: string, agent: string, body: Record<string, unknown>) =>
+  event({
+    type: 'subagent.event',
+    toolCallId,
+    agent,
+    childSessionId: `child-${toolCallId}`,
+    event: { turnId: 'ct', ...body, seq: 1, sessionId: `child-${toolCallId}`, at: 't' },
+  });
+const taskStarted = (toolCallId: string, agent: string, description: string) =>
+  event({
+    type: 'tool-call.started',
+    turnId: 't',
+    toolCallId,
+    toolName: 'task',
+    args: { agent, description, prompt: 'p' },
+  });
+const taskEnded = (toolCallId: string, output: string) =>
+  event({ type: 'tool-call.ended', turnId: 't', toolCallId, toolName: 'task', output, truncated: false });
+const delta = (text: string) => ({ type: 'message.delta', text });
+
+/** The text the transcript prints for these events. */
+function printed(events: SessionEvent[]): string {
+  let text = '';
+  const transcript = createChatTranscript((chunk) => {
+    text += chunk;
+  });
+  for (const one of events) transcript.show(one);
+  transcript.endLine();
+  return text;
+}
+
+describe("molf chat's transcript", () => {
+  it("shows a subagent's tool calls and streamed text indented under its task call, then the task's end", () => {
+    expect(
+      printed([
+        event({ type: 'message.delta', turnId: 't', text: 'Let me ask an explorer.' }),
+        taskStarted('call_t', 'explore', 'find the loader'),
+        child('call_t', 'explore', { type: 'turn.started', messageId: 'm', model: 'fake/m' }),
+        child('call_t', 'explore', {
+          type: 'tool-call.started',
+          toolCallId: 'c1',
+          toolName: 'read_file',
+          args: { path: 'src/load.ts' },
+        }),
+        child('call_t', 'explore', {
+          type: 'tool-call.ended',
+          toolCallId: 'c1',
+          toolName: 'read_file',
+          output: 'export function load() {}\nmore',
+          truncated: false,
+        }),
+        child('call_t', 'explore', delta('The loader ')),
+        child('call_t', 'explore', delta('is in src.\nIt reads ')),
+        child('call_t', 'explore', delta('JSON.')),
+        child('call_t', 'explore', { type: 'message.completed', message: {} }),
+        child('call_t', 'explore', { type: 'turn.ended', reason: 'completed' }),
+        taskEnded(
+          'call_t',
+          '<task_result agent="explore" session="c1">\nThe loader is in src.\nIt reads JSON.\n</task_result>',
+        ),
+        event({ type: 'message.delta', turnId: 't', text: 'Found it.' }),
+      ]),
+    ).toBe(
+      [
+        'Let me ask an explorer.',
+        '⚙ task explore: find the loader',
+        '  │ ⚙ read_file {"path":"src/load.ts"}',
+        '  │ ✓ read_file: export function load() {}',
+        '  │ The loader is in src.',
+        '  │ It reads JSON.',
+        '✓ task explore: The loader is in src.',
+        'Found it.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('names the agent on each line while two subagents run, and prints their text by whole lines, never mixed', () => {
+    expect(
+      printed([
+        taskStarted('call_a', 'general', 'job a'),
+        taskStarted('call_b', 'general', 'job b'),
+        child('call_a', 'general', delta('first half ')),
+        child('call_b', 'general', delta('other ')),
+        child('call_a', 'general', delta('of A\nsecond')),
+        child('call_b', 'general', delta('line B\n')),
+        child('call_b', 'general', {
+          type: 'tool-call.started',
+          toolCallId: 'c1',
+          toolName: 'shell_exec',
+          args: { command: 'make' },
+        }),
+        child('call_a', 'general', delta(' line A')),
+        child('call_a', 'general', { type: 'message.completed', message: {} }),
+        taskEnded('call_a', 'A done'),
+        // Alone again: the other's text streams, and its lines no longer need a name.
+        child('call_b', 'general', delta('B goes ')),
+        child('call_b', 'general', delta('on')),
+        taskEnded('call_b', 'B done'),
+      ]),
+    ).toBe(
+      [
+        '⚙ task general: job a',
+        '⚙ task general: job b',
+        '  │ general: first half of A',
+        '  │ general#2: other line B',
+        '  │ general#2: ⚙ shell_exec {"command":"make"}',
+        '  │ general: second line A',
+        '✓ task general: A done',
+        '  │ B goes on',
+        '✓ task general: B done',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("shows a subagent's failed call, its error and an end other than completed, and a failed task", () => {
+    expect(
+      printed([
+        taskStarted('call_t', 'general', 'slow job'),
+        child('call_t', 'general', {
+          type: 'tool-call.ended',
+          toolCallId: 'c1',
+          toolName: 'shell_exec',
+          output: '',
+          error: 'Permission denied: no',
+          truncated: false,
+        }),
+        child('call_t', 'general', { type: 'error', code: 'timeout', message: 'the model stalled' }),
+        child('call_t', 'general', { type: 'turn.ended', reason: 'aborted' }),
+        event({
+          type: 'tool-call.ended',
+          turnId: 't',
+          toolCallId: 'call_t',
+          toolName: 'task',
+          output: '',
+          error: 'The general subagent did not finish within 3 s',
+          truncated: false,
+        }),
+      ]),
+    ).toBe(
+      [
+        '⚙ task general: slow job',
+        '  │ ✗ shell_exec: Permission denied: no',
+        '  │ ! the model stalled',
+        '  │ (general ended: aborted)',
+        '✗ task general: The general subagent did not finish within 3 s',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it("indents a subagent's lines when the chat joined after its task started", () => {
+    expect(printed([child('call_t', 'explore', delta('still looking\n'))])).toBe('  │ still looking\n');
+  });
+
+  it("forgets the parent turn's subagents when the turn ends without their task's end (an abort)", () => {
+    expect(
+      printed([
+        taskStarted('call_a', 'general', 'job a'),
+        event({ type: 'turn.ended', turnId: 't', reason: 'aborted' }),
+        taskStarted('call_b', 'explore', 'job b'),
+        child('call_b', 'explore', delta('alone\n')),
+      ]),
+    ).toBe(['⚙ task general: job a', '(turn ended: aborted)', '⚙ task explore: job b', '  │ alone', ''].join('\n'));
+  });
+
+  it("ties a subagent's events to the oldest task call of its agent when they name the call by another id", () => {
+    expect(
+      printed([
+        taskStarted('call_a', 'explore', 'job a'),
+        taskStarted('call_b', 'general', 'job b'),
+        taskStarted('call_c', 'general', 'job c'),
+        child('tc_1', 'general', delta('from the first general\n')),
+        child('tc_2', 'general', delta('from the second general\n')),
+        child('tc_1', 'general', delta('first again\n')),
+        taskEnded('call_b', 'b done'),
+        taskEnded('call_a', 'a done'),
+        child('tc_2', 'general', delta('second, alone now\n')),
+      ]),
+    ).toBe(
+      [
+        '⚙ task explore: job a',
+        '⚙ task general: job b',
+        '⚙ task general: job c',
+        '  │ general: from the first general',
+        '  │ general#2: from the second general',
+        '  │ general: first again',
+        '✓ task general: b done',
+        '✓ task explore: a done',
+        '  │ second, alone now',
+        '',
+      ].join('\n'),
+    );
+  });
+});
