@@ -300,4 +300,42 @@ describe('molf chat', () => {
     type('/exit');
     expect((await child).exitCode).toBe(0);
   });
+
+  it("resumed with --session while a subagent's approval waits, shows that approval and answers it", async () => {
+    const llm = await startFakeLlm({
+      turns: [
+        { toolCalls: [{ name: 'task', arguments: { agent: 'general', description: 'wait', prompt: 'CHILD-WAIT' } }] },
+        { match: 'CHILD-WAIT', toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo waited' } }] },
+        { match: 'CHILD-WAIT', text: 'The child is done.' },
+        { text: 'Parent finished.' },
+      ],
+    });
+    cleanups.push(() => llm.close());
+    const dataDir = await tempDir();
+    const project = await tempDir();
+    const { server, worker, tokens } = await startLocalServer(cleanups, {
+      dataDir,
+      workdir: project,
+      llmBaseURL: llm.baseURL,
+      tokenSuffix: 'chat-child-approval-01',
+    });
+    await server.permissions.writeText(worker.workerId, JSON.stringify({ '*': 'ask', task: 'allow' }));
+    const session = await server.sessions.create({ workerId: worker.workerId });
+    await server.agent.prompt({ sessionId: session.sessionId, text: 'delegate' });
+    await waitUntil(
+      () => server.gate.pending().some((approval) => approval.subagent?.parentSessionId === session.sessionId),
+      { what: "the child's approval" },
+    );
+
+    const { child, seen, type } = spawnInteractive(
+      ['chat', '--server', server.url, '--token', tokens.client, '--session', session.sessionId],
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
+    );
+    await seen('? [general] shell_exec asks for approval: echo waited');
+    type('o');
+    await seen('  │ ✓ shell_exec: waited');
+    await seen('Parent finished.');
+    type('/exit');
+    expect((await child).exitCode).toBe(0);
+  });
 });
