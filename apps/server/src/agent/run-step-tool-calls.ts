@@ -66,6 +66,7 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
                 args,
                 // Our own id: providers may reuse theirs across turns.
                 toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                sessionToolCallId: call.toolCallId,
                 modelId: step.modelId,
                 ...(step.agent === undefined
                   ? {}

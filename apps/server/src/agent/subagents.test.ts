@@ -64,7 +64,8 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     const { sessions } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
     expect(sessions).toHaveLength(1);
     const child = sessions[0];
-    expect(child?.parent).toMatchObject({ sessionId: session.sessionId, agent: 'explore' });
+    // The child names the parent's task call by the id its messages and events carry.
+    expect(child?.parent).toEqual({ sessionId: session.sessionId, toolCallId: 'call_task', agent: 'explore' });
     const [denied] = await toolMessage(stack, child?.sessionId ?? '', 'write_file');
     expect(denied).toMatchObject({
       errorKind: 'permission_denied',
@@ -84,6 +85,8 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     expect(inner.map((event) => event.seq)).toEqual(inner.map((_event, index) => index + 1));
     expect(inner.map((event) => event.type)).toContain('tool-call.ended');
     expect(wrapped(watch.events).every((event) => event.childSessionId === child?.sessionId)).toBe(true);
+    expect(new Set(wrapped(watch.events).map((event) => event.toolCallId))).toEqual(new Set(['call_task']));
+    expect(watch.events.find((event) => event.type === 'tool-call.started')).toMatchObject({ toolCallId: 'call_task' });
     expect(watch.events.map((event) => event.seq)).toEqual(watch.events.map((_event, index) => index + 1));
   });
 

@@ -20,6 +20,8 @@ export type GatedToolCall = {
   args: Record<string, unknown>;
   /** Defaults to a random id. */
   toolCallId?: string;
+  /** The call's id in the session's messages and events, when it is not `toolCallId`. */
+  sessionToolCallId?: string | undefined;
   /** The call's own timeout (see the dispatcher); the wait for approval does not count. */
   timeoutMs?: number;
   /** Aborting cancels a pending approval or the running call. */
@@ -119,6 +121,7 @@ export function createToolCallRunner(options: {
         sessionId: call.sessionId,
         workerId: call.workerId,
         toolCallId: toolCallId as ToolCallId,
+        sessionToolCallId: call.sessionToolCallId,
         modelId: call.modelId,
         signal,
         logger: options.logger,

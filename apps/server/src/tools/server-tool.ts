@@ -16,6 +16,11 @@ export type ServerToolContext = {
   /** The session's worker. */
   workerId: WorkerId;
   toolCallId: ToolCallId;
+  /**
+   * The call's id in the session's messages and events (the model's), where it differs from the
+   * server's own `toolCallId`: what clients match a call by.
+   */
+  sessionToolCallId?: string | undefined;
   /** The model of the turn that made the call, when a turn made it. */
   modelId?: string | undefined;
   /** Aborted when the turn is aborted or the call times out. */

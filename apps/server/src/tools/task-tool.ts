@@ -171,7 +171,7 @@ export function createTaskTool(options: {
       try {
         const outcome = await options.run({
           parentSessionId: context.sessionId,
-          toolCallId: context.toolCallId,
+          toolCallId: context.sessionToolCallId ?? context.toolCallId,
           workerId: context.workerId,
           agent,
           description: args.description,
