@@ -1,4 +1,14 @@
+import { setFlagsFromString } from 'node:v8';
 import picomatch from 'picomatch';
+
+/*
+ * Patterns become backtracking regular expressions, and both sides can be hostile: a subagent's file
+ * (which a model may write) sets patterns, and a model sets the paths they are matched against. A
+ * pattern with several wildcards against a long path (`*a*a*a*…b` against 4,000 `a`s) would block the
+ * server for hours. V8 switches such a match to its linear-time engine after too many backtracks, so
+ * such a match ends in tens of milliseconds (`evaluate-tool-call.test.ts` has a 4,000-character case).
+ */
+setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 export const PERMISSION_ACTIONS = ['allow', 'deny', 'ask'] as const;
 export type PermissionAction = (typeof PERMISSION_ACTIONS)[number];
