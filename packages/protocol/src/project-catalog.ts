@@ -76,13 +76,27 @@ export const CatalogProblemSchema = z.object({
 });
 export type CatalogProblem = z.infer<typeof CatalogProblemSchema>;
 
-export const ProjectCatalogSchema = z.object({
-  /** Grows with every snapshot a worker process sends; the server keeps only the newest. */
-  version: z.number().int().nonnegative(),
-  skills: z.array(SkillInfoSchema).max(MAX_SKILLS),
-  agents: z.array(AgentInfoSchema).max(MAX_AGENTS),
-  problems: z.array(CatalogProblemSchema).max(1_000),
-});
+/** Names must be unique within a list: the tools offer them as an enum. */
+function uniqueNames(list: readonly { name: string }[], context: z.RefinementCtx, what: string): void {
+  const seen = new Set<string>();
+  for (const { name } of list) {
+    if (seen.has(name)) context.addIssue({ code: 'custom', message: `two ${what} are named "${name}"` });
+    seen.add(name);
+  }
+}
+
+export const ProjectCatalogSchema = z
+  .object({
+    /** Grows with every snapshot a worker process sends; the server keeps only the newest. */
+    version: z.number().int().nonnegative(),
+    skills: z.array(SkillInfoSchema).max(MAX_SKILLS),
+    agents: z.array(AgentInfoSchema).max(MAX_AGENTS),
+    problems: z.array(CatalogProblemSchema).max(1_000),
+  })
+  .superRefine((catalog, context) => {
+    uniqueNames(catalog.skills, context, 'skills');
+    uniqueNames(catalog.agents, context, 'agents');
+  });
 export type ProjectCatalog = z.infer<typeof ProjectCatalogSchema>;
 
 export const EMPTY_PROJECT_CATALOG: ProjectCatalog = { version: 0, skills: [], agents: [], problems: [] };

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MolfError, type WorkerId } from '@molf/protocol';
+import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
@@ -32,6 +33,11 @@ export type AgentRunner = {
     /** Skills of the session's worker the person loads with the prompt (stored as `skill` results). */
     skills?: string[] | undefined;
   }): Promise<{ messageId: string; queued: boolean }>;
+  /**
+   * Runs a subagent's turn in a child session of its own (a `task` call). While it runs, the child is
+   * busy and `abort` on it stops it alone. A subagent's session takes no prompts of its own.
+   */
+  runSubagent(run: SubagentRun): Promise<SubagentOutcome>;
   /** Aborts the running turn (stream, tool calls, approvals) and drops queued prompts; false when idle. */
   abort(sessionId: string): boolean;
   busy(sessionId: string): boolean;
@@ -90,6 +96,8 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   const limits = toTurnLimits(options.settings);
   const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
   const running = new Map<string, SessionTurns>();
+  /** The subagents running now, by child session: each can be aborted alone. */
+  const children = new Map<string, AbortController>();
   let closing = false;
 
   async function runQueued(sessionId: string, prompt: Queued, turns: SessionTurns): Promise<void> {
@@ -172,6 +180,14 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       if (session === undefined) {
         throw new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
       }
+      if (session.parent !== undefined) {
+        // Its turns are its agent's, with the agent's tools and rules, run for the parent's task call.
+        throw new MolfError(
+          'invalid_input',
+          `session ${sessionId} is the ${session.parent.agent} subagent's session of session ${session.parent.sessionId}: it can be read, not prompted; prompt the parent session`,
+          { field: 'sessionId' },
+        );
+      }
       if (skills !== undefined && skills.length > 0) checkSkills(services, session.workerId, skills);
       const messageId = randomUUID();
       const at = new Date().toISOString();
@@ -192,7 +208,30 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       return { messageId, queued: true };
     },
 
+    async runSubagent(run) {
+      if (closing) throw new MolfError('cancelled', 'the server is shutting down');
+      const controller = new AbortController();
+      let childSessionId: string | undefined;
+      try {
+        return await runSubagent(services, limits, {
+          ...run,
+          signal: AbortSignal.any([run.signal, controller.signal]),
+          onStarted: (id) => {
+            childSessionId = id;
+            children.set(id, controller);
+          },
+        });
+      } finally {
+        if (childSessionId !== undefined) children.delete(childSessionId);
+      }
+    },
+
     abort(sessionId) {
+      const child = children.get(sessionId);
+      if (child !== undefined) {
+        child.abort(new MolfError('cancelled', 'aborted by the user'));
+        return true;
+      }
       const turns = running.get(sessionId);
       if (turns === undefined) return false;
       // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
@@ -206,7 +245,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       return true;
     },
 
-    busy: (sessionId) => running.has(sessionId),
+    busy: (sessionId) => running.has(sessionId) || children.has(sessionId),
 
     async close() {
       closing = true;

@@ -17,6 +17,8 @@ export type SubagentRun = {
   modelId: string | undefined;
   /** The parent's abort, and the task's time limit. */
   signal: AbortSignal;
+  /** Told the child session's id once it exists. */
+  onStarted?: ((childSessionId: string) => void) | undefined;
 };
 
 export type SubagentOutcome = {
@@ -49,6 +51,7 @@ export async function runSubagent(
     ...(run.agent.model === undefined ? {} : { model: run.agent.model }),
   });
   const childSessionId = child.sessionId;
+  run.onStarted?.(childSessionId);
   let error: string | undefined;
   const stopForwarding = events.observe(childSessionId, (event) => {
     if (event.type === 'error') error = event.message;

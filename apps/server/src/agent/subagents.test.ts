@@ -219,6 +219,42 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     expect(childEnd).toMatchObject({ reason: 'aborted' });
   });
 
+  it('lets a person abort one running subagent alone, and refuses prompts to a subagent session', async () => {
+    await using stack = await startStack({
+      permissions: permissions(),
+      turns: [
+        { toolCalls: [taskCall('call_task', 'general', 'CHILD-STOP')] },
+        {
+          match: 'CHILD-STOP',
+          toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo $$ > stop.pid; exec sleep 300' } }],
+        },
+        { text: 'the parent goes on' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'stop the child' });
+    const pidFile = join(stack.link.workdir, 'stop.pid');
+    await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim() !== '', {
+      what: "the child's command to start",
+    });
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    const { sessions } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
+    const childId = sessions[0]?.sessionId ?? '';
+    await expect(stack.client.rpc.sessions.prompt.mutate({ sessionId: childId, text: 'do more' })).rejects.toThrow(
+      /subagent's session of session .*: it can be read, not prompted/,
+    );
+    expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: childId })).toEqual({ aborted: true });
+    await waitFor(() => !isProcessAlive(pid), { what: "the child's sleep to be killed" });
+    await watch.turnEnded();
+    expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    expect(result).toMatchObject({
+      errorKind: 'cancelled',
+      error: 'The general subagent was stopped before it finished.',
+    });
+  });
+
   it('stops a child at the time limit and gives the parent a clear timeout error', async () => {
     await using stack = await startStack({
       permissions: permissions(),

@@ -9,7 +9,6 @@ import {
   createAgentDirectory,
   createAgentRunner,
   createProjectInstructions,
-  runSubagent,
   type TurnServices,
   toTurnLimits,
 } from '../agent/index.ts';
@@ -180,18 +179,18 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     logger,
     protectedRoots: [dataDirPath],
   });
-  // The task tool runs turns, and turns are offered the task tool: it reaches the turn services
-  // and the agents through these, set just below.
+  // The task tool runs turns, and turns are offered the task tool: it reaches the agent runner and
+  // the agents through these, set just below.
   let agents: AgentDirectory | undefined;
-  let turnServices: TurnServices | undefined;
+  let runner: AgentRunner | undefined;
   const limits = toTurnLimits(config.agent);
   const builtinTools = [
     createSkillTool({ dispatcher, skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [] }),
     createTaskTool({
       agents: (workerId) => agents?.agents(workerId),
       run: (run) => {
-        if (turnServices === undefined) throw new MolfError('internal', 'the server is still starting');
-        return runSubagent(turnServices, limits, run);
+        if (runner === undefined) throw new MolfError('internal', 'the server is still starting');
+        return runner.runSubagent(run);
       },
       defaultMaxSteps: limits.maxSteps,
       ...(config.agent?.maxParallelTasks === undefined ? {} : { maxParallel: config.agent.maxParallelTasks }),
@@ -206,7 +205,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   agents = createAgentDirectory({ registry, catalog, models });
   const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
   const events = createSessionEvents();
-  turnServices = {
+  const turnServices: TurnServices = {
     store: sessions,
     events,
     models,
@@ -220,6 +219,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     services: turnServices,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
   });
+  runner = agent;
   const stopForwarding = forwardApprovalsToSessions({ gate, sessions, events, logger });
   const reportCatalog = createCatalogReporter({ registry, agents, logger });
   const router = createAppRouter({
