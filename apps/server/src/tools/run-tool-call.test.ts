@@ -46,6 +46,24 @@ function run(link: Link, tool: string, args: Record<string, unknown>, signal?: A
 }
 
 describe('runToolCall routes gated calls to the worker or to a server tool', () => {
+  it("leaves a server tool that keeps its own time limit running past the call's timeout", async () => {
+    const patient: ServerTool<z.ZodObject<Record<string, never>>> = {
+      definition: { name: 'patient', description: 'Waits.', args: z.object({}), defaultTimeoutMs: 50 },
+      ownsTimeLimit: true,
+      async run(_args, context) {
+        // Ten times its call timeout: a timeout applied to it would abort it long before.
+        await new Promise<void>((resolve, reject) => {
+          context.signal.addEventListener('abort', () => reject(new Error('aborted by the call timeout')));
+          setTimeout(resolve, 500);
+        });
+        return { output: 'done in my own time' };
+      },
+    };
+    await using link = await startTestLink({ server: { serverTools: [patient] } });
+    await writePermissions(link, '{ "*": "ask", "patient": "allow" }');
+    expect(await run(link, 'patient', {})).toEqual({ output: 'done in my own time' });
+  });
+
   it('runs an allowed server tool on the server, with the session and worker of the call', async () => {
     const clock = createClockTool();
     await using link = await startTestLink({ server: { serverTools: [clock.tool] } });

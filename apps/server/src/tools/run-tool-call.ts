@@ -114,7 +114,7 @@ export function createToolCallRunner(options: {
       call.timeoutMs ?? tool.definition.timeoutFromArgs?.(parsed.data) ?? tool.definition.defaultTimeoutMs;
     // A timer cleared when the call ends: AbortSignal.timeout() would keep each call's state until its deadline.
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(), timeoutMs);
+    const timer = tool.ownsTimeLimit === true ? undefined : setTimeout(() => timeout.abort(), timeoutMs);
     const signal = call.signal === undefined ? timeout.signal : AbortSignal.any([call.signal, timeout.signal]);
     try {
       return await tool.run(parsed.data, {

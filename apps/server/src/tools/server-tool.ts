@@ -43,6 +43,11 @@ export type ToolOfferContext = {
 export type ServerTool<Args extends z.ZodType = z.ZodType> = {
   definition: ToolDefinition<Args>;
   /**
+   * The tool keeps its own time limit, and the call's timeout (`defaultTimeoutMs`) is not applied: the
+   * task tool's limit starts when its subagent starts, not while it waits for a free slot. Default false.
+   */
+  ownsTimeLimit?: boolean;
+  /**
    * What the model is offered in this place (a description listing what the worker has, say), or
    * undefined where the tool is not offered. Default: the definition as it is, everywhere.
    */

@@ -145,9 +145,10 @@ export function createTaskTool(options: {
       name: TASK_TOOL_NAME,
       description: INTRODUCTION,
       args: taskArgs,
-      // The task keeps its own time limit (below); this only bounds a call that would hang past it.
-      defaultTimeoutMs: timeoutMs + 60_000,
+      defaultTimeoutMs: timeoutMs,
     },
+    // The limit counts from when the subagent starts, not while the call waits for a slot (below).
+    ownsTimeLimit: true,
     offer({ workerId, agent }) {
       if (agent !== undefined) return undefined;
       const resolved = options.agents(workerId);
