@@ -9,7 +9,12 @@ export type ReadRule = { pattern: string; action: PermissionAction; layer?: 'age
 function readRulesOf(rules: readonly PermissionRule[], home: string | undefined): ReadRule[] {
   return rules
     .filter((rule) => rule.tool === '*' || rule.tool === 'read_file' || compileGlob(rule.tool)('read_file'))
-    .map((rule) => ({ pattern: expandHome(rule.pattern, home), action: rule.action }));
+    .map((rule) => ({
+      pattern: expandHome(rule.pattern, home),
+      // A catch-all's ask is no opinion on files (as in the gate, where only rules naming read_file
+      // make a file a question): it leaves a file readable; a catch-all's deny still denies.
+      action: rule.action === 'ask' && rule.tool !== 'read_file' ? 'allow' : rule.action,
+    }));
 }
 
 /**
@@ -32,26 +37,27 @@ export function toReadRules(options: {
 
 type CompiledReadRule = { test: (form: string) => boolean; action: PermissionAction };
 
-/** Whether the last rule matching any of the forms denies. */
-function lastMatchDenies(rules: readonly CompiledReadRule[], forms: readonly string[]): boolean {
-  if (rules.every((rule) => rule.action !== 'deny')) return false;
+/** Whether the last rule matching any of the forms denies or asks. */
+function lastMatchRefuses(rules: readonly CompiledReadRule[], forms: readonly string[]): boolean {
+  if (rules.every((rule) => rule.action === 'allow')) return false;
   return forms.some((form) => {
     for (let index = rules.length - 1; index >= 0; index -= 1) {
       const rule = rules[index] as CompiledReadRule;
-      if (rule.test(form)) return rule.action === 'deny';
+      if (rule.test(form)) return rule.action !== 'allow';
     }
     return false;
   });
 }
 
 /**
- * Whether a file is denied: by the last of the file's rules that matches any of its forms (its path
- * relative to the workdir, its absolute path), or by the last of an agent's rules that does. A deny on
- * any form counts, as in the gate.
+ * Whether a file may not be read without a person: the last of the file's rules that matches any of
+ * its forms (its path relative to the workdir, its absolute path) denies or asks, or the last of an
+ * agent's rules that does. A tool that reads many files at once (grep over a directory) skips such a
+ * file, since nobody can be asked about each one. A refusal on any form counts, as in the gate.
  */
 export function createReadDenial(rules: readonly ReadRule[]): (forms: readonly string[]) => boolean {
   const compile = (rule: ReadRule): CompiledReadRule => ({ test: compileGlob(rule.pattern), action: rule.action });
   const file = rules.filter((rule) => rule.layer !== 'agent').map(compile);
   const agent = rules.filter((rule) => rule.layer === 'agent').map(compile);
-  return (forms) => lastMatchDenies(file, forms) || lastMatchDenies(agent, forms);
+  return (forms) => lastMatchRefuses(file, forms) || lastMatchRefuses(agent, forms);
 }

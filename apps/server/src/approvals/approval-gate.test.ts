@@ -629,6 +629,29 @@ describe('paths between approval and execution', () => {
 });
 
 describe('grep under the read_file rules', () => {
+  it('answers the same whether or not a denied file matches, even when matches are capped', async () => {
+    await using link = await startTestLink();
+    await writeFile(join(link.workdir, '.env'), `${'API_KEY=sk-hunter2\n'.repeat(300)}`);
+    await writeFile(join(link.workdir, 'app.ts'), 'const key = process.env.API_KEY;\n');
+    const sessionId = randomUUID();
+    const hit = await run(link, { sessionId, tool: 'grep', args: { pattern: 'API_KEY=sk-h' } });
+    const miss = await run(link, { sessionId, tool: 'grep', args: { pattern: 'API_KEY=sk-x' } });
+    expect(hit.output.replace('sk-h', 'sk-x')).toBe(miss.output);
+    // Matches in the denied file do not use up the cap before the allowed file's are found.
+    const broad = await run(link, { sessionId, tool: 'grep', args: { pattern: 'API_KEY' } });
+    expect(broad.output).toContain('app.ts:1:');
+    expect(broad.output).not.toContain('Stopped at');
+  });
+
+  it('leaves files that read_file would ask about out of a directory search', async () => {
+    await using link = await startTestLink();
+    await writeFile(join(link.workdir, 'server.pem'), '-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg\n');
+    await writeFile(join(link.workdir, 'notes.md'), 'MIIE is a prefix\n');
+    const result = await run(link, { sessionId: randomUUID(), tool: 'grep', args: { pattern: 'MII' } });
+    expect(result.output).toContain('notes.md:1:');
+    expect(result.output).not.toContain('MIIEvQIBADANBg');
+  });
+
   it('refuses to search a denied file and leaves denied files out of a directory search, saying so', async () => {
     await using link = await startTestLink();
     await writeFile(join(link.workdir, '.env'), 'API_KEY=supersecret\n');
@@ -648,7 +671,8 @@ describe('grep under the read_file rules', () => {
     expect(everywhere.output).toContain('.env.example:1:');
     expect(everywhere.output).not.toContain('supersecret');
     expect(everywhere.output).not.toContain('another');
-    expect(everywhere.output).toContain('[2 files with matches not shown: the read_file rules deny reading them.]');
+    // Nothing in the answer tells whether a denied file matched (a yes/no oracle on its content).
+    expect(everywhere.output).not.toMatch(/not shown|deny reading/);
 
     // Without the gate (a direct dispatch carries no rules) the same search sees everything.
     const ungated = await link.server.dispatcher.dispatch({

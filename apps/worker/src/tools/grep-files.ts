@@ -67,6 +67,8 @@ function searchWithRipgrep(options: {
   pattern: string;
   target: string;
   include: string | undefined;
+  /** Files whose matches are dropped as they come, before they count towards the cap. */
+  isHidden: (file: string) => boolean;
   signal: AbortSignal;
 }): Promise<Search> {
   // -e: a pattern starting with "-" is never a flag. --no-config: the user's rg config can't
@@ -107,6 +109,7 @@ function searchWithRipgrep(options: {
       const nul = raw.indexOf('\0');
       const colon = raw.indexOf(':', nul + 1);
       if (nul === -1 || colon === -1) return;
+      if (options.isHidden(raw.slice(0, nul))) return;
       matches.push({ file: raw.slice(0, nul), line: Number(raw.slice(nul + 1, colon)), text: raw.slice(colon + 1) });
       if (matches.length >= GREP_MAX_MATCHES) {
         capped = true;
@@ -149,6 +152,8 @@ async function searchWithJavaScript(options: {
   isDirectory: boolean;
   include: string | undefined;
   paths: PathPolicy;
+  /** Files that are not read at all. */
+  isHidden: (file: string) => boolean;
   signal: AbortSignal;
 }): Promise<Search> {
   let regex: RegExp;
@@ -168,6 +173,7 @@ async function searchWithJavaScript(options: {
     if (options.signal.aborted) return { error: stoppedResult(options.signal) };
     // Links are not followed, as ripgrep doesn't follow them while walking: one could lead outside.
     // FIFOs, sockets and devices are skipped: reading one could block or never end.
+    if (options.isHidden(file)) continue;
     const info = await lstat(file).catch(() => undefined);
     if (info === undefined || !info.isFile()) continue;
     if (info.size > GREP_MAX_FILE_BYTES) {
@@ -228,6 +234,11 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
         );
       }
 
+      // Files read_file would refuse or ask about are left out of the search as it runs: their matches
+      // never count towards the cap, and nothing in the answer tells whether they matched (a note
+      // "1 file not shown" was a yes/no oracle on a secret's content, one question per call).
+      const isHidden = (file: string) =>
+        isReadDenied !== undefined && isReadDenied([relative(paths.workdir, file), file]);
       const rg = engine === 'javascript' ? undefined : findRipgrep();
       if (engine === 'ripgrep' && rg === undefined) return toErrorResult('internal', 'ripgrep is not on PATH.');
       const search =
@@ -238,24 +249,12 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
               isDirectory: info.isDirectory(),
               include: args.include,
               paths,
+              isHidden,
               signal,
             })
-          : await searchWithRipgrep({ rg, pattern: args.pattern, target, include: args.include, signal });
+          : await searchWithRipgrep({ rg, pattern: args.pattern, target, include: args.include, isHidden, signal });
       if ('error' in search) return search.error;
-      // Files the read_file rules deny are searched by nobody (grep must not read a denied .env).
-      const hidden = new Set<string>();
-      if (isReadDenied !== undefined) {
-        search.matches = search.matches.filter((match) => {
-          const denied = isReadDenied([relative(paths.workdir, match.file), match.file]);
-          if (denied) hidden.add(match.file);
-          return !denied;
-        });
-      }
-      const notes =
-        (hidden.size === 0
-          ? ''
-          : `\n[${hidden.size} file${hidden.size === 1 ? '' : 's'} with matches not shown: the read_file rules deny reading ${hidden.size === 1 ? 'it' : 'them'}.]`) +
-        tooLargeNote(search.tooLarge, paths.workdir);
+      const notes = tooLargeNote(search.tooLarge, paths.workdir);
       if (search.matches.length === 0) {
         return { output: `No matches for ${args.pattern}.${notes}`, meta: { truncated: false } };
       }
