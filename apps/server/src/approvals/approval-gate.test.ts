@@ -775,6 +775,22 @@ describe('files a shell line reads and writes', () => {
     expect(allowed.output).toContain('appears here');
   });
 
+  it('asks before a line reads a whole directory holding a file read_file would ask about', async () => {
+    await using link = await startTestLink();
+    await mkdir(join(link.workdir, 'certs'), { recursive: true });
+    await writeFile(join(link.workdir, 'certs', 'server.pem'), 'MIIEvQIBADANBg\n');
+    await writePermissions(
+      link,
+      `${readDefaultPermissionsText().replace(/"shell_exec": "ask"/, '"shell_exec": { "*": "allow" }')}`,
+    );
+    const evaluation = await link.server.gate.explain({
+      workerId: link.worker.workerId,
+      tool: 'shell_exec',
+      args: { command: 'grep -r MII certs' },
+    });
+    expect(evaluation.decision).toBe('ask');
+  });
+
   it('keeps the server data directory off limits to a shell line too', async () => {
     await using project = await createTempDir();
     const dataDir = join(project.path, '.molf-data');

@@ -161,7 +161,8 @@ export async function resolvePathsForGate(
       const forms = await formsOf(policy, given);
       const found =
         forms.length === 0 ? undefined : await findReadDeniedFile(policy, forms, { isReadDenied, skipHidden });
-      answer.trees.push({ given, forms: found === undefined ? [] : [...forms, ...found] });
+      // The refused file's forms first: the gate judges a subject's question by its first form.
+      answer.trees.push({ given, forms: found === undefined ? [] : [...found, ...forms] });
     }
   }
   for (const given of params.paths) answer.paths.push({ given, forms: await formsOf(policy, given) });
