@@ -237,8 +237,7 @@ export function createGrepTool(engine: GrepEngine = 'auto'): ToolHandler {
       // Files read_file would refuse or ask about are left out of the search as it runs: their matches
       // never count towards the cap, and nothing in the answer tells whether they matched (a note
       // "1 file not shown" was a yes/no oracle on a secret's content, one question per call).
-      const isHidden = (file: string) =>
-        isReadDenied !== undefined && isReadDenied([relative(paths.workdir, file), file]);
+      const isHidden = (file: string) => isReadDenied?.([relative(paths.workdir, file), file]) === true;
       const rg = engine === 'javascript' ? undefined : findRipgrep();
       if (engine === 'ripgrep' && rg === undefined) return toErrorResult('internal', 'ripgrep is not on PATH.');
       const search =
