@@ -40,8 +40,11 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
   const { sessionId } = options;
   let state = createSessionState(sessionId);
   let stopped = false;
+  /** Live status events seen: a backfill's status is older than any that came while it ran. */
+  let statusEvents = 0;
   const deliver = (event: SessionEvent) => {
     if (stopped) return;
+    if (event.type === 'status' && event.seq !== 0) statusEvents += 1;
     state = applySessionEvent(state, event);
     options.onEvent(event, state);
   };
@@ -55,12 +58,17 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
 
   /** What was there before the stream started (or while it was cut off). */
   async function backfill(): Promise<void> {
+    const statusEventsBefore = statusEvents;
     const session = await client.rpc.sessions.info.query({ sessionId });
     // A subagent's approval names the child's session: the worker's list has them with the session's own.
     const pending = (await client.rpc.approvals.list.query({ workerId: session.workerId })).filter((approval) =>
       isApprovalOfSession(approval, sessionId),
     );
-    if (session.status !== (state.busy ? 'busy' : 'idle')) deliver(made({ type: 'status', status: session.status }));
+    // A status event that came meanwhile is newer than the one read (a turn that started while the
+    // approvals were listed must not be reported idle: Ctrl-C would then leave instead of aborting).
+    if (statusEvents === statusEventsBefore && session.status !== (state.busy ? 'busy' : 'idle')) {
+      deliver(made({ type: 'status', status: session.status }));
+    }
     if (stopped) return;
     // Approvals answered while the events were missed are gone; nobody knows how they were answered.
     const waiting = new Set(pending.map((approval) => approval.approvalId));
