@@ -42,6 +42,9 @@ export async function answerWorkerRequest(
             workdir: context.paths.workdir,
             catalog: context.catalog(),
             name: request.params.name,
+            ...(request.params.readRules === undefined
+              ? {}
+              : { isReadDenied: createReadDenial(request.params.readRules) }),
           }),
         };
       default:

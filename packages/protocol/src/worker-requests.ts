@@ -104,7 +104,14 @@ export type Instructions = z.infer<typeof InstructionsSchema>;
  * `skills/read`: the `skill` tool asks for a skill's content when it runs (the snapshot carries only
  * names and descriptions). The worker reads the SKILL.md again, so the content is the file's latest.
  */
-export const ReadSkillParamsSchema = z.object({ name: z.string().min(1).max(64) });
+export const ReadSkillParamsSchema = z.object({
+  name: z.string().min(1).max(64),
+  /**
+   * The read_file rules of the call: a SKILL.md that leads to a file they deny or ask about is refused,
+   * and such files are left out of the skill's list (a skill must not read what read_file may not).
+   */
+  readRules: z.array(ReadRuleSchema).max(2_000).optional(),
+});
 export type ReadSkillParams = z.infer<typeof ReadSkillParamsSchema>;
 export const SkillContentSchema = z.object({
   name: z.string().max(64),

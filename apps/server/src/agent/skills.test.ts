@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +68,42 @@ describe('skills through the fake LLM and a real worker', () => {
     expect(result?.role === 'tool' && result.output).toContain('.agents/skills/deploy/scripts/verify.sh');
     expect(result?.role === 'tool' && result.output).toContain('This skill expects these tools: shell_exec, read_file');
     expect(result?.role === 'tool' && result.output).not.toContain('description:');
+  });
+
+  it('refuses a skill whose SKILL.md leads to a file the read_file rules deny, and leaves such files out of its list', async () => {
+    await using stack = await startStack({
+      permissions: JSON.stringify({ '*': 'ask', read_file: { '*': 'allow', '*secret*': 'deny' }, skill: 'allow' }),
+      turns: [
+        { toolCalls: [{ id: 's1', name: 'skill', arguments: { name: 'notes' } }] },
+        { toolCalls: [{ id: 's2', name: 'skill', arguments: { name: 'deploy' } }] },
+        { text: 'ok' },
+      ],
+    });
+    await mkdir(join(stack.link.workdir, 'config'), { recursive: true });
+    await writeFile(
+      join(stack.link.workdir, 'config', 'secret-notes.md'),
+      '---\ndescription: Notes\n---\nDB_PASSWORD=hunter2\n',
+    );
+    await mkdir(join(stack.link.workdir, '.agents', 'skills', 'notes'), { recursive: true });
+    await symlink(
+      join(stack.link.workdir, 'config', 'secret-notes.md'),
+      join(stack.link.workdir, '.agents', 'skills', 'notes', 'SKILL.md'),
+    );
+    await writeSkill(stack, 'deploy', DEPLOY_SKILL, { 'secret-token.txt': 'TOKEN=abc\n', 'run.sh': 'make\n' });
+    await waitFor(() => serverSkills(stack).includes('notes') && serverSkills(stack).includes('deploy'), {
+      what: 'the skills to reach the server',
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'read notes' });
+    await watch.turnEnded();
+    const results = await toolMessages(stack, session.sessionId, 'skill');
+    const notes = results.find((message) => message.role === 'tool' && message.toolCallId === 's1');
+    expect(notes).toMatchObject({ errorKind: 'permission_denied' });
+    expect(JSON.stringify(notes)).not.toContain('hunter2');
+    const deploy = results.find((message) => message.role === 'tool' && message.toolCallId === 's2');
+    expect(deploy?.role === 'tool' && deploy.output).toContain('.agents/skills/deploy/run.sh');
+    expect(deploy?.role === 'tool' && deploy.output).not.toContain('secret-token.txt');
   });
 
   it('does not offer the skill tool to a worker without skills', async () => {

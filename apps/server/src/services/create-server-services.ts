@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { createSilentLogger, type Logger } from '@molf/logging';
-import { createPermissionEngine } from '@molf/permissions';
+import { createPermissionEngine, toReadRules } from '@molf/permissions';
 import { MolfError, type Role, type WorkerId } from '@molf/protocol';
 import {
   type AgentDirectory,
@@ -185,7 +185,12 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   let runner: AgentRunner | undefined;
   const limits = toTurnLimits(config.agent);
   const builtinTools = [
-    createSkillTool({ dispatcher, skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [] }),
+    createSkillTool({
+      dispatcher,
+      skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [],
+      readRules: async (workerId) =>
+        toReadRules({ rules: (await permissions.load(workerId)).rules, home: registry.registration(workerId)?.home }),
+    }),
     createTaskTool({
       agents: (workerId) => agents?.agents(workerId),
       run: (run) => {

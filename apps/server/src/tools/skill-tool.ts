@@ -1,3 +1,4 @@
+import type { ReadRule } from '@molf/permissions';
 import {
   type SkillContent,
   type SkillInfo,
@@ -70,7 +71,14 @@ export function formatSkill(content: SkillContent, info: SkillInfo | undefined):
 /** Reads a skill of the worker as the `skill` tool returns it; a failure is a result. */
 export async function loadSkill(
   dispatcher: JobDispatcher,
-  options: { workerId: WorkerId; name: string; skills: readonly SkillInfo[]; signal?: AbortSignal | undefined },
+  options: {
+    workerId: WorkerId;
+    name: string;
+    skills: readonly SkillInfo[];
+    /** The read_file rules the worker applies to the SKILL.md and the files it lists. */
+    readRules: ReadRule[];
+    signal?: AbortSignal | undefined;
+  },
 ): Promise<ToolResult> {
   const info = options.skills.find((skill) => skill.name === options.name);
   if (info === undefined) {
@@ -82,12 +90,15 @@ export async function loadSkill(
   }
   const outcome = await dispatcher.request({
     workerId: options.workerId,
-    request: { method: 'skills/read', params: { name: options.name } },
+    request: { method: 'skills/read', params: { name: options.name, readRules: options.readRules } },
     timeoutMs: READ_SKILL_TIMEOUT_MS,
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
-  if (!outcome.ok)
-    return toErrorResult(outcome.errorKind, `The skill "${options.name}" could not be read: ${outcome.message}`);
+  if (!outcome.ok) {
+    // The worker refuses a SKILL.md that leads to a file the read_file rules deny.
+    const errorKind = outcome.message.includes('refused:') ? 'permission_denied' : outcome.errorKind;
+    return toErrorResult(errorKind, `The skill "${options.name}" could not be read: ${outcome.message}`);
+  }
   return { output: formatSkill(outcome.result, info) };
 }
 
@@ -98,6 +109,8 @@ export async function loadSkill(
 export function createSkillTool(options: {
   dispatcher: JobDispatcher;
   skills: (workerId: WorkerId) => readonly SkillInfo[];
+  /** The worker's read_file rules, `~` expanded. */
+  readRules: (workerId: WorkerId) => Promise<ReadRule[]>;
 }): ServerTool<typeof skillArgs> {
   return {
     definition: {
@@ -110,11 +123,12 @@ export function createSkillTool(options: {
       const skills = registration.catalog?.skills ?? [];
       return skills.length === 0 ? undefined : toDescriptor(skills);
     },
-    run({ name }, context) {
+    async run({ name }, context) {
       return loadSkill(options.dispatcher, {
         workerId: context.workerId,
         name,
         skills: options.skills(context.workerId),
+        readRules: await options.readRules(context.workerId),
         signal: context.signal,
       });
     },

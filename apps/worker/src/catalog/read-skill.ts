@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import {
   MAX_CATALOG_FILE_BYTES,
   MAX_SKILL_FILES,
@@ -25,8 +25,11 @@ export async function readSkill(options: {
   workdir: string;
   catalog: ProjectCatalog;
   name: string;
+  /** Files read_file may not read without a person (the call's read rules). Default: none. */
+  isReadDenied?: ((forms: readonly string[]) => boolean) | undefined;
 }): Promise<SkillContent> {
   const { workdir, catalog, name } = options;
+  const isReadDenied = options.isReadDenied ?? (() => false);
   const skill = catalog.skills.find((candidate) => candidate.name === name);
   if (skill === undefined) {
     const names = catalog.skills.map((candidate) => candidate.name);
@@ -50,6 +53,13 @@ export async function readSkill(options: {
     default:
       location satisfies never;
   }
+  // Where it was found and where it leads: a SKILL.md linked to a denied file must not hand it over.
+  if (isReadDenied([skill.path, relative(workdir, location.canonical), location.canonical])) {
+    throw new MolfError(
+      'forbidden',
+      `refused: ${skill.path} leads to ${relative(workdir, location.canonical)}, which the read_file rules do not let be read`,
+    );
+  }
   const file = await readCappedFile(location.canonical, MAX_CATALOG_FILE_BYTES);
   const split = splitFrontmatter(file.text);
   if (split.type === 'unclosed') {
@@ -60,7 +70,7 @@ export async function readSkill(options: {
   const canonicalFolder = await locateInWorkdir(workdir, join(workdir, folder));
   const files =
     canonicalFolder.type === 'inside'
-      ? await listSkillFiles({ workdir, folder, canonicalFolder: canonicalFolder.canonical })
+      ? await listSkillFiles({ workdir, folder, canonicalFolder: canonicalFolder.canonical, isReadDenied })
       : { files: [], more: false };
   return {
     name,
@@ -82,6 +92,7 @@ async function listSkillFiles(options: {
   /** The skill's folder, relative to the workdir. */
   folder: string;
   canonicalFolder: string;
+  isReadDenied: (forms: readonly string[]) => boolean;
 }): Promise<{ files: string[]; more: boolean }> {
   const files: string[] = [];
   const pending = [{ absolute: options.canonicalFolder, relative: options.folder, depth: 0 }];
@@ -96,23 +107,26 @@ async function listSkillFiles(options: {
     // Reversed onto the stack, so folders are looked through in name order.
     const subfolders: typeof pending = [];
     for (const dirent of dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-      const relative = join(folder.relative, dirent.name);
+      const shown = join(folder.relative, dirent.name);
       if (folder.depth === 0 && dirent.name === 'SKILL.md') continue;
       if (dirent.isDirectory()) {
         if (folder.depth < MAX_FOLDER_DEPTH) {
-          subfolders.push({ absolute: join(folder.absolute, dirent.name), relative, depth: folder.depth + 1 });
+          subfolders.push({ absolute: join(folder.absolute, dirent.name), relative: shown, depth: folder.depth + 1 });
         } else more = true;
         continue;
       }
+      const forms = [shown, join(folder.absolute, dirent.name)];
       if (dirent.isSymbolicLink()) {
         const target = await locateInWorkdir(options.workdir, join(folder.absolute, dirent.name));
         if (target.type !== 'inside' || !target.info.isFile()) continue;
+        forms.push(relative(options.workdir, target.canonical), target.canonical);
       } else if (!dirent.isFile()) continue;
+      if (options.isReadDenied(forms)) continue;
       if (files.length === MAX_SKILL_FILES) {
         more = true;
         break;
       }
-      files.push(relative);
+      files.push(shown);
     }
     if (more && files.length === MAX_SKILL_FILES) break;
     pending.push(...subfolders.reverse());
