@@ -4,9 +4,7 @@ import {
   isMolfError,
   MolfError,
   type SessionMessage,
-  type ToolCallId,
   type ToolDescriptor,
-  toErrorResult,
   type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ToolSet, tool } from 'ai';
@@ -19,6 +17,7 @@ import { describeProviderError, isContextOverflow } from './provider-errors.ts';
 import { createRepeatCallWatch, type RepeatCallWatch } from './repeat-call-watch.ts';
 import { type ModelToolCall, runModelStep } from './run-model-step.ts';
 import { runStepToolCalls, toArgs } from './run-step-tool-calls.ts';
+import { storeLoadedSkills } from './store-loaded-skills.ts';
 import { toSystemPrompt } from './system-prompt.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
@@ -120,7 +119,7 @@ export async function runTurn(
       agent: request.agent,
     };
     if (request.skills !== undefined && request.skills.length > 0) {
-      await storeLoadedSkills(services, state, request.skills);
+      await storeLoadedSkills(services, { ...state, names: request.skills });
     }
     let aggressive = false;
     for (let step = 0; step < maxSteps; step += 1) {
@@ -168,65 +167,6 @@ export async function runTurn(
     events.publish(sessionId, { type: 'turn.ended', turnId, reason });
   }
   return reason;
-}
-
-/**
- * The skills a person loaded with the prompt, stored as if the model had called `skill` for each (the
- * person asked for them: no approval), so every later step sees them and they are never pruned.
- */
-async function storeLoadedSkills(services: TurnServices, state: TurnState, names: readonly string[]): Promise<void> {
-  const { store, events } = services;
-  const skill = services.catalog.serverTool('skill');
-  if (skill === undefined) return;
-  const calls = names.map((name) => ({ toolCallId: `tc_${randomUUID()}`, toolName: 'skill', args: { name } }));
-  const message: SessionMessage = {
-    id: randomUUID(),
-    at: new Date().toISOString(),
-    role: 'assistant',
-    text: '',
-    toolCalls: calls,
-    model: state.modelId,
-  };
-  await store.append(state.sessionId, message);
-  state.history.push(message);
-  events.publish(state.sessionId, { type: 'message.completed', turnId: state.turnId, message });
-  for (const call of calls) {
-    events.publish(state.sessionId, { type: 'tool-call.started', turnId: state.turnId, ...call });
-    const result = await skill
-      .run(call.args, {
-        sessionId: state.sessionId,
-        workerId: state.workerId,
-        toolCallId: call.toolCallId as ToolCallId,
-        modelId: state.modelId,
-        signal: state.signal,
-        logger: services.logger,
-      })
-      .catch((error: unknown) =>
-        toErrorResult('internal', `the skill could not be loaded: ${(error as Error).message}`),
-      );
-    const stored: SessionMessage = {
-      id: randomUUID(),
-      at: new Date().toISOString(),
-      role: 'tool',
-      toolCallId: call.toolCallId,
-      toolName: 'skill',
-      output: result.output,
-      ...(result.error === undefined ? {} : { error: result.error }),
-      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
-    };
-    await store.append(state.sessionId, stored);
-    state.history.push(stored);
-    events.publish(state.sessionId, {
-      type: 'tool-call.ended',
-      turnId: state.turnId,
-      toolCallId: call.toolCallId,
-      toolName: 'skill',
-      output: result.output,
-      ...(result.error === undefined ? {} : { error: result.error }),
-      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
-      truncated: false,
-    });
-  }
 }
 
 /** One model step and the tool calls it made. */
