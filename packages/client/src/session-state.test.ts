@@ -96,3 +96,23 @@ describe('the state of a followed session', () => {
     expect(before.approvals).toEqual([]);
   });
 });
+
+describe("busy from a turn's own events", () => {
+  it('takes a turn that streams for a running one, though its busy status came before the follower', () => {
+    const at = new Date().toISOString();
+    const delta = { type: 'message.delta', turnId: 't', text: 'x', seq: 3, sessionId: 's', at } as const;
+    expect(applySessionEvent(createSessionState('s'), delta).busy).toBe(true);
+    const started = {
+      type: 'turn.started',
+      turnId: 't',
+      messageId: 'm',
+      model: 'a/b',
+      seq: 2,
+      sessionId: 's',
+      at,
+    } as const;
+    expect(applySessionEvent(createSessionState('s'), started).busy).toBe(true);
+    const idle = { type: 'status', status: 'idle', seq: 9, sessionId: 's', at } as const;
+    expect(applySessionEvent(applySessionEvent(createSessionState('s'), delta), idle).busy).toBe(false);
+  });
+});

@@ -32,6 +32,11 @@ export function applySessionEvent(state: SessionState, event: SessionEvent): Ses
   switch (event.type) {
     case 'status':
       return { ...state, busy: event.status === 'busy' };
+    // A turn's own events mean a turn runs, also to a follower that started too late for its status.
+    case 'turn.started':
+    case 'message.delta':
+    case 'tool-call.started':
+      return state.busy ? state : { ...state, busy: true };
     case 'approval.requested':
       return state.approvals.some((approval) => approval.approvalId === event.approval.approvalId)
         ? state

@@ -72,7 +72,21 @@ describe('molf chat', () => {
     await seen('new session ');
     type('/sessions');
     await seen('0 msgs');
-    await seen('10 msgs');
+    // The last answer is shown as it streams, and stored when it ends: list again until it counts.
+    let listings = 1;
+    await waitUntil(
+      () => {
+        if (output().includes('10 msgs')) return true;
+        // Each listing shows the new session ("  0 msgs"): ask again once the last one is out.
+        const shown = output().split(' 0 msgs').length - 1;
+        if (shown >= listings) {
+          listings = shown + 1;
+          type('/sessions');
+        }
+        return false;
+      },
+      { what: 'the session listed with its 10 messages' },
+    );
     type('/exit');
     const result = await child;
     expect(result.exitCode).toBe(0);
