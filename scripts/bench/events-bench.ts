@@ -26,6 +26,7 @@ import { createServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
+import { percentile } from './bench-stats.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -104,11 +105,6 @@ function startChild(args: string[]): { child: ChildProcess; next: () => Promise<
     });
   };
   return { child, next };
-}
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
 }
 
 const STAMP = /⟨(\d+\.\d+)⟩/g;

@@ -16,17 +16,13 @@ import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
 import { createPathPolicy, createReadTracker, prepareSandbox, type SandboxRunner, shellExecTool } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
+import { percentile } from './bench-stats.ts';
 
 const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const calls = flags.quick ? 40 : 300;
 const rounds = Number(flags.rounds ?? (flags.quick ? 1 : 3));
 const TARGET_ADDED_MS = 10;
 const progress = (message: string) => process.stderr.write(`${message}\n`);
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
-}
 
 async function main(): Promise<void> {
   const workdir = await realpath(await mkdtemp(join(tmpdir(), 'molf-sandbox-bench-')));

@@ -31,6 +31,7 @@ import { createServer, openFileSessionStore } from '@molf/server';
 import { type FakeLlm, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
+import { percentile } from './bench-stats.ts';
 
 // --rounds is accepted, as by every benchmark, and unused: each part here has its own fixed count.
 const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
@@ -42,11 +43,6 @@ const progress = (message: string) => process.stderr.write(`${message}\n`);
 // Memory figures need a collection before each reading.
 setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
-}
 
 function message(index: number): SessionMessage {
   return {

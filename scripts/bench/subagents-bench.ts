@@ -24,17 +24,13 @@ import { createServer, type MolfServer } from '@molf/server';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
+import { percentile } from './bench-stats.ts';
 
 const { values: flags } = parseArgs({ options: BENCH_OPTIONS, strict: true });
 const ROUNDS = Number(flags.rounds ?? (flags.quick ? 5 : 20));
 const TOKENS = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w_bench-worker-token-0123456789' };
 const RELOAD_GOAL_MS = 1_000;
 const progress = (message: string) => process.stderr.write(`${message}\n`);
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] as number;
-}
 
 async function until(predicate: () => boolean, what: string): Promise<void> {
   const deadline = performance.now() + 60_000;
