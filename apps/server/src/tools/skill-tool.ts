@@ -9,6 +9,7 @@ import {
 } from '@molf/protocol';
 import { z } from 'zod';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import { describeNamedList, escapeXml } from './describe-named-list.ts';
 import type { ServerTool } from './server-tool.ts';
 
 export const SKILL_TOOL = 'skill';
@@ -23,14 +24,9 @@ const INTRODUCTION =
   'When a task matches a skill below, load it before you start, then follow it. Only the names and ' +
   'descriptions are shown here; the tool returns the whole skill.';
 
-function escapeXml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
-}
-
 /** The tool's description: a short introduction, then every skill's name and description. */
 export function describeSkills(skills: readonly SkillInfo[]): string {
-  const listed = skills.map((skill) => `<skill name="${skill.name}">${escapeXml(skill.description)}</skill>`);
-  return [INTRODUCTION, '<skills>', ...listed, '</skills>'].join('\n');
+  return describeNamedList(INTRODUCTION, 'skill', skills);
 }
 
 function toDescriptor(skills: readonly SkillInfo[]): ToolDescriptor {
