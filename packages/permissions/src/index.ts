@@ -1,4 +1,5 @@
 export { addAllowRules } from './add-allow-rules.ts';
+export { agentMayUse, TASK_TOOL } from './agent-tools.ts';
 export {
   evaluatePermission,
   type PermissionDecision,

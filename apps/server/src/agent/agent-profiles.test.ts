@@ -1,6 +1,6 @@
 import type { AgentInfo, ProjectCatalog } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
-import { agentMayUse, resolveAgents } from './agent-profiles.ts';
+import { resolveAgents } from './agent-profiles.ts';
 
 const TOOLS = ['read_file', 'write_file', 'glob', 'grep', 'shell_exec', 'skill', 'task'];
 
@@ -61,12 +61,5 @@ describe('resolving the agents a worker offers', () => {
     );
     expect(agents.get('far')?.model).toBe('nowhere/x');
     expect(problems[0]?.message).toContain('no provider named nowhere');
-  });
-
-  it('never lets an agent use task, and only the tools of its allow-list when it has one', () => {
-    expect(agentMayUse({ tools: undefined }, 'shell_exec')).toBe(true);
-    expect(agentMayUse({ tools: undefined }, 'task')).toBe(false);
-    expect(agentMayUse({ tools: ['grep'] }, 'grep')).toBe(true);
-    expect(agentMayUse({ tools: ['grep'] }, 'read_file')).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { type PermissionRule, safeParseAgentRules } from '@molf/permissions';
+import { type PermissionRule, safeParseAgentRules, TASK_TOOL } from '@molf/permissions';
 import type { AgentInfo, CatalogProblem, CatalogSource, ProjectCatalog } from '@molf/protocol';
 
 /** What a subagent is: its prompt, what it may use, and how long it may run. */
@@ -20,9 +20,6 @@ export type AgentProfile = {
   path?: string;
   source?: CatalogSource;
 };
-
-/** The tool no subagent has: children never start children of their own. */
-export const TASK_TOOL = 'task';
 
 function builtinRules(agent: string, rules: Record<string, 'allow' | 'deny' | 'ask'>): PermissionRule[] {
   return Object.entries(rules).map(([tool, action]) => ({
@@ -150,10 +147,4 @@ export function resolveAgents(options: {
     if (profile !== undefined) agents.set(profile.name, profile);
   }
   return { agents, problems };
-}
-
-/** Whether an agent may use a tool at all (before any rule): its allow-list, and never `task`. */
-export function agentMayUse(agent: Pick<AgentProfile, 'tools'>, tool: string): boolean {
-  if (tool === TASK_TOOL) return false;
-  return agent.tools === undefined || agent.tools.includes(tool);
 }

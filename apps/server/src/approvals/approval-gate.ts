@@ -2,11 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { isAbsolute, relative } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
+  agentMayUse,
   describeRule,
   type PermissionEngine,
   type PermissionRule,
   permissionPathArguments,
   type ReadRule,
+  TASK_TOOL,
   type ToolCallEvaluation,
   toReadRules,
 } from '@molf/permissions';
@@ -159,14 +161,14 @@ function refusal(request: GateRequest, evaluation: ToolCallEvaluation): string {
 /** Why a subagent may not use this tool at all (not in its tools, or `task`: no nesting); undefined when it may. */
 function outsideAgentTools(request: Pick<GateRequest, 'agent' | 'tool'>): string | undefined {
   const { agent, tool } = request;
-  if (agent === undefined) return undefined;
-  if (tool === 'task') {
+  if (agent === undefined || agentMayUse({ tools: agent.tools }, tool)) return undefined;
+  if (tool === TASK_TOOL) {
     return `Permission denied: subagents cannot start subagents; the ${agent.name} agent has no task tool.`;
   }
-  if (agent.tools === undefined || agent.tools.includes(tool)) return undefined;
+  const tools = agent.tools ?? [];
   return (
     `Permission denied: the ${agent.name} agent may not use ${tool}` +
-    ` (its tools: ${agent.tools.length === 0 ? 'none' : agent.tools.join(', ')}). Do the task with those tools, or report what you could not do.`
+    ` (its tools: ${tools.length === 0 ? 'none' : tools.join(', ')}). Do the task with those tools, or report what you could not do.`
   );
 }
 

@@ -1,10 +1,10 @@
+import { TASK_TOOL } from '@molf/permissions';
 import { MolfError, type ToolDescriptor, type ToolResult, toErrorResult, type WorkerId } from '@molf/protocol';
 import { z } from 'zod';
 import type { AgentProfile, ResolvedAgents } from '../agent/agent-profiles.ts';
 import type { SubagentOutcome, SubagentRun } from '../agent/run-subagent.ts';
+import { describeNamedList } from './describe-named-list.ts';
 import type { ServerTool } from './server-tool.ts';
-
-export const TASK_TOOL_NAME = 'task';
 
 /** Subagents one parent turn runs at once; more `task` calls wait. */
 export const DEFAULT_MAX_PARALLEL_TASKS = 4;
@@ -23,20 +23,11 @@ const INTRODUCTION =
   'change) to keep your own context small; several task calls in one step run in parallel. The subagent ' +
   'sees only your prompt, so say everything it needs.';
 
-function escapeXml(text: string): string {
-  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;').replaceAll('"', '&quot;');
-}
-
 function toDescriptor(agents: Iterable<AgentProfile>): ToolDescriptor {
   const list = [...agents];
   return {
-    name: TASK_TOOL_NAME,
-    description: [
-      INTRODUCTION,
-      '<agents>',
-      ...list.map((agent) => `<agent name="${agent.name}">${escapeXml(agent.description)}</agent>`),
-      '</agents>',
-    ].join('\n'),
+    name: TASK_TOOL,
+    description: describeNamedList(INTRODUCTION, 'agent', list),
     inputSchema: {
       type: 'object',
       properties: {
@@ -142,7 +133,7 @@ export function createTaskTool(options: {
   const slots = createTaskSlots(options.maxParallel ?? DEFAULT_MAX_PARALLEL_TASKS);
   return {
     definition: {
-      name: TASK_TOOL_NAME,
+      name: TASK_TOOL,
       description: INTRODUCTION,
       args: taskArgs,
       defaultTimeoutMs: timeoutMs,

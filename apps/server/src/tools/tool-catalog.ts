@@ -1,6 +1,7 @@
 import type { Logger } from '@molf/logging';
+import { agentMayUse } from '@molf/permissions';
 import { type ToolDescriptor, toToolDescriptor, type WorkerId } from '@molf/protocol';
-import { type AgentProfile, agentMayUse } from '../agent/agent-profiles.ts';
+import type { AgentProfile } from '../agent/agent-profiles.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { ServerTool } from './server-tool.ts';
 
