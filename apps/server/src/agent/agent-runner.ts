@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MolfError, type WorkerId } from '@molf/protocol';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
+import { setSessionStatus } from './set-session-status.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
 export type AgentSettings = {
@@ -121,12 +122,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
     });
   }
 
-  function setStatus(sessionId: string, status: 'busy' | 'idle'): void {
-    store.setStatus(sessionId, status).catch((error: unknown) => {
-      logger.warn({ err: error, sessionId, status }, 'cannot record the session status');
-    });
-    events.publish(sessionId, { type: 'status', status });
-  }
+  const setStatus = (sessionId: string, status: 'busy' | 'idle') => setSessionStatus(services, sessionId, status);
 
   /** Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first. */
   function start(sessionId: string, first: Queued, stored: Promise<void>): SessionTurns {

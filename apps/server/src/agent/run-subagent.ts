@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isMolfError, MolfError, type OwnSessionEvent, type WorkerId } from '@molf/protocol';
 import type { AgentProfile } from './agent-profiles.ts';
 import { runTurn, type TurnEndReason } from './run-turn.ts';
+import { setSessionStatus } from './set-session-status.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
 export type SubagentRun = {
@@ -64,12 +65,7 @@ export async function runSubagent(
       event: event as OwnSessionEvent,
     });
   });
-  const setStatus = (status: 'busy' | 'idle') => {
-    events.publish(childSessionId, { type: 'status', status });
-    store.setStatus(childSessionId, status).catch((failure: unknown) => {
-      logger.warn({ err: failure, sessionId: childSessionId }, 'cannot record the subagent session status');
-    });
-  };
+  const setStatus = (status: 'busy' | 'idle') => setSessionStatus(services, childSessionId, status);
   let reason: TurnEndReason = 'error';
   try {
     setStatus('busy');
