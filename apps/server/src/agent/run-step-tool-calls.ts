@@ -3,6 +3,7 @@ import type { SessionMessage, StoredAttachment, ToolCallId, ToolResult, WorkerId
 import type { RepeatCallWatch } from './repeat-call-watch.ts';
 import type { ModelToolCall } from './run-model-step.ts';
 import type { TurnRequest } from './run-turn.ts';
+import { storeToolResult } from './store-tool-result.ts';
 import type { TurnServices } from './turn-services.ts';
 
 export type StepToolCalls = {
@@ -36,7 +37,7 @@ export function toArgs(input: unknown): Record<string, unknown> | undefined {
  * Returns whether the watch stopped the turn.
  */
 export async function runStepToolCalls(services: TurnServices, step: StepToolCalls): Promise<{ stopped: boolean }> {
-  const { store, events } = services;
+  const { events } = services;
   const { sessionId, turnId, signal } = step;
   const verdicts = step.calls.map((call) => step.watch.observe(call.toolName, call.input));
   await Promise.all(
@@ -91,29 +92,14 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
       }
       const { attachments, notes } = await storeAttachments(services, sessionId, toolResult);
       if (notes.length > 0) toolResult = { ...toolResult, output: [toolResult.output, ...notes].join('\n') };
-      const message: SessionMessage = {
-        id: randomUUID(),
-        at: new Date().toISOString(),
-        role: 'tool',
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        output: toolResult.output,
-        ...(attachments.length === 0 ? {} : { attachments }),
-        ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
-        ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
-        ...(toolResult.meta?.truncated === true ? { truncated: true } : {}),
-      };
-      await store.append(sessionId, message);
-      step.history.push(message);
-      events.publish(sessionId, {
-        type: 'tool-call.ended',
+      await storeToolResult(services, {
+        sessionId,
         turnId,
+        history: step.history,
         toolCallId: call.toolCallId,
         toolName: call.toolName,
-        output: toolResult.output,
-        ...(toolResult.error === undefined ? {} : { error: toolResult.error }),
-        ...(toolResult.meta?.errorKind === undefined ? {} : { errorKind: String(toolResult.meta.errorKind) }),
-        truncated: toolResult.meta?.truncated === true,
+        result: toolResult,
+        attachments,
       });
     }),
   );

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type SessionMessage, type ToolCallId, toErrorResult, type WorkerId } from '@molf/protocol';
+import { storeToolResult } from './store-tool-result.ts';
 import type { TurnServices } from './turn-services.ts';
 
 /**
@@ -49,27 +50,13 @@ export async function storeLoadedSkills(
       .catch((error: unknown) =>
         toErrorResult('internal', `the skill could not be loaded: ${(error as Error).message}`),
       );
-    const stored: SessionMessage = {
-      id: randomUUID(),
-      at: new Date().toISOString(),
-      role: 'tool',
-      toolCallId: call.toolCallId,
-      toolName: 'skill',
-      output: result.output,
-      ...(result.error === undefined ? {} : { error: result.error }),
-      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
-    };
-    await store.append(state.sessionId, stored);
-    state.history.push(stored);
-    events.publish(state.sessionId, {
-      type: 'tool-call.ended',
+    await storeToolResult(services, {
+      sessionId: state.sessionId,
       turnId: state.turnId,
+      history: state.history,
       toolCallId: call.toolCallId,
       toolName: 'skill',
-      output: result.output,
-      ...(result.error === undefined ? {} : { error: result.error }),
-      ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
-      truncated: false,
+      result,
     });
   }
 }
