@@ -2,7 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
-import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
+import { follow, newSession, type Stack, startStack, toolMessages } from '../testing/agent-stack.ts';
 import { waitFor } from '../testing/test-link.ts';
 
 const DEPLOY_SKILL = [
@@ -27,11 +27,6 @@ async function writeSkill(stack: Stack, folder: string, text: string, extra: Rec
 function serverSkills(stack: Stack): string[] {
   const workerId = stack.link.worker.workerId as WorkerId;
   return stack.link.server.registry.registration(workerId)?.catalog?.skills.map((skill) => skill.name) ?? [];
-}
-
-async function toolMessages(stack: Stack, sessionId: string, toolName: string) {
-  const { messages } = await stack.client.rpc.sessions.get.query({ sessionId });
-  return messages.filter((message) => message.role === 'tool' && message.toolName === toolName);
 }
 
 describe('skills through the fake LLM and a real worker', () => {

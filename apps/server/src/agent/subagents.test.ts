@@ -5,7 +5,7 @@ import { createMolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
 import { isProcessAlive } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
-import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
+import { follow, newSession, type Stack, startStack, toolMessages } from '../testing/agent-stack.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
 
@@ -32,11 +32,6 @@ function taskCall(id: string, agent: string, prompt: string) {
   return { id, name: 'task', arguments: { agent, description: `job ${id}`, prompt } };
 }
 
-async function toolMessage(stack: Stack, sessionId: string, toolName: string) {
-  const { messages } = await stack.client.rpc.sessions.get.query({ sessionId });
-  return messages.filter((message) => message.role === 'tool' && message.toolName === toolName);
-}
-
 describe('subagents: the task tool through the fake LLM and a real worker', () => {
   it('runs explore in a child session whose write_file is denied by the agent layer, though the worker allows it', async () => {
     await using stack = await startStack({
@@ -57,7 +52,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     await watch.turnEnded();
 
     expect(existsSync(join(stack.link.workdir, 'notes.txt'))).toBe(false);
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({ output: expect.stringContaining('I may not write files.') });
     expect(result?.role === 'tool' && result.error).toBeUndefined();
 
@@ -66,7 +61,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     const child = sessions[0];
     // The child names the parent's task call by the id its messages and events carry.
     expect(child?.parent).toEqual({ sessionId: session.sessionId, toolCallId: 'call_task', agent: 'explore' });
-    const [denied] = await toolMessage(stack, child?.sessionId ?? '', 'write_file');
+    const [denied] = await toolMessages(stack, child?.sessionId ?? '', 'write_file');
     expect(denied).toMatchObject({
       errorKind: 'permission_denied',
       error: expect.stringContaining('the explore agent may not use write_file'),
@@ -123,7 +118,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'two at once' });
     await watch.turnEnded();
-    const results = await toolMessage(stack, session.sessionId, 'task');
+    const results = await toolMessages(stack, session.sessionId, 'task');
     expect(results.map((result) => (result.role === 'tool' ? result.output : '')).join('\n')).toMatch(
       /answer A[\s\S]*answer B|answer B[\s\S]*answer A/,
     );
@@ -187,7 +182,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
       scope: 'once',
     });
     await watch.turnEnded();
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({ output: expect.stringContaining('it ran') });
   });
 
@@ -248,7 +243,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     await waitFor(() => !isProcessAlive(pid), { what: "the child's sleep to be killed" });
     await watch.turnEnded();
     expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({
       errorKind: 'cancelled',
       error: 'The general subagent was stopped before it finished.',
@@ -272,7 +267,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'too slow' });
     await watch.turnEnded();
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({
       errorKind: 'timeout',
       error: expect.stringMatching(/general subagent did not finish within 3 s and was stopped/),
@@ -331,7 +326,7 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'unknown agent' });
     await watch.turnEnded();
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({
       errorKind: 'invalid_arguments',
       error: 'There is no agent named "nobody". The agents are: explore, general.',
@@ -444,7 +439,7 @@ describe("subagents: the project's own agents", () => {
     expect(String(childRequest?.messages[0]?.content)).toContain('REVIEWER-PROMPT');
     expect(childRequest?.tools.map((entry) => entry.function.name).sort()).toEqual(['grep', 'read_file']);
     const { sessions } = await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId });
-    const reads = await toolMessage(stack, sessions[0]?.sessionId ?? '', 'read_file');
+    const reads = await toolMessages(stack, sessions[0]?.sessionId ?? '', 'read_file');
     expect(reads.find((message) => message.role === 'tool' && message.toolCallId === 'r1')).toMatchObject({
       errorKind: 'permission_denied',
       error: expect.stringContaining("reviewer agent's permissions"),
@@ -475,7 +470,7 @@ describe("subagents: the project's own agents", () => {
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'limit' });
     await watch.turnEnded();
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({
       output: expect.stringMatching(/partial finding[\s\S]*reached its limit of 1 model steps/),
     });
@@ -506,7 +501,7 @@ describe("subagents: the project's own agents", () => {
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'odd' });
     await watch.turnEnded();
-    const [result] = await toolMessage(stack, session.sessionId, 'task');
+    const [result] = await toolMessages(stack, session.sessionId, 'task');
     expect(result).toMatchObject({ error: expect.stringContaining('nowhere') });
   });
 });

@@ -76,3 +76,9 @@ export function follow(client: MolfClient, sessionId: string) {
 export async function newSession(stack: Stack) {
   return stack.client.rpc.sessions.create.mutate({ workerId: stack.link.worker.workerId });
 }
+
+/** The stored results of a session's calls to one tool, oldest first. */
+export async function toolMessages(stack: Stack, sessionId: string, toolName: string) {
+  const { messages } = await stack.client.rpc.sessions.get.query({ sessionId });
+  return messages.filter((message) => message.role === 'tool' && message.toolName === toolName);
+}
