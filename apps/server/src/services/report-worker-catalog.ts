@@ -1,4 +1,4 @@
-import type { Logger } from '@molf/logging';
+import { createProblemLog, type FileProblem, type Logger } from '@molf/logging';
 import type { WorkerId } from '@molf/protocol';
 import type { AgentDirectory } from '../agent/index.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
@@ -8,7 +8,7 @@ import type { WorkerRegistry } from '../workers/worker-registry.ts';
  * and each problem once (until it is gone), so a broken file shows in the server's log too.
  */
 export function createCatalogReporter(options: { registry: WorkerRegistry; agents: AgentDirectory; logger: Logger }) {
-  const reported = new Map<WorkerId, Set<string>>();
+  const problemLogs = new Map<WorkerId, (problems: readonly FileProblem[]) => void>();
   return (workerId: WorkerId): void => {
     const catalog = options.registry.registration(workerId)?.catalog;
     if (catalog === undefined) return;
@@ -16,15 +16,11 @@ export function createCatalogReporter(options: { registry: WorkerRegistry; agent
       { workerId, version: catalog.version, skills: catalog.skills.length, agents: catalog.agents.length },
       'worker skills and agents',
     );
-    const before = reported.get(workerId) ?? new Set<string>();
-    const now = new Set<string>();
-    for (const problem of options.agents.problems(workerId)) {
-      const key = `${problem.path}\u0000${problem.message}`;
-      now.add(key);
-      if (before.has(key)) continue;
-      const log = problem.severity === 'error' ? options.logger.error : options.logger.warn;
-      log.call(options.logger, { workerId, path: problem.path }, problem.message);
+    let logProblems = problemLogs.get(workerId);
+    if (logProblems === undefined) {
+      logProblems = createProblemLog(options.logger.child({ workerId }));
+      problemLogs.set(workerId, logProblems);
     }
-    reported.set(workerId, now);
+    logProblems(options.agents.problems(workerId));
   };
 }

@@ -1,8 +1,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Logger } from '@molf/logging';
+import { createProblemLog, type Logger } from '@molf/logging';
 import type { ProjectCatalog } from '@molf/protocol';
-import { createCatalogProblemLog } from './log-new-catalog-problems.ts';
 import { createParsedFileCache } from './parsed-file-cache.ts';
 import {
   CATALOG_SOURCES,
@@ -47,7 +46,7 @@ export async function watchProjectCatalog(options: {
   now?: () => number;
 }): Promise<CatalogWatcher> {
   const { workdir, logger } = options;
-  const logProblems = createCatalogProblemLog(logger);
+  const logProblems = createProblemLog(logger);
   const cache: CatalogFileCache = createParsedFileCache({ now: options.now });
   const first = await scanProjectCatalog(workdir, { cache });
   let catalog: ProjectCatalog = { version: 1, ...withoutDirectories(first) };
