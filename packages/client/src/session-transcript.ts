@@ -199,10 +199,16 @@ export function applyTranscriptEvent(transcript: SessionTranscript, event: Sessi
       const key = streamKeyOf(event.turnId);
       const index = findIndex(items, key);
       const before = index === -1 ? undefined : items[index];
-      const text = (before?.kind === 'assistant' ? before.text : '') + event.text;
+      const streamed = before?.kind === 'assistant' ? before : undefined;
       return {
         ...transcript,
-        items: put(items, index, { kind: 'assistant', key, text, at: before?.at ?? event.at, streaming: true }),
+        items: put(items, index, {
+          kind: 'assistant',
+          key,
+          text: (streamed?.text ?? '') + event.text,
+          at: streamed?.at ?? event.at,
+          streaming: true,
+        }),
       };
     }
     case 'message.completed':

@@ -14,6 +14,7 @@ import { authenticateConnection } from './authenticate-connection.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
 import { createHttpHandler } from './handle-http.ts';
 import { createOriginPolicy, type OriginDecision, parseOrigins } from './origin-policy.ts';
+import { createWebClientHandler } from './serve-web-client.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7600;
@@ -54,6 +55,11 @@ export type WebSocketTransportConfig = {
   allowedOrigins?: readonly string[];
   /** Largest message from a socket that has not authenticated yet. Default 64 KiB. */
   preAuthMaxPayloadBytes?: number;
+  /**
+   * The built web client (a directory with `index.html`), served on this port. Default none: the
+   * port serves `/healthz` and the WebSocket only.
+   */
+  webRoot?: string;
 };
 
 export type ServeWebSocketOptions = WebSocketTransportConfig & {
@@ -88,7 +94,14 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   const host = options.host ?? DEFAULT_HOST;
   parseOrigins(options.allowedOrigins ?? []);
 
-  const httpServer = createHttpServer(createHttpHandler({ health: options.health }));
+  const web = options.webRoot === undefined ? undefined : createWebClientHandler(options.webRoot);
+  if (options.webRoot !== undefined && web === undefined) {
+    options.logger.warn(
+      { webRoot: options.webRoot },
+      'the web client is not built (no index.html there): run `pnpm install` or `pnpm build`; the port serves no page meanwhile',
+    );
+  }
+  const httpServer = createHttpServer(createHttpHandler({ health: options.health, web }));
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   /** Set once the port is known; nothing can connect before. */
   let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;
