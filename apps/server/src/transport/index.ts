@@ -1,4 +1,5 @@
 export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
+export { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
 export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
 export {
   DEFAULT_HOST,

@@ -12,7 +12,7 @@ import { type RpcContext, toTRPCError } from '../rpc/trpc.ts';
 import type { HealthReport } from '../services/health-report.ts';
 import { authenticateConnection } from './authenticate-connection.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
-import { createHttpHandler } from './handle-http.ts';
+import { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
 import { createOriginPolicy, type OriginDecision, parseOrigins } from './origin-policy.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -63,10 +63,12 @@ export type ServeWebSocketOptions = WebSocketTransportConfig & {
   credentials: CredentialStore;
   /** What `GET /healthz` answers. */
   health: () => HealthReport;
+  /** More plain HTTP beside `/healthz` (approval links, a web client's files). Default none. */
+  routes?: readonly HttpRoute[];
   logger: Logger;
 };
 
-/** One port serving HTTP (`/healthz`) and the tRPC WebSocket endpoint. */
+/** One port serving HTTP (`/healthz` and the given routes) and the tRPC WebSocket endpoint. */
 export type WebSocketTransport = AsyncDisposable & {
   host: string;
   port: number;
@@ -88,7 +90,9 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   const host = options.host ?? DEFAULT_HOST;
   parseOrigins(options.allowedOrigins ?? []);
 
-  const httpServer = createHttpServer(createHttpHandler({ health: options.health }));
+  const httpServer = createHttpServer(
+    createHttpHandler({ routes: [createHealthRoute(options.health), ...(options.routes ?? [])], logger }),
+  );
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   /** Set once the port is known; nothing can connect before. */
   let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;
