@@ -122,6 +122,7 @@ async function runServer(options: ServerOptions): Promise<void> {
     dataDir,
     tokens: { client: fixed.client?.token, worker: fixed.worker?.token },
     allowedOrigins: [...(file.allowedOrigins ?? []), ...options.allowedOrigin],
+    ...(file.notify === undefined ? {} : { notify: file.notify }),
     generateMissingTokens: true,
     logger,
   });

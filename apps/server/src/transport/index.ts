@@ -1,3 +1,4 @@
+export { createApprovalLinkRoute } from './approval-link-route.ts';
 export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
 export { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
 export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
