@@ -125,6 +125,7 @@ async function runServer(options: ServerOptions): Promise<void> {
     tokens: { client: fixed.client?.token, worker: fixed.worker?.token },
     allowedOrigins: [...(file.allowedOrigins ?? []), ...options.allowedOrigin],
     webRoot: webDistDir,
+    ...(file.notify === undefined ? {} : { notify: file.notify }),
     generateMissingTokens: true,
     logger,
   });

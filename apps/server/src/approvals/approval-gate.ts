@@ -84,8 +84,16 @@ export type GateOutcome =
     }
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
-/** Who answered an approval: the client credential and connection, kept in the audit log. */
-export type Answerer = { credentialId: string; connectionId: string };
+/**
+ * Who answered an approval, kept in the audit log: a client (its credential and connection), or a
+ * one-time link (`link:<nonce prefix>`, see notify/approval-links.ts).
+ */
+export type Answerer = { credentialId: string; connectionId: string } | { link: string };
+
+/** An answerer as the audit log and `approval.resolved` name it. */
+function toAnsweredBy(by: Answerer): { by: string; connectionId?: string } {
+  return 'link' in by ? { by: by.link } : { by: `client:${by.credentialId}`, connectionId: by.connectionId };
+}
 
 export type ApprovalGate = {
   /** Decides one call: at once by rule, or after a person answers. Never throws for a denial. */
@@ -541,8 +549,7 @@ export function createApprovalGate(options: {
       tool: approval.tool,
       subjects: added,
       decision: 'rules_changed',
-      by: `client:${by.credentialId}`,
-      connectionId: by.connectionId,
+      ...toAnsweredBy(by),
       scope: 'always',
     });
     logger.info(
@@ -579,9 +586,8 @@ export function createApprovalGate(options: {
       current = await evaluate(entry.request, entry);
       answered = {
         outcome: 'approved',
-        by: `client:${by.credentialId}`,
+        ...toAnsweredBy(by),
         scope,
-        connectionId: by.connectionId,
         gate: await allowed(entry.request, entry),
       };
       if (current.decision.type !== 'deny' && scope === 'always') await saveAlways(entry, by);
@@ -655,8 +661,7 @@ export function createApprovalGate(options: {
           : `The user denied ${what} with this feedback: ${trimmed}`;
       pending.settle(approvalId, {
         outcome: 'denied',
-        by: `client:${by.credentialId}`,
-        connectionId: by.connectionId,
+        ...toAnsweredBy(by),
         ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
         gate: { type: 'deny', message, errorKind: 'permission_denied' },
       });
@@ -681,8 +686,7 @@ export function createApprovalGate(options: {
         workerId,
         subjects: [store.pathOf(workerId)],
         decision: 'rules_changed',
-        by: `client:${by.credentialId}`,
-        connectionId: by.connectionId,
+        ...toAnsweredBy(by),
       });
       rulesChanged(workerId).catch((error: unknown) => {
         logger.error({ err: error, workerId }, 'judging the waiting approvals again failed');

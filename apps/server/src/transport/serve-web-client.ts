@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import sirv from 'sirv';
+import type { HttpRoute } from './handle-http.ts';
 
 /**
  * What a browser may do with the page: scripts and styles from this server only, no frames, no
@@ -35,15 +35,13 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Everything else (index.html) is checked again each time, so a new build is seen at once. */
 const REVALIDATE = 'no-cache';
 
-export type WebClientHandler = (request: IncomingMessage, response: ServerResponse) => boolean;
-
 /**
  * Serves the built web client from `root`: hashed assets cached for a year, `index.html` (also for
  * the page's own paths such as `/s/<session>`) revalidated, files precompressed at build time
- * served as brotli or gzip when the browser takes them. Returns false for what it does not serve
- * (other methods, files it does not have), so that the caller answers those.
+ * served as brotli or gzip when the browser takes them. It answers every path, so it goes last
+ * among the routes; undefined when `root` holds no built page.
  */
-export function createWebClientHandler(root: string): WebClientHandler | undefined {
+export function createWebClientRoute(root: string): HttpRoute | undefined {
   if (!existsSync(join(root, 'index.html'))) return undefined;
   const serve = sirv(root, {
     dev: false,
@@ -56,12 +54,16 @@ export function createWebClientHandler(root: string): WebClientHandler | undefin
       response.setHeader('Cache-Control', pathname.startsWith('/assets/') ? IMMUTABLE : REVALIDATE);
     },
   });
-  return (request, response) => {
-    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-    let served = true;
-    serve(request, response, () => {
-      served = false;
-    });
-    return served;
+  return {
+    matches: () => true,
+    handle(request, response) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        response.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      serve(request, response, () => {
+        response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found' }));
+      });
+    },
   };
 }

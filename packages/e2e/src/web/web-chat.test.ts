@@ -28,7 +28,7 @@ describe('the web client', () => {
     // Part of the answer shows while the rest is still coming.
     await page.locator('[data-testid=assistant-message][data-streaming=true]').waitFor();
     const partial = await page.getByTestId('assistant-message').textContent();
-    expect(partial.length).toBeLessThan('Hello from the fake model.'.length);
+    expect(partial?.length).toBeLessThan('Hello from the fake model.'.length);
     await page.locator('[data-testid=assistant-message][data-streaming=false]').waitFor();
     await expect(page.getByTestId('assistant-message').textContent()).resolves.toContain('Hello from the fake model.');
     await expect(page.locator('[data-testid=assistant-message] strong').textContent()).resolves.toBe('fake');
