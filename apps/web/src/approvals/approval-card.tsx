@@ -86,11 +86,21 @@ export function ApprovalCard(props: {
     else if (action === 'always') setMode('always');
     else void send({ type: 'approve', scope: action });
   };
-  onMount(() => window.addEventListener('keydown', onKey));
+  let card: HTMLElement | undefined;
+  onMount(() => {
+    window.addEventListener('keydown', onKey);
+    // The card takes the keyboard unless the person is writing something (a draft is not lost).
+    const focused = document.activeElement as HTMLInputElement | HTMLTextAreaElement | null;
+    const writing =
+      focused !== null && (focused.tagName === 'TEXTAREA' || focused.tagName === 'INPUT') && focused.value !== '';
+    if (props.keyboard && !writing) card?.focus();
+  });
   onCleanup(() => window.removeEventListener('keydown', onKey));
 
   return (
     <section
+      ref={card}
+      tabIndex={-1}
       class="approval-card"
       role="alertdialog"
       aria-label={`approve ${props.approval.tool}`}

@@ -72,6 +72,8 @@ export async function startWebStack(options: { serverOptions?: Record<string, un
       loginUrl: `${server.httpUrl}/#token=${WEB_TOKENS.client}`,
       async newPage({ width = 1280, height = 800 } = {}) {
         const context = await browser.newContext({ viewport: { width, height } });
+        // Deadlines for a loaded machine: a step waits as long as it must, and fails only on a hang.
+        context.setDefaultTimeout(120_000);
         const page = await context.newPage();
         const errors: string[] = [];
         page.on('pageerror', (error) => errors.push(String(error)));
@@ -99,4 +101,19 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** Opens a new session of the stack's worker in `page` (logged in) and returns its id. */
+export async function openNewSession(page: Page): Promise<string> {
+  await page.getByTestId('new-session').click();
+  await page.waitForURL(/\/s\/[^/]+$/);
+  const sessionId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop() ?? '');
+  await page.getByTestId('prompt').waitFor();
+  return sessionId;
+}
+
+/** Types a prompt and sends it with Enter. */
+export async function sendPrompt(page: Page, text: string): Promise<void> {
+  await page.getByTestId('prompt').fill(text);
+  await page.getByTestId('prompt').press('Enter');
 }
