@@ -3,8 +3,10 @@ import { openNewSession, sendPrompt, startWebStack, until } from './web-stack.ts
 
 /** The text of the tool result the model was sent last. */
 function lastToolResult(requests: ReadonlyArray<{ body: unknown }>): string {
-  const messages = (requests[requests.length - 1]?.body as { messages?: Array<{ role: string; content: unknown }> })
-    .messages;
+  const body = requests[requests.length - 1]?.body as
+    | { messages?: Array<{ role: string; content: unknown }> }
+    | undefined;
+  const messages = body?.messages;
   const tool = [...(messages ?? [])].reverse().find((message) => message.role === 'tool');
   return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content);
 }
