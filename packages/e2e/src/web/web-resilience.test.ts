@@ -89,4 +89,23 @@ describe('the web client when things go wrong', () => {
     await a.page.getByTestId('session-problem').waitFor();
     await expect(a.page.getByTestId('session-problem').textContent()).resolves.toContain('deleted');
   });
+
+  it('shows a worker going offline in the middle of a turn: the call ends, the session says so', async () => {
+    await using web = await startWebStack();
+    web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'sleep 300' } }] });
+    web.llm.push({ text: 'The worker went away.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'wait');
+    await page.getByTestId('approval').waitFor();
+    await page.keyboard.press('y');
+    await page.locator('[data-testid=tool-card][data-status=running]').waitFor();
+    await web.worker.close();
+    await page
+      .locator('[data-testid=tool-card][data-status=failed], [data-testid=tool-card][data-status=cancelled]')
+      .waitFor();
+    await page.getByText('worker offline').first().waitFor();
+    await page.locator('[data-testid=worker-row]', { hasText: 'offline' }).waitFor();
+  });
 });
