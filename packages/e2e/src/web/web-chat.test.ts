@@ -34,3 +34,34 @@ describe('the web client', () => {
     await expect(page.locator('[data-testid=assistant-message] strong').textContent()).resolves.toBe('fake');
   });
 });
+
+describe('the web client with subagents', () => {
+  it('nests a subagent’s work under its task call', async () => {
+    await using web = await startWebStack();
+    web.llm.push({
+      toolCalls: [
+        {
+          id: 't1',
+          name: 'task',
+          arguments: { agent: 'explore', description: 'find the entry point', prompt: 'Where does it start?' },
+        },
+      ],
+    });
+    web.llm.push({ toolCalls: [{ id: 'g1', name: 'glob', arguments: { pattern: '*.ts' } }] });
+    web.llm.push({ text: 'It starts in main.ts.' });
+    web.llm.push({ text: 'The explorer says: main.ts.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await page.getByTestId('new-session').click();
+    await page.getByTestId('prompt').fill('Where does it start?');
+    await page.getByTestId('prompt').press('Enter');
+    await page.getByTestId('approval').waitFor();
+    await page.keyboard.press('y');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'The explorer says' }).waitFor();
+    const task = page.locator('[data-testid=tool-card][data-tool=task]');
+    const nested = task.getByTestId('subagent');
+    await nested.waitFor();
+    await nested.locator('[data-testid=tool-card][data-tool=glob]').waitFor();
+    await expect(nested.getByTestId('assistant-message').textContent()).resolves.toContain('It starts in main.ts.');
+  });
+});
