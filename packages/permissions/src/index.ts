@@ -20,6 +20,7 @@ export {
   type PermissionsFileResult,
   safeParseAgentRules,
   safeParsePermissionsFile,
+  safeParseRulePattern,
 } from './parse-permissions-file.ts';
 export {
   createPermissionEngine,
@@ -30,6 +31,8 @@ export {
 export {
   describeRule,
   escapeGlob,
+  GRANT_ID_PATTERN,
+  isInForce,
   isPermissionAction,
   PERMISSION_ACTIONS,
   type PermissionAction,
@@ -45,6 +48,7 @@ export {
   toPermissionSubjects,
 } from './permission-subjects.ts';
 export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
+export { safeParseRuleExpiry } from './rule-expiry.ts';
 export {
   analyzeShellLine,
   type FileAccess,

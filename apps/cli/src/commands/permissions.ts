@@ -58,6 +58,8 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   // Where the call's paths lead in the workdir, as the gate asks the worker: links followed, the
   // globs of a shell line expanded.
   const wanted = engine.pathArguments({ tool: options.tool, args, home: options.home });
+  // The rules as they stand now: a grant past its `expires` no longer applies.
+  const now = Date.now();
   const canonical = new Map<string, readonly string[]>();
   const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
@@ -68,12 +70,13 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
     const answer = await resolvePathsForGate(
       paths,
       params,
-      createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
+      createReadDenial(toReadRules({ rules: parsed.rules, home: options.home, now })),
     );
     for (const entry of answer.paths) canonical.set(entry.given, entry.forms);
     for (const entry of answer.trees ?? []) trees.set(entry.given, entry.forms);
   }
   const evaluation = engine.evaluate({
+    now,
     tool: options.tool,
     args,
     layers: { file: parsed.rules },

@@ -199,14 +199,20 @@ export function createApprovalGate(options: {
    * holds every worker's rules, the credentials and the audit log.
    */
   protectedRoots: readonly string[];
+  /**
+   * The clock rules are judged by, in ms since the epoch: a rule past its `expires` no longer
+   * applies, and a grant's expiry must lie ahead of it. Default `Date.now`; tests move time with it.
+   */
+  now?: () => number;
 }): ApprovalGate {
   const { engine, store, registry, audit, logger } = options;
+  const now = options.now ?? Date.now;
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const sessionRules = new Map<string, PermissionRule[]>();
   const problems = new Map<WorkerId, PermissionsProblem>();
   /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
   const watchers = new Map<WorkerId, () => void>();
-  const resolver = createCallPathResolver(options);
+  const resolver = createCallPathResolver({ ...options, now });
   const pending = createPendingApprovals({
     onSettled(entry, result, subjects) {
       const { approval } = entry;
@@ -274,6 +280,7 @@ export function createApprovalGate(options: {
   ): Promise<ToolCallEvaluation> {
     const { rules } = await store.load(request.workerId);
     let evaluation = engine.evaluate({
+      now: now(),
       tool: request.tool,
       args: request.args,
       layers: {
@@ -508,7 +515,7 @@ export function createApprovalGate(options: {
     return {
       type: 'allow',
       ...withPaths,
-      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home }),
+      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home, now: now() }),
     };
   }
 
@@ -527,6 +534,7 @@ export function createApprovalGate(options: {
       patterns: approval.alwaysPatterns ?? [],
       accepts: (rules) =>
         engine.evaluate({
+          now: now(),
           tool: approval.tool,
           args: approval.args,
           layers: { file: rules },

@@ -58,6 +58,11 @@ export type ServerServicesConfig = {
   agent?: AgentSettings;
   /** Tools the server runs itself, offered beside each worker's and gated like them. Default none. */
   serverTools?: readonly ServerTool[];
+  /**
+   * The clock permission rules are judged by (ms since the epoch): a grant past its expiry no
+   * longer applies. Default `Date.now`; tests move it instead of waiting.
+   */
+  now?: () => number;
 };
 
 /**
@@ -155,6 +160,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const dataDirPath = await realpath(config.dataDir);
   const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);
+  const now = config.now ?? Date.now;
 
   const dispatcher = createJobDispatcher({
     registry,
@@ -178,6 +184,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     audit,
     logger,
     protectedRoots: [dataDirPath],
+    now,
   });
   // The task tool runs turns, and turns are offered the task tool: it reaches the agent runner and
   // the agents through these, set just below.
@@ -189,7 +196,11 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       dispatcher,
       skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [],
       readRules: async (workerId) =>
-        toReadRules({ rules: (await permissions.load(workerId)).rules, home: registry.registration(workerId)?.home }),
+        toReadRules({
+          rules: (await permissions.load(workerId)).rules,
+          home: registry.registration(workerId)?.home,
+          now: now(),
+        }),
     }),
     createTaskTool({
       agents: (workerId) => agents?.agents(workerId),
