@@ -1,4 +1,4 @@
-export { addAllowRules } from './add-allow-rules.ts';
+export { addAllowRules, type RuleGrant } from './add-allow-rules.ts';
 export { agentMayUse, TASK_TOOL } from './agent-tools.ts';
 export {
   evaluatePermission,
@@ -48,6 +48,7 @@ export {
   toPermissionSubjects,
 } from './permission-subjects.ts';
 export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
+export { type RemoveGrantResult, removeGrantRule } from './remove-grant-rule.ts';
 export { safeParseRuleExpiry } from './rule-expiry.ts';
 export {
   analyzeShellLine,
