@@ -28,6 +28,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   config_invalid: 'INTERNAL_SERVER_ERROR',
   permissions_invalid: 'BAD_REQUEST',
   approval_not_found: 'NOT_FOUND',
+  grant_not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
   session_not_found: 'NOT_FOUND',
   session_damaged: 'INTERNAL_SERVER_ERROR',
