@@ -7,6 +7,8 @@ export type RpcContext = {
   role: Role;
   credentialId: string;
   connectionId: string;
+  /** The client program the connection named in its params (`molf-cli/0.1.0`); undefined if it did not. */
+  client?: string | undefined;
   remoteAddress: string | undefined;
   request: IncomingMessage;
 };
