@@ -21,6 +21,7 @@ export type MolfServer = AsyncDisposable &
     | 'credentials'
     | 'gate'
     | 'permissions'
+    | 'grants'
     | 'toolCalls'
     | 'catalog'
     | 'agents'
@@ -84,6 +85,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     credentials: services.credentials,
     gate: services.gate,
     permissions: services.permissions,
+    grants: services.grants,
     toolCalls: services.toolCalls,
     catalog: services.catalog,
     agents: services.agents,

@@ -8,6 +8,7 @@ import {
   type PermissionRule,
   permissionPathArguments,
   type ReadRule,
+  type RuleGrant,
   TASK_TOOL,
   type ToolCallEvaluation,
   toReadRules,
@@ -26,7 +27,9 @@ import {
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
-import type { AuditLog, AuditRecord } from './audit-log.ts';
+import type { AuditGrant, AuditLog, AuditRecord } from './audit-log.ts';
+import { createGrantId } from './grant-id.ts';
+import { parseApprovalAnswer } from './parse-approval-answer.ts';
 import { createPendingApprovals, type PendingEntry, type Resolution } from './pending-approvals.ts';
 import type { PermissionsStore } from './permissions-store.ts';
 import {
@@ -84,19 +87,44 @@ export type GateOutcome =
     }
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
-/** Who answered an approval: the client credential and connection, kept in the audit log. */
-export type Answerer = { credentialId: string; connectionId: string };
+/** Who answered an approval: the client credential, connection and program, kept in the audit log. */
+export type Answerer = {
+  credentialId: string;
+  connectionId: string;
+  /** The client program the connection named (`molf-cli/0.1.0`); undefined if it did not. */
+  client?: string | undefined;
+};
+
+/** The audit fields of a person's answer or edit. */
+export function toAuditAnswerer(by: Answerer): { by: string; connectionId: string; client?: string } {
+  return {
+    by: `client:${by.credentialId}`,
+    connectionId: by.connectionId,
+    ...(by.client === undefined ? {} : { client: by.client }),
+  };
+}
+
+export type ApproveOptions = {
+  sessionId: string;
+  approvalId: string;
+  scope: ApprovalScope;
+  by: Answerer;
+  /** The allow patterns to add instead of the approval's own ("session" or "always"). Default: its own. */
+  patterns?: readonly string[] | undefined;
+  /** When the grants an "always" answer saves expire (ISO 8601). Default: never. */
+  expiresAt?: string | undefined;
+};
 
 export type ApprovalGate = {
   /** Decides one call: at once by rule, or after a person answers. Never throws for a denial. */
   check(request: GateRequest): Promise<GateOutcome>;
   explain(options: { workerId: WorkerId; tool: string; args: Record<string, unknown> }): Promise<PermissionExplanation>;
-  approve(options: {
-    sessionId: string;
-    approvalId: string;
-    scope: ApprovalScope;
-    by: Answerer;
-  }): Promise<{ applied: boolean }>;
+  /**
+   * A person's approval. With "session" or "always", `patterns` (edited by the person) replace the
+   * approval's `alwaysPatterns`; with "always", `expiresAt` limits the saved grants. Refused with
+   * `invalid_input` (nothing saved) for patterns the file would not take or an expiry out of range.
+   */
+  approve(options: ApproveOptions): Promise<{ applied: boolean }>;
   deny(options: { sessionId: string; approvalId: string; feedback?: string | undefined; by: Answerer }): {
     applied: boolean;
   };
@@ -228,6 +256,8 @@ export function createApprovalGate(options: {
         approvalId: approval.approvalId,
         ...(result.scope === undefined ? {} : { scope: result.scope }),
         ...(result.connectionId === undefined ? {} : { connectionId: result.connectionId }),
+        ...(result.client === undefined ? {} : { client: result.client }),
+        ...(result.added === undefined ? {} : result.added),
       });
       emit({
         type: 'approval.resolved',
@@ -519,8 +549,35 @@ export function createApprovalGate(options: {
     };
   }
 
-  /** Saves the "always" rules of an approval to the worker's file (refused while the file is broken). */
-  async function saveAlways(entry: PendingEntry, by: Answerer): Promise<void> {
+  /**
+   * Whether `patterns` alone, as allow rules of the approval's tool, allow the call: the offered
+   * patterns do by construction; edited ones may not (the call still runs: the person approved it).
+   */
+  function covers(entry: PendingEntry, patterns: readonly string[]): boolean {
+    const { approval } = entry;
+    const rules = patterns.map(
+      (pattern): PermissionRule => ({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } }),
+    );
+    return (
+      engine.evaluate({
+        now: now(),
+        tool: approval.tool,
+        args: approval.args,
+        layers: { file: rules },
+        home: entry.home,
+        ...toPathLookups(entry.callPaths),
+      }).decision.type === 'allow'
+    );
+  }
+
+  /**
+   * Saves the "always" rules of an approval to the worker's file, each as a grant with its own id
+   * (refused while the file is broken); returns the grants really added.
+   */
+  async function saveAlways(
+    entry: PendingEntry,
+    options: { patterns: readonly string[]; expiresAt: number | undefined; coversCall: boolean },
+  ): Promise<AuditGrant[]> {
     const { approval } = entry;
     const { problem } = await store.load(approval.workerId);
     if (problem !== undefined) {
@@ -529,52 +586,48 @@ export function createApprovalGate(options: {
         `"always" cannot be saved while the permissions file is broken (line ${problem.line}, column ${problem.column}: ${problem.message}); approve for the session instead, or fix the file`,
       );
     }
+    const grants = new Map(
+      options.patterns.map((pattern) => [pattern, { grant: createGrantId(), expiresAt: options.expiresAt }]),
+    );
     const added = await store.appendAllow(approval.workerId, {
       tool: approval.tool,
-      patterns: approval.alwaysPatterns ?? [],
-      accepts: (rules) =>
-        engine.evaluate({
-          now: now(),
-          tool: approval.tool,
-          args: approval.args,
-          layers: { file: rules },
-          home: entry.home,
-          ...toPathLookups(entry.callPaths),
-        }).decision.type === 'allow',
+      patterns: options.patterns,
+      grants,
+      // Rules that do not cover the call are never moved past the user's denies to make it allowed.
+      ...(options.coversCall
+        ? {
+            accepts: (rules: readonly PermissionRule[]) =>
+              engine.evaluate({
+                now: now(),
+                tool: approval.tool,
+                args: approval.args,
+                layers: { file: rules },
+                home: entry.home,
+                ...toPathLookups(entry.callPaths),
+              }).decision.type === 'allow',
+          }
+        : {}),
     });
-    audit.append({
-      workerId: approval.workerId,
-      sessionId: approval.sessionId,
-      approvalId: approval.approvalId,
-      tool: approval.tool,
-      subjects: added,
-      decision: 'rules_changed',
-      by: `client:${by.credentialId}`,
-      connectionId: by.connectionId,
-      scope: 'always',
+    return added.map((pattern) => {
+      const grant = grants.get(pattern) as RuleGrant;
+      return {
+        grantId: grant.grant,
+        pattern,
+        ...(grant.expiresAt === undefined ? {} : { expiresAt: new Date(grant.expiresAt).toISOString() }),
+      };
     });
-    logger.info(
-      { workerId: approval.workerId, tool: approval.tool, added },
-      'allow rules saved to the permissions file',
-    );
   }
 
-  async function approve({
-    sessionId,
-    approvalId,
-    scope,
-    by,
-  }: {
-    sessionId: string;
-    approvalId: string;
-    scope: ApprovalScope;
-    by: Answerer;
-  }): Promise<{ applied: boolean }> {
+  async function approve({ sessionId, approvalId, by, ...options }: ApproveOptions): Promise<{ applied: boolean }> {
+    // Checked before the approval is taken: a refused answer leaves it waiting, untouched.
+    const answer = parseApprovalAnswer({ ...options, now: now() });
+    const { scope } = answer;
     const entry = pending.claim(sessionId, approvalId);
     if (entry === undefined) return { applied: false };
     const { approval } = entry;
     let answered: Resolution;
     let current: ToolCallEvaluation;
+    let patterns: readonly string[] = [];
     try {
       if (scope !== 'once' && approval.alwaysPatterns === null) {
         throw new MolfError(
@@ -583,16 +636,50 @@ export function createApprovalGate(options: {
           { field: 'scope' },
         );
       }
+      patterns = scope === 'once' ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
+      const coversCall = scope === 'once' || covers(entry, patterns);
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, entry);
+      const person = toAuditAnswerer(by);
       answered = {
         outcome: 'approved',
-        by: `client:${by.credentialId}`,
+        by: person.by,
         scope,
-        connectionId: by.connectionId,
+        connectionId: person.connectionId,
+        ...(person.client === undefined ? {} : { client: person.client }),
+        ...(scope === 'once'
+          ? {}
+          : {
+              added: {
+                rules: [...patterns],
+                coversCall,
+                ...(answer.patterns === undefined ? {} : { offeredPatterns: approval.alwaysPatterns ?? [] }),
+              },
+            }),
         gate: await allowed(entry.request, entry),
       };
-      if (current.decision.type !== 'deny' && scope === 'always') await saveAlways(entry, by);
+      if (current.decision.type !== 'deny' && scope === 'always') {
+        const grants = await saveAlways(entry, { patterns, expiresAt: answer.expiresAt, coversCall });
+        audit.append({
+          workerId: approval.workerId,
+          sessionId: approval.sessionId,
+          approvalId: approval.approvalId,
+          toolCallId: approval.toolCallId,
+          tool: approval.tool,
+          subjects: approval.subjects.map((subject) => subject.label),
+          decision: 'rules_changed',
+          ...person,
+          scope: 'always',
+          rules: grants.map((grant) => grant.pattern),
+          grants,
+          coversCall,
+          ...(answer.patterns === undefined ? {} : { offeredPatterns: approval.alwaysPatterns ?? [] }),
+        });
+        logger.info(
+          { workerId: approval.workerId, tool: approval.tool, grants },
+          'allow rules saved to the permissions file',
+        );
+      }
     } catch (error) {
       pending.release(approvalId);
       throw error;
@@ -608,7 +695,7 @@ export function createApprovalGate(options: {
     }
     if (scope !== 'once') {
       const rules = sessionRules.get(sessionId) ?? [];
-      for (const pattern of approval.alwaysPatterns ?? []) {
+      for (const pattern of patterns) {
         rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });
       }
       sessionRules.set(sessionId, rules);
@@ -663,8 +750,7 @@ export function createApprovalGate(options: {
           : `The user denied ${what} with this feedback: ${trimmed}`;
       pending.settle(approvalId, {
         outcome: 'denied',
-        by: `client:${by.credentialId}`,
-        connectionId: by.connectionId,
+        ...toAuditAnswerer(by),
         ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
         gate: { type: 'deny', message, errorKind: 'permission_denied' },
       });
@@ -689,8 +775,7 @@ export function createApprovalGate(options: {
         workerId,
         subjects: [store.pathOf(workerId)],
         decision: 'rules_changed',
-        by: `client:${by.credentialId}`,
-        connectionId: by.connectionId,
+        ...toAuditAnswerer(by),
       });
       rulesChanged(workerId).catch((error: unknown) => {
         logger.error({ err: error, workerId }, 'judging the waiting approvals again failed');

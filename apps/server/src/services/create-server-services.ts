@@ -15,7 +15,9 @@ import {
 import {
   type ApprovalGate,
   createApprovalGate,
+  createGrantService,
   createPermissionsStore,
+  type GrantService,
   openAuditLog,
   type PermissionsStore,
 } from '../approvals/index.ts';
@@ -83,6 +85,8 @@ export type ServerServices = AsyncDisposable & {
   gate: ApprovalGate;
   /** Each worker's `permissions.jsonc`. */
   permissions: PermissionsStore;
+  /** The grants "always" answers saved in each worker's file: listed with their audit trail, revoked. */
+  grants: GrantService;
   /** Each worker's tools merged with the server's own. */
   catalog: ToolCatalog;
   /** The subagents each worker's sessions can run. */
@@ -186,6 +190,22 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     protectedRoots: [dataDirPath],
     now,
   });
+  const approvalGate = gate;
+  const grants = createGrantService({
+    store: permissions,
+    audit,
+    logger,
+    now,
+    credentialLabel: (credentialId) => {
+      try {
+        return credentials.list().find((credential) => credential.id === credentialId)?.label;
+      } catch {
+        // A broken credentials file refuses every connection; a listing just goes without labels.
+        return undefined;
+      }
+    },
+    rulesChanged: (workerId) => approvalGate.rulesChanged(workerId),
+  });
   // The task tool runs turns, and turns are offered the task tool: it reaches the agent runner and
   // the agents through these, set just below.
   let agents: AgentDirectory | undefined;
@@ -244,6 +264,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     agent,
     gate,
     permissions,
+    grants,
     registry,
     isCredentialActive: (credentialId) => credentials.isActive(credentialId),
     isCredentialFixed: (credentialId) => credentials.isFixed(credentialId),
@@ -288,6 +309,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     generatedTokens,
     gate,
     permissions,
+    grants,
     catalog,
     agents,
     toolCalls,
