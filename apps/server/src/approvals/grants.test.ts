@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { Approval } from '@molf/protocol';
@@ -258,6 +258,40 @@ describe('grants that expire', () => {
       scope: 'always',
       expiresAt: new Date(clock.now() + 366 * 24 * HOUR).toISOString(),
     });
+    await first.call;
+  });
+});
+
+describe('a hand-edited expiry', () => {
+  it('that is not a date makes the file a problem with line and column, and the grant does not apply', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const path = link.server.permissions.pathOf(link.worker.workerId);
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(
+      path,
+      '{\n  "*": "ask",\n  "shell_exec": {\n    "echo *": { "action": "allow", "grant": "g_1", "expires": "next week" }\n  }\n}\n',
+    );
+    const first = await asked(link, 'echo not-yet');
+    expect(link.server.gate.problems()).toEqual([
+      {
+        workerId: link.worker.workerId,
+        file: path,
+        line: 4,
+        column: 63,
+        message: expect.stringMatching(/^"shell_exec" → "echo \*": "expires" must be a date and time such as /),
+        fallback: 'ask_everything',
+      },
+    ]);
+    const listed = await client.rpc.permissions.grants.query({ workerId: link.worker.workerId });
+    expect(listed).toMatchObject({ grants: [], problem: { line: 4, column: 63 } });
+    await expect(
+      client.rpc.permissions.revoke.mutate({ workerId: link.worker.workerId, grantId: 'g_1' }),
+    ).rejects.toMatchObject({
+      data: { code: 'permissions_invalid' },
+      message: expect.stringContaining('line 4, column 63'),
+    });
+    link.server.gate.close();
     await first.call;
   });
 });
