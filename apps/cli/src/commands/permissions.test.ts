@@ -298,7 +298,17 @@ describe('molf permissions grants and revoke', () => {
       await call;
     };
     const env = { MOLF_SERVER_URL: server.url, MOLF_CLIENT_TOKEN: CLIENT_TOKEN };
-    return { server, worker, workdir, env, grant, advance: (ms: number) => void (now += ms), now: () => now };
+    return {
+      server,
+      worker,
+      workdir,
+      env,
+      grant,
+      advance: (ms: number) => {
+        now += ms;
+      },
+      now: () => now,
+    };
   }
 
   it('lists the grants with their expiry, when, by whom, from which client and for which call, also as JSON', async () => {

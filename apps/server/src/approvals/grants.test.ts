@@ -22,7 +22,12 @@ const GRANT_ID = /^g_[0-9a-f]{16}$/;
 /** A clock the test moves by hand: grants expire when the test says so, not when the machine is slow. */
 function createTestClock(start = Date.UTC(2026, 5, 1, 12)) {
   let now = start;
-  return { now: () => now, advance: (ms: number) => void (now += ms) };
+  return {
+    now: () => now,
+    advance: (ms: number) => {
+      now += ms;
+    },
+  };
 }
 
 async function clientOf(link: Link, name = 'molf-test/1.0'): Promise<MolfClient> {
