@@ -550,12 +550,15 @@ export function createApprovalGate(options: {
   }
 
   /**
-   * Whether `patterns` alone, as allow rules of the approval's tool, allow the call: the offered
-   * patterns do by construction; edited ones may not (the call still runs: the person approved it).
+   * Whether `patterns`, as this answer adds them, let the call run: the worker's rules with the
+   * patterns as allow rules that stop questions (as a "session" answer does). The offered patterns
+   * do by construction (one per subject that asked); edited ones may not, and the call still runs:
+   * the person approved it.
    */
-  function covers(entry: PendingEntry, patterns: readonly string[]): boolean {
+  async function covers(entry: PendingEntry, patterns: readonly string[]): Promise<boolean> {
     const { approval } = entry;
-    const rules = patterns.map(
+    const { rules } = await store.load(approval.workerId);
+    const added = patterns.map(
       (pattern): PermissionRule => ({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } }),
     );
     return (
@@ -563,7 +566,7 @@ export function createApprovalGate(options: {
         now: now(),
         tool: approval.tool,
         args: approval.args,
-        layers: { file: rules },
+        layers: { file: rules, session: added },
         home: entry.home,
         ...toPathLookups(entry.callPaths),
       }).decision.type === 'allow'
@@ -637,7 +640,7 @@ export function createApprovalGate(options: {
         );
       }
       patterns = scope === 'once' ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
-      const coversCall = scope === 'once' || covers(entry, patterns);
+      const coversCall = scope === 'once' || (await covers(entry, patterns));
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, entry);
       const person = toAuditAnswerer(by);

@@ -146,6 +146,33 @@ describe('"always" with edited patterns', () => {
     await again.call;
   });
 
+  it('counts the rules the file already has when it records whether the offered patterns cover the call', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const path = link.server.permissions.pathOf(link.worker.workerId);
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, '{ "*": "ask", "shell_exec": { "*": "ask", "pwd": "allow", "rm *": "deny" } }');
+    const first = await asked(link, 'pwd && echo covered');
+    expect(first.approval.alwaysPatterns).toEqual(['echo *']);
+    await client.rpc.approvals.approve.mutate({
+      sessionId: first.sessionId,
+      approvalId: first.approval.approvalId,
+      scope: 'always',
+    });
+    expect((await first.call).output).toContain('covered');
+    expect((await auditRecords(link)).find((record) => record.decision === 'rules_changed')).toMatchObject({
+      rules: ['echo *'],
+      coversCall: true,
+    });
+    expect((await auditRecords(link)).find((record) => record.decision === 'rules_changed')).not.toHaveProperty(
+      'offeredPatterns',
+    );
+    // Saved before the deny, as the offered patterns always were.
+    expect(await permissionsText(link)).toMatch(
+      /"echo \*": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \}, "rm \*": "deny"/,
+    );
+  });
+
   it('refuses a pattern the file would not take, naming it, saves nothing and keeps the approval waiting', async () => {
     await using link = await startTestLink();
     const first = await asked(link, 'echo kept-waiting');
@@ -256,7 +283,7 @@ describe('grants that expire', () => {
         expiresAt: new Date(clock.now() + HOUR).toISOString(),
       }),
     ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'expiresAt' } });
-    expect(await permissionsText(link)).not.toContain('"grant"');
+    expect(await permissionsText(link)).not.toMatch(/"grant": "g_[0-9a-f]{16}"/);
     // A full 366 days is still taken.
     await client.rpc.approvals.approve.mutate({
       ...answer,
