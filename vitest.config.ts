@@ -20,6 +20,7 @@ const TIMEOUTS = {
   unit: { testTimeout: 120_000, hookTimeout: 120_000 },
   stack: { testTimeout: 240_000, hookTimeout: 120_000 },
   cli: { testTimeout: 400_000, hookTimeout: 120_000 },
+  browser: { testTimeout: 400_000, hookTimeout: 120_000 },
 } as const;
 
 export default defineConfig({
@@ -28,10 +29,14 @@ export default defineConfig({
     maxWorkers: 2,
     env: { [TEST_RUN_ENV]: runId },
     // The CLI bundle is rebuilt when stale (the CLI tests run what users run); no test process may outlive the run.
-    globalSetup: ['./scripts/vitest-build-cli.ts', './scripts/vitest-leftover-processes.ts'],
+    globalSetup: [
+      './scripts/vitest-build-cli.ts',
+      './scripts/vitest-build-web.ts',
+      './scripts/vitest-leftover-processes.ts',
+    ],
     reporters: ['default', tierReporter, summaryReporter],
     // One tier after the other (groupOrder), so that each tier's time is its own.
-    projects: (['unit', 'stack', 'cli'] as const).map((name, groupOrder) => ({
+    projects: (['unit', 'stack', 'cli', 'browser'] as const).map((name, groupOrder) => ({
       extends: true,
       test: {
         name,

@@ -3,7 +3,7 @@
 // promise; layers kept by convention erode, so imports that cross them are errors.
 import tseslint from 'typescript-eslint';
 
-const APPS = ['@molf/server', '@molf/worker', '@molf/cli'];
+const APPS = ['@molf/server', '@molf/worker', '@molf/cli', '@molf/web'];
 
 /** Deep imports into another package's files, and relative paths that leave the package. */
 const NO_REACHING_IN = [
@@ -30,7 +30,7 @@ const appsForbidden = (message, except = []) =>
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'config/**'] },
   {
-    files: ['**/*.ts'],
+    files: ['**/*.ts', '**/*.tsx'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: new URL('..', import.meta.url).pathname },
@@ -107,6 +107,19 @@ export default tseslint.config(
         { name: '@trpc/server/adapters/ws', message: 'Sockets belong to apps/server/src/transport.' },
       ],
       [{ group: ['**/transport', '**/transport/**'], message: 'Services never import the transport.' }],
+    ),
+  },
+  // The web client runs in browsers: it talks to the server through the shared client only, and
+  // knows the server by its router's type at most.
+  {
+    files: ['apps/web/src/**/*.ts', 'apps/web/src/**/*.tsx'],
+    rules: restrict(
+      [
+        ...appsForbidden('The web client talks to the server through @molf/client, never its code.'),
+        { name: 'ws', message: 'The web client runs in browsers: use @molf/client.' },
+        { name: '@molf/client/node', message: 'The web client runs in browsers: use @molf/client.' },
+      ],
+      [{ group: ['node:*'], message: 'The web client runs in browsers: no Node modules.' }],
     ),
   },
 );

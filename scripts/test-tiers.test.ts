@@ -12,6 +12,7 @@ describe('tierOf', () => {
     [sample('await using link = await start', 'TestLink();'), 'stack'],
     [sample('const server = await create', 'Server({ port: 0, dataDir, tokens });'), 'stack'],
     [sample('const worker = await create', 'Worker({ serverUrl, token, workdir });'), 'stack'],
+    [sample('await using web = await start', 'WebStack();'), 'browser'],
     ["expect(parseShellLine('ls')).toEqual([]);", 'unit'],
     // A TCP server from node:net is no Molf server.
     ['const blocker = createServer((socket) => socket.destroy());', 'unit'],

@@ -127,7 +127,15 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
     ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', `${options.logName}.log`) }),
   });
   const tokens = { client: generateToken('client'), worker: generateToken('worker') };
-  const server = await createServer({ port: 0, dataDir, tokens, models, agent, logger });
+  const server = await createServer({
+    port: 0,
+    dataDir,
+    tokens,
+    models,
+    agent,
+    ...(file.notify === undefined ? {} : { notify: file.notify }),
+    logger,
+  });
   try {
     const worker = await createWorker({
       serverUrl: server.url,

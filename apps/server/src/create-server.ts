@@ -2,6 +2,7 @@ import { createSilentLogger } from '@molf/logging';
 import { closeInOrder } from './close-in-order.ts';
 import { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 import {
+  createApprovalLinkRoute,
   parseOrigins,
   serveWebSocket,
   type WebSocketTransport,
@@ -50,6 +51,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       router: services.router,
       credentials: services.credentials,
       health: services.health,
+      routes: services.approvalLinks === undefined ? [] : [createApprovalLinkRoute({ links: services.approvalLinks })],
       logger,
     });
   } catch (error) {
@@ -57,6 +59,14 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       logger.error({ err: closeError }, 'closing the services after a failed start failed');
     });
     throw error;
+  }
+
+  if (services.notifier !== undefined && config.notify?.publicUrl === undefined) {
+    services.notifier.useDefaultBaseUrl(transport.httpUrl);
+    logger.warn(
+      { linkBase: transport.httpUrl },
+      "approval links point to the server's own address: set notify.publicUrl if they are opened on another machine",
+    );
   }
 
   let closing: Promise<void> | undefined;

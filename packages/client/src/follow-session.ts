@@ -17,6 +17,11 @@ export type FollowSessionOptions = {
    */
   workerId?: string | undefined;
   /**
+   * Start with the running turn's events so far (a client that loaded the stored messages shows the
+   * turn in progress, its streamed text included), instead of only what comes from now on.
+   */
+  fromTurnStart?: boolean;
+  /**
    * Each event as it arrives, with the state after it. Events the follower makes up from what it
    * loads (approvals already waiting, the busy state) have `seq` 0.
    */
@@ -83,7 +88,7 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
   }
 
   const events = client.rpc.sessions.events.subscribe(
-    { sessionId, fromNow: true },
+    options.fromTurnStart === true ? { sessionId, fromTurnStart: true } : { sessionId, fromNow: true },
     {
       onData: (envelope: { data: SessionEvent }) => {
         deliver(envelope.data);

@@ -70,7 +70,10 @@ export const ApprovalEventSchema = z.discriminatedUnion('type', [
     sessionId: SessionIdSchema,
     outcome: ApprovalOutcomeSchema,
     scope: ApprovalScopeSchema.optional(),
-    /** Who decided: `client:<credential id>`, `rule` (a cascade after "always"), or `server`. */
+    /**
+     * Who decided: `client:<credential id>`, `link:<nonce prefix>` (a notification's one-time link),
+     * `rule` (a cascade after "always"), or `server`.
+     */
     by: z.string(),
     reason: z.string().optional(),
   }),

@@ -98,7 +98,15 @@ export const TurnEndReasonSchema = z.enum(['completed', 'aborted', 'error', 'ste
 
 /** What happens in a session itself, in order; each carries the session's next sequence number. */
 const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('turn.started'), turnId: z.string(), messageId: z.string(), model: z.string() }),
+  z.object({
+    type: z.literal('turn.started'),
+    turnId: z.string(),
+    /** The stored user message the turn answers. */
+    messageId: z.string(),
+    /** That message's text (absent from servers older than this field). */
+    prompt: z.string().optional(),
+    model: z.string(),
+  }),
   z.object({ type: z.literal('message.queued'), messageId: z.string(), position: z.number().int() }),
   z.object({ type: z.literal('message.delta'), turnId: z.string(), text: z.string() }),
   z.object({ type: z.literal('message.completed'), turnId: z.string(), message: SessionMessageSchema }),
@@ -211,4 +219,9 @@ export const SessionEventsInputSchema = z.object({
   lastEventId: z.string().max(128).nullish(),
   /** Without a last event id: start with the next event instead of every kept one. */
   fromNow: z.boolean().optional(),
+  /**
+   * Without a last event id: start with the running turn's `turn.started` (with the next event when
+   * none runs). A client that loaded the stored messages sees the turn in progress, text included.
+   */
+  fromTurnStart: z.boolean().optional(),
 });

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import { createServer, defaultDataDir, loadServerConfigFile, safeParseOrigin, toModelSettings } from '@molf/server';
+import { webDistDir } from '@molf/web/dist-dir';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
 import { finishStartup } from '../finish-startup.ts';
@@ -8,6 +9,7 @@ import type { TokenFile } from '../read-token-file.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
 import { receiveTokensFromParent } from '../token-handover.ts';
+import { webLoginUrl } from '../web-login-url.ts';
 
 type ServerOptions = {
   host: string;
@@ -122,6 +124,8 @@ async function runServer(options: ServerOptions): Promise<void> {
     dataDir,
     tokens: { client: fixed.client?.token, worker: fixed.worker?.token },
     allowedOrigins: [...(file.allowedOrigins ?? []), ...options.allowedOrigin],
+    webRoot: webDistDir,
+    ...(file.notify === undefined ? {} : { notify: file.notify }),
     generateMissingTokens: true,
     logger,
   });
@@ -133,6 +137,7 @@ async function runServer(options: ServerOptions): Promise<void> {
 
   const lines = [
     `molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`,
+    `web client: ${server.httpUrl}/ (log in with a client token)`,
     `data directory: ${dataDir}`,
     models.defaultModel === undefined
       ? 'default model: none (set --model provider/model, MOLF_MODEL or "model" in the config file)'
@@ -141,7 +146,12 @@ async function runServer(options: ServerOptions): Promise<void> {
   if (server.generatedTokens.client !== undefined || server.generatedTokens.worker !== undefined) {
     lines.push(
       'New tokens — shown once, only their hashes are stored (mint more with `molf token create`):',
-      ...(server.generatedTokens.client === undefined ? [] : [`  client token: ${server.generatedTokens.client}`]),
+      ...(server.generatedTokens.client === undefined
+        ? []
+        : [
+            `  client token: ${server.generatedTokens.client}`,
+            `  web login link: ${webLoginUrl(server.httpUrl, server.generatedTokens.client)}`,
+          ]),
       ...(server.generatedTokens.worker === undefined ? [] : [`  worker token: ${server.generatedTokens.worker}`]),
     );
   }

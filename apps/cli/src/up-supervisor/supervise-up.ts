@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { loadConnection, saveConnection } from '../connection-store.ts';
 import { onShutdownSignal } from '../shutdown-signals.ts';
 import { type HandedTokens, handTokensToChild, TOKENS_FROM_PARENT_ENV } from '../token-handover.ts';
+import { webLoginUrl } from '../web-login-url.ts';
 import { newToken } from './new-token.ts';
 import type { UpPlan } from './up-plan.ts';
 
@@ -148,6 +149,8 @@ export async function superviseUp(plan: UpPlan): Promise<void> {
     [
       '',
       'Molf is up.',
+      `  web:     ${webLoginUrl(httpUrl, clientToken)}`,
+      '           (open it to log in; the token in the link stays in the browser)',
       `  server:  ${url}   (health: ${httpUrl}/healthz)`,
       `  worker:  ${String(workerReady.name)} on ${plan.projectDir} (sandbox: ${String(workerReady.sandbox)})`,
       `  client token: ${clientToken}`,

@@ -116,6 +116,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
     await runTurn(services, limits, {
       sessionId,
       messageId: prompt.messageId,
+      prompt: prompt.text,
       model: prompt.model,
       ...(prompt.skills === undefined ? {} : { skills: prompt.skills }),
       signal: turns.controller.signal,

@@ -74,6 +74,7 @@ export async function runSubagent(
     reason = await runTurn(services, limits, {
       sessionId: childSessionId,
       messageId,
+      prompt: run.prompt,
       model: run.agent.model ?? run.modelId,
       signal: run.signal,
       agent: { profile: run.agent, parentSessionId: run.parentSessionId },

@@ -27,6 +27,8 @@ export type TurnRequest = {
   sessionId: string;
   /** The stored user message this turn answers. */
   messageId: string;
+  /** Its text: `turn.started` carries it, so that every client shows the prompt, not only the sender. */
+  prompt: string;
   /** The prompt's model, else the session's, else the server default. */
   model: string | undefined;
   /** Aborts the turn: the model stream, running tool calls and pending approvals. */
@@ -88,7 +90,13 @@ export async function runTurn(
       modelId = services.models.resolve({ prompt: request.model, session: session.model }).id;
     } catch (error) {
       // Every stored prompt gets its turn.started and turn.ended, also when it cannot run.
-      events.publish(sessionId, { type: 'turn.started', turnId, messageId: request.messageId, model: '' });
+      events.publish(sessionId, {
+        type: 'turn.started',
+        turnId,
+        messageId: request.messageId,
+        prompt: request.prompt,
+        model: '',
+      });
       events.publish(sessionId, {
         type: 'error',
         code: isMolfError(error) ? error.code : 'internal',
@@ -97,7 +105,13 @@ export async function runTurn(
       reason = 'error';
       return reason;
     }
-    events.publish(sessionId, { type: 'turn.started', turnId, messageId: request.messageId, model: modelId });
+    events.publish(sessionId, {
+      type: 'turn.started',
+      turnId,
+      messageId: request.messageId,
+      prompt: request.prompt,
+      model: modelId,
+    });
     const history = await store.messages(sessionId);
     const maxSteps = request.agent?.profile.maxSteps ?? limits.maxSteps;
     reason = 'step_limit';

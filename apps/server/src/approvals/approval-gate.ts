@@ -87,16 +87,22 @@ export type GateOutcome =
     }
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
-/** Who answered an approval: the client credential, connection and program, kept in the audit log. */
-export type Answerer = {
-  credentialId: string;
-  connectionId: string;
-  /** The client program the connection named (`molf-cli/0.1.0`); undefined if it did not. */
-  client?: string | undefined;
-};
+/**
+ * Who answered an approval, kept in the audit log: a client (its credential, connection and the
+ * program the connection named), or a one-time link (`link:<nonce prefix>`, see notify/approval-links.ts).
+ */
+export type Answerer =
+  | {
+      credentialId: string;
+      connectionId: string;
+      /** The client program the connection named (`molf-cli/0.1.0`); undefined if it did not. */
+      client?: string | undefined;
+    }
+  | { link: string };
 
-/** The audit fields of a person's answer or edit. */
-export function toAuditAnswerer(by: Answerer): { by: string; connectionId: string; client?: string } {
+/** An answerer as the audit log and `approval.resolved` name it. */
+export function toAnsweredBy(by: Answerer): { by: string; connectionId?: string; client?: string } {
+  if ('link' in by) return { by: by.link };
   return {
     by: `client:${by.credentialId}`,
     connectionId: by.connectionId,
@@ -643,13 +649,11 @@ export function createApprovalGate(options: {
       const coversCall = scope === 'once' || (await covers(entry, patterns));
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, entry);
-      const person = toAuditAnswerer(by);
+      const person = toAnsweredBy(by);
       answered = {
         outcome: 'approved',
-        by: person.by,
+        ...person,
         scope,
-        connectionId: person.connectionId,
-        ...(person.client === undefined ? {} : { client: person.client }),
         ...(scope === 'once'
           ? {}
           : {
@@ -753,7 +757,7 @@ export function createApprovalGate(options: {
           : `The user denied ${what} with this feedback: ${trimmed}`;
       pending.settle(approvalId, {
         outcome: 'denied',
-        ...toAuditAnswerer(by),
+        ...toAnsweredBy(by),
         ...(trimmed === undefined || trimmed === '' ? {} : { reason: trimmed }),
         gate: { type: 'deny', message, errorKind: 'permission_denied' },
       });
@@ -778,7 +782,7 @@ export function createApprovalGate(options: {
         workerId,
         subjects: [store.pathOf(workerId)],
         decision: 'rules_changed',
-        ...toAuditAnswerer(by),
+        ...toAnsweredBy(by),
       });
       rulesChanged(workerId).catch((error: unknown) => {
         logger.error({ err: error, workerId }, 'judging the waiting approvals again failed');

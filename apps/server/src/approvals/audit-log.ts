@@ -18,8 +18,9 @@ export type AuditRecord = {
   decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled' | 'rules_changed' | 'sandbox_refused';
   /**
    * `rule: …` with the deciding rule, `client:<credential id>` for a person's answer or a rules
-   * edit, `server: <reason>`, or `sandbox: <what>` for what a worker's sandbox refused a command
-   * that the gate had let through.
+   * edit, `link:<nonce prefix>` for an answer by a one-time link of a notification,
+   * `server: <reason>`, or `sandbox: <what>` for what a worker's sandbox refused a command that the
+   * gate had let through.
    */
   by: string;
   sessionId?: string;

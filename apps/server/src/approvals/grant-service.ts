@@ -1,7 +1,7 @@
 import type { Logger } from '@molf/logging';
 import { isInForce } from '@molf/permissions';
 import type { Grant, PermissionsGrants, PermissionsRevokeResult, WorkerId } from '@molf/protocol';
-import { type Answerer, toAuditAnswerer } from './approval-gate.ts';
+import { type Answerer, toAnsweredBy } from './approval-gate.ts';
 import type { AuditLog } from './audit-log.ts';
 import type { PermissionsStore } from './permissions-store.ts';
 
@@ -82,7 +82,7 @@ export function createGrantService(options: {
         tool: rule.tool,
         subjects: [store.pathOf(workerId)],
         decision: 'rules_changed',
-        ...toAuditAnswerer(by),
+        ...toAnsweredBy(by),
         rules: [rule.pattern],
         grantId,
       });

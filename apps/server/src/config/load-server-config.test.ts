@@ -21,4 +21,62 @@ describe('loadServerConfigFile', () => {
       message: expect.stringMatching(/config\.jsonc: "allowedOrigins\.0": .*http\(s\):\/\/host\[:port\]/),
     });
   });
+
+  it('reads notify targets, normalising their URLs', async () => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(
+      path,
+      JSON.stringify({
+        notify: {
+          publicUrl: 'https://molf.example/base',
+          linkTtlMinutes: 5,
+          targets: [
+            { type: 'webhook', url: 'https://hooks.example/molf', headers: { 'X-Secret': 'abc' } },
+            { type: 'ntfy', url: 'http://ntfy.lan/molf-approvals', token: 'tk_123' },
+          ],
+        },
+      }),
+    );
+    expect(await loadServerConfigFile(path)).toEqual({
+      notify: {
+        publicUrl: 'https://molf.example/base',
+        linkTtlMinutes: 5,
+        targets: [
+          { type: 'webhook', url: 'https://hooks.example/molf', headers: { 'X-Secret': 'abc' } },
+          { type: 'ntfy', url: 'http://ntfy.lan/molf-approvals', token: 'tk_123' },
+        ],
+      },
+    });
+  });
+
+  it.each([
+    [
+      { targets: [{ type: 'email', url: 'https://x' }] },
+      /"notify\.targets\.0\.type": a target's "type" must be "webhook" or "ntfy"/,
+    ],
+    [
+      { targets: [{ type: 'ntfy', url: 'ntfy.lan/topic' }] },
+      /"notify\.targets\.0\.url": an ntfy topic url must be an http\(s\) URL/,
+    ],
+    [{ targets: [{ type: 'webhook', url: 'ftp://x/y' }] }, /"notify\.targets\.0\.url": .*must use http or https/],
+    [{ targets: [{ type: 'webhook', url: 'https://user:pw@x/y' }] }, /must not hold a user or password/],
+    [
+      { targets: [{ type: 'webhook', url: 'https://x', headers: { 'X-A': 'line\nbreak' } }] },
+      /"notify\.targets\.0\.headers\.X-A": .*one line/,
+    ],
+    [{ targets: [{ type: 'ntfy', url: 'https://x', tokn: 'typo' }] }, /"notify\.targets\.0": .*tokn/],
+    [{ linkTtlMinutes: 90, targets: [] }, /"notify\.linkTtlMinutes": .*60/],
+    [{ publicUrl: 'https://molf.example/a,b', targets: [] }, /"notify\.publicUrl": publicUrl must not contain commas/],
+    [{ publicUrl: 'https://molf.example/?x=1', targets: [] }, /"notify\.publicUrl": publicUrl must not have a query/],
+    [{ publicUrl: 'https://molf.example' }, /"notify\.targets": /],
+  ])('refuses the notify section %j with a clear message', async (notify, message) => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(path, JSON.stringify({ notify }));
+    await expect(loadServerConfigFile(path)).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(message),
+    });
+  });
 });

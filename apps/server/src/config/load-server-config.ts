@@ -3,6 +3,7 @@ import { safeParseJsonc } from '@molf/permissions';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
 import type { AgentSettings } from '../agent/index.ts';
+import { NotifySettingsSchema } from '../notify/notify-settings.ts';
 import { AttachmentViewSchema, CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 import { safeParseOrigin } from '../transport/origin-policy.ts';
 
@@ -52,6 +53,11 @@ export const ServerConfigFileSchema = z.strictObject({
     })
     .partial()
     .optional(),
+  /**
+   * Approval requests sent to webhooks and ntfy topics with one-time approve/deny links:
+   * `{ "publicUrl"?, "linkTtlMinutes"?, "targets": [{ "type": "webhook" | "ntfy", "url", … }] }`. Default none.
+   */
+  notify: NotifySettingsSchema.optional(),
 });
 export type ServerConfigFile = z.infer<typeof ServerConfigFileSchema>;
 

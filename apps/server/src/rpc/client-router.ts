@@ -170,6 +170,7 @@ export function createClientRouter(services: RouterServices) {
           sessionId: input.sessionId,
           lastEventId: input.lastEventId,
           fromNow: input.fromNow,
+          fromTurnStart: input.fromTurnStart,
           signal,
         });
       }),

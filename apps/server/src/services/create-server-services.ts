@@ -24,6 +24,15 @@ import {
 import { type CredentialStore, openCredentialStore } from '../auth/credential-store.ts';
 import { closeInOrder } from '../close-in-order.ts';
 import { ensureDataDir } from '../data-dir.ts';
+import {
+  type ApprovalLinks,
+  type ApprovalNotifier,
+  createApprovalLinks,
+  DEFAULT_LINK_TTL_MINUTES,
+  loadLinkKey,
+  type NotifyOptions,
+  startApprovalNotifier,
+} from '../notify/index.ts';
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
 import { createSessionEvents, openFileSessionStore, type SessionEvents, type SessionStore } from '../sessions/index.ts';
@@ -65,6 +74,11 @@ export type ServerServicesConfig = {
    * longer applies. Default `Date.now`; tests move it instead of waiting.
    */
   now?: () => number;
+  /**
+   * Approval requests sent to webhooks and ntfy topics, with one-time approve/deny links. Default
+   * none (and with no targets, nothing is sent and no link answers).
+   */
+  notify?: NotifyOptions;
 };
 
 /**
@@ -101,6 +115,10 @@ export type ServerServices = AsyncDisposable & {
   agent: AgentRunner;
   /** The tRPC router over these services, for a transport to serve. */
   router: AppRouter;
+  /** The one-time approve/deny links of notifications, for a transport to serve; undefined without targets. */
+  approvalLinks: ApprovalLinks | undefined;
+  /** Sends approval requests to the notification targets; undefined without targets. */
+  notifier: ApprovalNotifier | undefined;
   /** What `/healthz` reports: version, uptime, worker counts. */
   health(): HealthReport;
   /**
@@ -158,6 +176,8 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const credentials = openCredentialStore({ dataDir: config.dataDir, fixed: fixedTokens });
   const generatedTokens =
     config.generateMissingTokens === true ? await generateMissingTokens(credentials, fixedTokens) : {};
+  const notify = config.notify !== undefined && config.notify.targets.length > 0 ? config.notify : undefined;
+  const linkKey = notify === undefined ? undefined : await loadLinkKey(config.dataDir);
   const registry = await loadWorkerRegistry({ dataDir: config.dataDir, logger });
   // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
   const engine = await createPermissionEngine({ lazyParser: true });
@@ -257,6 +277,29 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   });
   runner = agent;
   const stopForwarding = forwardApprovalsToSessions({ gate, sessions, events, logger });
+  const approvalLinks =
+    notify === undefined || linkKey === undefined
+      ? undefined
+      : createApprovalLinks({
+          key: linkKey,
+          gate,
+          ttlMs: (notify.linkTtlMinutes ?? DEFAULT_LINK_TTL_MINUTES) * 60_000,
+          logger,
+          ...(notify.now === undefined ? {} : { now: notify.now }),
+        });
+  const notifier =
+    notify === undefined || approvalLinks === undefined
+      ? undefined
+      : startApprovalNotifier({
+          gate,
+          links: approvalLinks,
+          targets: notify.targets,
+          publicUrl: notify.publicUrl,
+          sessions,
+          registry,
+          logger,
+          ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
+        });
   const reportCatalog = createCatalogReporter({ registry, agents, logger });
   const router = createAppRouter({
     sessions,
@@ -293,6 +336,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     closing ??= closeInOrder([
       stopWork,
       stopForwarding,
+      () => notifier?.close(),
       () => registry.flush(),
       () => events.close(),
       () => sessions.close(),
@@ -317,6 +361,8 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     events,
     agent,
     router,
+    approvalLinks,
+    notifier,
     health: () => ({
       status: 'ok',
       version: SERVER_VERSION,

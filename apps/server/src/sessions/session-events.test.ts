@@ -16,6 +16,47 @@ async function take(stream: AsyncGenerator<TrackedEnvelope<SessionEvent>>, count
 }
 
 describe('session events', () => {
+  it('starts a subscriber that asks for the turn in progress with its turn.started, or with the next event between turns', async () => {
+    const events = createSessionEvents();
+    events.publish('s', { type: 'status', status: 'busy' });
+    events.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', prompt: 'hi', model: 'f/m' });
+    events.publish('s', { type: 'tool-call.started', turnId: 't1', toolCallId: 'c1', toolName: 'glob', args: {} });
+    const controller = new AbortController();
+    const during = await take(
+      events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
+      2,
+    );
+    expect(during.map((envelope) => envelope.data.type)).toEqual(['turn.started', 'tool-call.started']);
+
+    events.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
+    const between = take(
+      events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
+      1,
+    );
+    // The generator starts on its first read: the event comes once it waits.
+    await new Promise((resolve) => setImmediate(resolve));
+    events.publish('s', { type: 'status', status: 'idle' });
+    expect((await between).map((envelope) => envelope.data.seq)).toEqual([5]);
+    controller.abort();
+    events.close();
+  });
+
+  it('tells a subscriber asking for a turn whose start is no longer kept to resync, then goes on from the oldest kept event', async () => {
+    const events = createSessionEvents();
+    events.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+    for (let index = 0; index < MAX_KEPT_EVENTS + 10; index += 1)
+      events.publish('s', { type: 'status', status: 'busy' });
+    const controller = new AbortController();
+    const [resync, first] = await take(
+      events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
+      2,
+    );
+    expect(resync?.data.type).toBe('session.resync');
+    expect(first?.data.seq).toBe(12);
+    controller.abort();
+    events.close();
+  });
+
   it('resumes after the last id a subscriber saw, with no gap and no duplicate', async () => {
     const events = createSessionEvents();
     for (let index = 0; index < 5; index += 1) events.publish('s', { type: 'status', status: 'busy' });

@@ -21,6 +21,11 @@ export type SessionEvents = {
     lastEventId: string | null | undefined;
     /** Without a last event id: only events published from now on. */
     fromNow?: boolean | undefined;
+    /**
+     * Without a last event id: from the `turn.started` of the turn that runs now (from now when
+     * none runs), so that a client that loaded the stored messages also sees the turn in progress.
+     */
+    fromTurnStart?: boolean | undefined;
     signal: AbortSignal | undefined;
   }): AsyncGenerator<TrackedEnvelope<SessionEvent>>;
   /**
@@ -45,6 +50,8 @@ type Log = {
   lastAt: number;
   /** Text deltas waiting for the end of the tick. */
   pending: { turnId: string; texts: string[] } | undefined;
+  /** The sequence number of the running turn's `turn.started`; undefined between turns. */
+  turnStartSeq: number | undefined;
 };
 
 /**
@@ -69,6 +76,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         observers: new Set(),
         lastAt: Date.now(),
         pending: undefined,
+        turnStartSeq: undefined,
       };
       logs.set(sessionId, log);
     }
@@ -79,6 +87,8 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
     const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
     log.nextSeq += 1;
     log.lastAt = Date.now();
+    if (body.type === 'turn.started') log.turnStartSeq = event.seq;
+    else if (body.type === 'turn.ended') log.turnStartSeq = undefined;
     log.events.push(event);
     for (const listener of log.listeners) listener();
     for (const observer of log.observers) observer(event);
@@ -135,7 +145,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
       return append(sessionId, log, body);
     },
 
-    async *stream({ sessionId, lastEventId, fromNow, signal }) {
+    async *stream({ sessionId, lastEventId, fromNow, fromTurnStart, signal }) {
       const log = logOf(sessionId);
       let wake: (() => void) | undefined;
       const listener = () => wake?.();
@@ -147,7 +157,22 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         const [idEpoch, idSeq] = (lastEventId ?? '').split(':');
         const seq = Number(idSeq);
         const firstKept = log.events.firstSeq(log.nextSeq);
-        if ((lastEventId === null || lastEventId === undefined) && fromNow === true) after = log.nextSeq - 1;
+        if (lastEventId === null || lastEventId === undefined) {
+          if (fromTurnStart === true) {
+            // A turn whose start is no longer kept is followed from the oldest kept event, after a resync.
+            after = Math.max(log.turnStartSeq ?? log.nextSeq, firstKept) - 1;
+            if (log.turnStartSeq !== undefined && log.turnStartSeq < firstKept) {
+              yield tracked(`${epoch}:0`, {
+                type: 'session.resync',
+                seq: 0,
+                sessionId,
+                at: new Date().toISOString(),
+              } as SessionEvent);
+            }
+          } else if (fromNow === true) {
+            after = log.nextSeq - 1;
+          }
+        }
         if (lastEventId !== null && lastEventId !== undefined) {
           if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
             after = seq;

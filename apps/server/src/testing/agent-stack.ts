@@ -1,8 +1,10 @@
 import { createMolfClient, type MolfClient } from '@molf/client/node';
+import type { Logger } from '@molf/logging';
 import type { SessionEvent } from '@molf/protocol';
 import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import type { WorkerConfig } from '@molf/worker';
 import type { AgentSettings } from '../agent/agent-runner.ts';
+import type { NotifyOptions } from '../notify/index.ts';
 import type { ServerTool } from '../tools/index.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from './test-link.ts';
 
@@ -22,6 +24,8 @@ export async function startStack(
     serverTools?: ServerTool[];
     worker?: Partial<WorkerConfig>;
     attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
+    notify?: NotifyOptions;
+    logger?: Logger;
   } = {},
 ): Promise<Stack> {
   const llm = await startFakeLlm({ turns: options.turns ?? [] });
@@ -34,6 +38,8 @@ export async function startStack(
       },
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
+      ...(options.notify === undefined ? {} : { notify: options.notify }),
+      ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
     ...(options.worker === undefined ? {} : { worker: options.worker }),
   });

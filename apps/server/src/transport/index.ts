@@ -1,4 +1,6 @@
+export { createApprovalLinkRoute } from './approval-link-route.ts';
 export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
+export { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
 export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
 export {
   DEFAULT_HOST,

@@ -12,8 +12,9 @@ import { type RpcContext, toTRPCError } from '../rpc/trpc.ts';
 import type { HealthReport } from '../services/health-report.ts';
 import { authenticateConnection } from './authenticate-connection.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
-import { createHttpHandler } from './handle-http.ts';
+import { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
 import { createOriginPolicy, type OriginDecision, parseOrigins } from './origin-policy.ts';
+import { createWebClientRoute } from './serve-web-client.ts';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7600;
@@ -54,6 +55,11 @@ export type WebSocketTransportConfig = {
   allowedOrigins?: readonly string[];
   /** Largest message from a socket that has not authenticated yet. Default 64 KiB. */
   preAuthMaxPayloadBytes?: number;
+  /**
+   * The built web client (a directory with `index.html`), served on this port. Default none: the
+   * port serves `/healthz` and the WebSocket only.
+   */
+  webRoot?: string;
 };
 
 export type ServeWebSocketOptions = WebSocketTransportConfig & {
@@ -63,10 +69,12 @@ export type ServeWebSocketOptions = WebSocketTransportConfig & {
   credentials: CredentialStore;
   /** What `GET /healthz` answers. */
   health: () => HealthReport;
+  /** More plain HTTP beside `/healthz` (approval links, a web client's files). Default none. */
+  routes?: readonly HttpRoute[];
   logger: Logger;
 };
 
-/** One port serving HTTP (`/healthz`) and the tRPC WebSocket endpoint. */
+/** One port serving HTTP (`/healthz` and the given routes) and the tRPC WebSocket endpoint. */
 export type WebSocketTransport = AsyncDisposable & {
   host: string;
   port: number;
@@ -88,7 +96,20 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   const host = options.host ?? DEFAULT_HOST;
   parseOrigins(options.allowedOrigins ?? []);
 
-  const httpServer = createHttpServer(createHttpHandler({ health: options.health }));
+  const web = options.webRoot === undefined ? undefined : createWebClientRoute(options.webRoot);
+  if (options.webRoot !== undefined && web === undefined) {
+    logger.warn(
+      { webRoot: options.webRoot },
+      'the web client is not built (no index.html there): run `pnpm install` or `pnpm build`; the port serves no page meanwhile',
+    );
+  }
+  const httpServer = createHttpServer(
+    createHttpHandler({
+      // The page answers every path the other routes do not (its own paths such as /s/<session>): last.
+      routes: [createHealthRoute(options.health), ...(options.routes ?? []), ...(web === undefined ? [] : [web])],
+      logger,
+    }),
+  );
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   /** Set once the port is known; nothing can connect before. */
   let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;

@@ -1,0 +1,126 @@
+import type { TranscriptItem } from '@molf/client';
+import type { Approval } from '@molf/protocol';
+import { createVirtualizer } from '@tanstack/solid-virtual';
+import { createEffect, For, Index, Match, on, onMount, Show, Switch } from 'solid-js';
+import { MarkdownView } from './markdown-view.tsx';
+import { ToolCard } from './tool-card.tsx';
+
+/** Whether a waiting approval is this call's (approvals name the call by the gate's own id). */
+function isWaiting(item: TranscriptItem, approvals: readonly Approval[]): boolean {
+  if (item.kind !== 'tool' || item.status !== 'running') return false;
+  const args = JSON.stringify(item.args);
+  return approvals.some((approval) => approval.tool === item.toolName && JSON.stringify(approval.args) === args);
+}
+
+/** One item of a conversation (also a subagent's, nested in its task card). */
+export function TranscriptItemView(props: { item: TranscriptItem; approvals: readonly Approval[] }) {
+  return (
+    <Switch>
+      <Match when={props.item.kind === 'user' && props.item}>
+        {(item) => (
+          <div class="message user" data-testid="user-message">
+            {item().text}
+          </div>
+        )}
+      </Match>
+      <Match when={props.item.kind === 'assistant' && props.item}>
+        {(item) => (
+          <div class="message assistant" data-testid="assistant-message" data-streaming={item().streaming}>
+            <MarkdownView text={item().text} streaming={item().streaming} />
+            {item().interrupted === true ? <div class="muted">(interrupted)</div> : null}
+          </div>
+        )}
+      </Match>
+      <Match when={props.item.kind === 'tool' && props.item}>
+        {(item) => (
+          <ToolCard
+            call={item()}
+            waiting={isWaiting(item(), props.approvals)}
+            renderItems={(items) => (
+              <For each={items}>{(child) => <TranscriptItemView item={child} approvals={props.approvals} />}</For>
+            )}
+          />
+        )}
+      </Match>
+      <Match when={props.item.kind === 'summary' && props.item}>
+        {(item) => (
+          <details class="summary">
+            <summary>Summary of earlier messages</summary>
+            <MarkdownView text={item().text} streaming={false} />
+          </details>
+        )}
+      </Match>
+      <Match when={props.item.kind === 'notice' && props.item}>
+        {(item) => <div class={`notice notice-${item().level}`}>{item().text}</div>}
+      </Match>
+    </Switch>
+  );
+}
+
+/**
+ * A session's conversation, virtualised: only the items on screen are in the page, so a session
+ * of thousands of messages opens as fast as a short one. It follows the end while the reader is
+ * there, and stays put while they read further up.
+ */
+export function TranscriptView(props: { items: TranscriptItem[]; approvals: readonly Approval[] }) {
+  let scroller: HTMLDivElement | undefined;
+  let atEnd = true;
+  const virtualizer = createVirtualizer({
+    get count() {
+      return props.items.length;
+    },
+    getScrollElement: () => scroller ?? null,
+    estimateSize: () => 80,
+    overscan: 6,
+    getItemKey: (index) => props.items[index]?.key ?? index,
+  });
+  const toEnd = () => {
+    if (props.items.length > 0) virtualizer.scrollToIndex(props.items.length - 1, { align: 'end' });
+  };
+  onMount(toEnd);
+  createEffect(
+    on(
+      () => [props.items.length, props.items[props.items.length - 1]],
+      () => {
+        if (atEnd) requestAnimationFrame(toEnd);
+      },
+    ),
+  );
+  return (
+    <div
+      ref={scroller}
+      class="transcript"
+      data-testid="transcript"
+      onScroll={(event) => {
+        const element = event.currentTarget;
+        atEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
+      }}
+    >
+      <div class="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>
+        {/* Slots by position, not by row object: a row's item updates in place instead of being built again. */}
+        <Index each={virtualizer.getVirtualItems()}>
+          {(row) => {
+            let element: HTMLDivElement | undefined;
+            createEffect(
+              on([() => row().index, () => props.items[row().index]], () => {
+                if (element !== undefined) virtualizer.measureElement(element);
+              }),
+            );
+            return (
+              <div
+                ref={element}
+                class="transcript-row"
+                data-index={row().index}
+                style={{ transform: `translateY(${row().start}px)` }}
+              >
+                <Show when={props.items[row().index]}>
+                  {(item) => <TranscriptItemView item={item()} approvals={props.approvals} />}
+                </Show>
+              </div>
+            );
+          }}
+        </Index>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { openNewSession, sendPrompt, startWebStack, until } from './web-stack.ts';
+
+/** The text of the tool result the model was sent last. */
+function lastToolResult(requests: ReadonlyArray<{ body: unknown }>): string {
+  const body = requests[requests.length - 1]?.body as
+    | { messages?: Array<{ role: string; content: unknown }> }
+    | undefined;
+  const messages = body?.messages;
+  const tool = [...(messages ?? [])].reverse().find((message) => message.role === 'tool');
+  return typeof tool?.content === 'string' ? tool.content : JSON.stringify(tool?.content);
+}
+
+describe('approvals in the web client', () => {
+  it('shows the exact shell line that asks, and a deny with a reason reaches the model', async () => {
+    await using web = await startWebStack();
+    web.llm.push({
+      toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'rm -rf build && touch marker' } }],
+    });
+    web.llm.push({ text: 'Understood.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'clean up');
+    const card = page.getByTestId('approval');
+    await card.waitFor();
+    await expect(card.getByTestId('approval-subject').allTextContents()).resolves.toEqual(
+      expect.arrayContaining(['rm -rf build', 'touch marker']),
+    );
+    await expect(page.getByTestId('approvals-badge').textContent()).resolves.toContain('1');
+    await page.keyboard.press('n');
+    await page.getByTestId('deny-reason').fill('never delete the build folder');
+    await page.getByTestId('deny-reason').press('Enter');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'Understood.' }).waitFor();
+    await expect(card.count()).resolves.toBe(0);
+    expect(lastToolResult(web.llm.requests)).toContain('never delete the build folder');
+  });
+
+  it('takes an answer given in another browser off the page, saying so', async () => {
+    await using web = await startWebStack();
+    web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'touch from-a' } }] });
+    web.llm.push({ text: 'Made it.' });
+    const a = await web.newPage();
+    const b = await web.newPage();
+    await a.page.goto(web.loginUrl);
+    const sessionId = await openNewSession(a.page);
+    await b.page.goto(
+      `${web.server.httpUrl}/s/${sessionId}#token=${encodeURIComponent(web.loginUrl.split('#token=')[1] ?? '')}`,
+    );
+    await b.page.getByTestId('prompt').waitFor();
+    await sendPrompt(a.page, 'make a file');
+    await a.page.getByTestId('approval').waitFor();
+    await b.page.getByTestId('approval').waitFor();
+    await a.page.keyboard.press('y');
+    await b.page.getByTestId('approval-gone').waitFor();
+    await expect(b.page.getByTestId('approval-gone').textContent()).resolves.toContain('another client');
+    await until(
+      () =>
+        b.page
+          .getByTestId('approval')
+          .count()
+          .then((count) => count === 0),
+      'the card to go',
+    );
+    await b.page.locator('[data-testid=assistant-message]', { hasText: 'Made it.' }).waitFor();
+    // The page that answered says nothing of the kind.
+    await expect(a.page.getByTestId('approval-gone').count()).resolves.toBe(0);
+  });
+
+  it('lists approvals of every session in one place, answerable there', async () => {
+    await using web = await startWebStack();
+    web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'touch one' } }] });
+    web.llm.push({ text: 'Done one.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'first');
+    await page.getByTestId('approval').waitFor();
+    // Another session on screen: the first one's approval still shows in the badge and the list.
+    await openNewSession(page);
+    await expect(page.getByTestId('approvals-badge').textContent()).resolves.toContain('1');
+    await page.getByTestId('approvals-badge').click();
+    const drawer = page.getByTestId('approvals-drawer');
+    await drawer.getByTestId('approval-subject').filter({ hasText: 'touch one' }).first().waitFor();
+    await drawer.getByRole('button', { name: 'Allow once' }).click();
+    await until(() => web.server.gate.pending({}).length === 0, 'the approval to be answered');
+    await drawer.getByText('Nothing waits.').waitFor();
+  });
+});

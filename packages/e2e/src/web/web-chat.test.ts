@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { startWebStack, WEB_TOKENS } from './web-stack.ts';
+
+describe('the web client', () => {
+  it('logs in from the printed link, drops the token from the address bar and shows the worker online', async () => {
+    await using web = await startWebStack();
+    const { page, errors } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await page.getByTestId('worker-row').filter({ hasText: 'web-test' }).waitFor();
+    await expect(page.getByTestId('worker-row').first().textContent()).resolves.toContain('online');
+    expect(page.url()).not.toContain(WEB_TOKENS.client);
+    expect(page.url()).not.toContain('#');
+    // A reload logs in again from this browser's storage.
+    await page.reload();
+    await page.getByTestId('worker-row').first().waitFor();
+    expect(errors).toEqual([]);
+  });
+
+  it('streams an answer as it comes', async () => {
+    await using web = await startWebStack();
+    web.llm.push({ text: ['Hello', ' from', ' the', ' **fake**', ' model.'], chunkDelayMs: 300 });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await page.getByTestId('new-session').click();
+    await page.getByTestId('prompt').fill('Say hello');
+    await page.getByTestId('prompt').press('Enter');
+    await page.getByTestId('user-message').filter({ hasText: 'Say hello' }).waitFor();
+    // Part of the answer shows while the rest is still coming.
+    await page.locator('[data-testid=assistant-message][data-streaming=true]').waitFor();
+    const partial = await page.getByTestId('assistant-message').textContent();
+    expect(partial?.length).toBeLessThan('Hello from the fake model.'.length);
+    await page.locator('[data-testid=assistant-message][data-streaming=false]').waitFor();
+    await expect(page.getByTestId('assistant-message').textContent()).resolves.toContain('Hello from the fake model.');
+    await expect(page.locator('[data-testid=assistant-message] strong').textContent()).resolves.toBe('fake');
+  });
+});
