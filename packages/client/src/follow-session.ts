@@ -33,6 +33,11 @@ export type FollowSessionOptions = {
   onBackfill?: (state: SessionState) => void;
   /** A stream or a load failed; following goes on where it can. Default: ignored. */
   onError?: (error: unknown) => void;
+  /**
+   * The server ended the session's event stream: the session was deleted (here or in another
+   * client). Default: nothing.
+   */
+  onEnded?: () => void;
 };
 
 /**
@@ -95,6 +100,9 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
         if (envelope.data.type === 'session.resync') backfill().catch(fail);
       },
       onError: fail,
+      onComplete: () => {
+        if (!stopped) options.onEnded?.();
+      },
     },
   );
   const workerApprovals =

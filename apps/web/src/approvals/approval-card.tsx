@@ -126,7 +126,9 @@ export function ApprovalCard(props: {
           )}
         </For>
       </ul>
-      <div class="approval-reason muted">{props.approval.reason}</div>
+      <Show when={props.approval.subjects.every((subject) => subject.rule === undefined)}>
+        <div class="approval-reason muted">{props.approval.reason}</div>
+      </Show>
       <Show when={change()}>{(fileChange) => <DiffView change={fileChange()} />}</Show>
 
       <Show when={mode() === 'choose'}>

@@ -82,6 +82,8 @@ export function openSession(link: ServerLink, sessionId: string): SessionModel {
       // A hidden tab gets no animation frames: it still keeps up, less often.
       frame ??= document.hidden ? window.setTimeout(flush, 250) : requestAnimationFrame(flush);
     },
+    // The stream ends when the session is deleted: reading it again says so.
+    onEnded: () => void load(),
     onError: (error) => {
       if (errorCode(error) === 'session_not_found') {
         setProblem({ type: 'deleted', message: 'This session was deleted (in another tab or client).' });

@@ -26,7 +26,8 @@ export function SessionView(props: {
       <header class="session-head">
         <h2>{session().info()?.name ?? '…'}</h2>
         <span class="muted">{session().info()?.model ?? ''}</span>
-        <span class={`status-dot ${session().busy() ? 'busy' : 'idle'}`} data-testid="session-status">
+        <span class="session-status muted" data-testid="session-status">
+          <span class={`status-dot ${session().busy() ? 'busy' : 'idle'}`} />
           {session().busy() ? 'working' : 'idle'}
         </span>
         <Show when={!props.workerOnline}>

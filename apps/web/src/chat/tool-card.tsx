@@ -28,6 +28,21 @@ export function callSubject(toolName: string, args: Record<string, unknown>): st
   }
 }
 
+/** The arguments each tool's one-line subject shows: a call with no others needs no argument block. */
+const SUBJECT_KEYS: Record<string, readonly string[]> = {
+  read_file: ['path'],
+  glob: ['pattern', 'path'],
+  grep: ['pattern', 'path'],
+  skill: ['name'],
+};
+
+function subjectSaysAll(toolName: string, args: Record<string, unknown>): boolean {
+  const keys = Object.keys(args);
+  if (keys.length === 0) return true;
+  const shown = SUBJECT_KEYS[toolName];
+  return shown !== undefined && keys.every((key) => shown.includes(key));
+}
+
 function formatDuration(ms: number): string {
   if (ms < 1_000) return `${Math.max(0, Math.round(ms))} ms`;
   if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
@@ -94,7 +109,7 @@ export function ToolCard(props: {
         <div class="tool-body">
           <Switch
             fallback={
-              <Show when={Object.keys(props.call.args).length > 0}>
+              <Show when={!subjectSaysAll(props.call.toolName, props.call.args)}>
                 <LongText text={JSON.stringify(props.call.args, null, 2)} class="args" label="arguments" />
               </Show>
             }

@@ -1,7 +1,7 @@
 import type { TranscriptItem } from '@molf/client';
 import type { Approval } from '@molf/protocol';
 import { createVirtualizer } from '@tanstack/solid-virtual';
-import { createEffect, For, Index, Match, on, onMount, Show, Switch } from 'solid-js';
+import { createEffect, For, Index, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCard } from './tool-card.tsx';
 
@@ -77,7 +77,15 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
   const toEnd = () => {
     if (props.items.length > 0) virtualizer.scrollToIndex(props.items.length - 1, { align: 'end' });
   };
-  onMount(toEnd);
+  onMount(() => {
+    toEnd();
+    // The pane shrinks when an approval or an error shows below it: the end stays in sight.
+    const observer = new ResizeObserver(() => {
+      if (atEnd) toEnd();
+    });
+    if (scroller !== undefined) observer.observe(scroller);
+    onCleanup(() => observer.disconnect());
+  });
   createEffect(
     on(
       () => [props.items.length, props.items[props.items.length - 1]],

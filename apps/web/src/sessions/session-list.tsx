@@ -157,7 +157,7 @@ export function SessionList(props: {
                         aria-label={`delete ${session().name}`}
                         onClick={() => props.onDelete(session())}
                       >
-                        🗑
+                        ✕
                       </button>
                     </span>
                   </div>

@@ -32,6 +32,10 @@ export type WebStack = AsyncDisposable & {
   browser: Browser;
   /** The link `molf up` prints: the page's address with the client token in the fragment. */
   loginUrl: string;
+  /** Stops the server (the page and the worker lose their link)… */
+  stopServer(): Promise<void>;
+  /** …and starts it again on the same port and data directory. */
+  startServerAgain(): Promise<void>;
   /** A new browser context (its own storage: another "client") and a page in it. */
   newPage(options?: {
     width?: number;
@@ -49,14 +53,15 @@ export async function startWebStack(options: { serverOptions?: Record<string, un
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   };
   try {
-    const server = await createServer({
-      port: 0,
+    const serverConfig = {
       dataDir: join(root, 'data'),
       tokens: WEB_TOKENS,
       models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL, models: ['m', 'big'] } } },
       webRoot: webDistDir,
       ...options.serverOptions,
-    });
+    };
+    let server = await createServer({ ...serverConfig, port: 0 });
+    const port = server.port;
     cleanups.push(() => server.close());
     const worker = await createWorker({ serverUrl: server.url, token: WEB_TOKENS.worker, workdir, name: 'web-test' });
     cleanups.push(() => worker.close());
@@ -65,11 +70,17 @@ export async function startWebStack(options: { serverOptions?: Record<string, un
     cleanups.push(() => browser.close());
     return {
       llm,
-      server,
+      get server() {
+        return server;
+      },
       worker,
       workdir,
       browser,
       loginUrl: `${server.httpUrl}/#token=${WEB_TOKENS.client}`,
+      stopServer: () => server.close(),
+      async startServerAgain() {
+        server = await createServer({ ...serverConfig, port });
+      },
       async newPage({ width = 1280, height = 800 } = {}) {
         const context = await browser.newContext({ viewport: { width, height } });
         // Deadlines for a loaded machine: a step waits as long as it must, and fails only on a hang.
