@@ -84,7 +84,7 @@ async function main(): Promise<void> {
     round += 1;
     const spelled =
       typeof args.command === 'string' && round % 2 === 1 ? { ...args, command: `${args.command} ` } : args;
-    return engine.evaluate({ tool, args: spelled, layers, home: '/home/dev', canonicalPaths });
+    return engine.evaluate({ now: Date.now(), tool, args: spelled, layers, home: '/home/dev', canonicalPaths });
   };
 
   const cases: Array<{ name: string; run: () => unknown; expect?: string }> = [

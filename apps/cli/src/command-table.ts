@@ -59,7 +59,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'permissions',
     term: 'permissions',
-    description: "a worker's approval rules (permissions.jsonc): explain a decision, show or edit the rules",
+    description:
+      "a worker's approval rules (permissions.jsonc): explain a decision, show or edit the rules, list or revoke grants",
     load: async () => (await import('./commands/permissions.ts')).registerPermissionsCommand,
   },
   {

@@ -1,5 +1,6 @@
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { MolfError } from '@molf/protocol';
+import { CLI_CLIENT_NAME } from './cli-version.ts';
 
 /** How often a client command retries a server it cannot reach, while `ready()` waits. */
 const CLIENT_RETRY_MS = 250;
@@ -34,6 +35,7 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
   const client = createMolfClient({
     url,
     token: options.token,
+    client: CLI_CLIENT_NAME,
     retryDelayMs: () => CLIENT_RETRY_MS,
     stopWhenRefused: true,
     onChange(change) {

@@ -1,7 +1,8 @@
 import { Command, Help } from 'commander';
+import { CLI_VERSION } from './cli-version.ts';
 import { COMMANDS, findCommandEntry } from './command-table.ts';
 
-export const CLI_VERSION = '0.1.0';
+export { CLI_VERSION };
 
 /**
  * The `molf` program for `argv` (as in `process.argv`). Only the command `argv` names is loaded and

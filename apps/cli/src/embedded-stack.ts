@@ -6,6 +6,7 @@ import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toMo
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
+import { CLI_CLIENT_NAME } from './cli-version.ts';
 import { connectClient } from './connect-client.ts';
 import { clientDir, findConnection } from './connection-store.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
@@ -149,7 +150,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
       process.stderr.write(`molf: sandbox ${describeSandbox(worker.sandbox)}; commands run WITHOUT the sandbox\n`);
     }
     await worker.registered;
-    const client = createMolfClient({ url: server.url, token: tokens.client });
+    const client = createMolfClient({ url: server.url, token: tokens.client, client: CLI_CLIENT_NAME });
     await client.ready();
     return {
       client,

@@ -22,6 +22,7 @@ export type MolfServer = AsyncDisposable &
     | 'credentials'
     | 'gate'
     | 'permissions'
+    | 'grants'
     | 'toolCalls'
     | 'catalog'
     | 'agents'
@@ -94,6 +95,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     credentials: services.credentials,
     gate: services.gate,
     permissions: services.permissions,
+    grants: services.grants,
     toolCalls: services.toolCalls,
     catalog: services.catalog,
     agents: services.agents,

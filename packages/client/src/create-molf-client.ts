@@ -15,6 +15,12 @@ export type MolfClientOptions = {
   url: string;
   /** A client or worker token; sent as connection params, never in the URL. */
   token: string;
+  /**
+   * The program's name and version, sent with the token (`molf-cli/0.1.0`, `molf-web/0.1.0`): the
+   * server keeps it with the approvals this client answers and shows it with the grants they
+   * saved. 1 to 100 characters, no control characters (the server refuses others). Default: not sent.
+   */
+  client?: string;
   /** Reconnect delay per attempt. Default: 1 s, ×2, max 30 s, ±25 % jitter. */
   retryDelayMs?: (attemptIndex: number) => number;
   /** Every raw event of the link: each open and close, each refusal. */
@@ -114,7 +120,7 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   const wsClient = createWSClient({
     url: options.url,
     WebSocket: SocketClass,
-    connectionParams: { token: options.token },
+    connectionParams: { token: options.token, ...(options.client === undefined ? {} : { client: options.client }) },
     retryDelayMs: options.retryDelayMs ?? createBackoff(),
     keepAlive: {
       enabled: true,

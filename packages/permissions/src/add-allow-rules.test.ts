@@ -7,10 +7,7 @@ function lines(...rows: string[]): string {
 }
 
 /** The text an edit produced, or a thrown refusal. */
-function added(
-  text: string,
-  options: { tool: string; patterns: string[]; placement?: 'end' | 'before-denies' },
-): { text: string; added: string[] } {
+function added(text: string, options: Parameters<typeof addAllowRules>[1]): { text: string; added: string[] } {
   const result = addAllowRules(text, options);
   if (!result.ok) throw new Error(result.message);
   return result;
@@ -191,5 +188,85 @@ describe('addAllowRules', () => {
       placement: 'before-denies',
     });
     expect(oneLine.text).toBe('{ "shell_exec": { "*": "ask", "make *": "allow", "rm *": "deny" } }');
+  });
+});
+
+describe('addAllowRules with grants', () => {
+  const expiresAt = Date.UTC(2026, 10, 24, 18);
+  const grants = (entries: Record<string, number | undefined>) =>
+    new Map(
+      Object.entries(entries).map(([pattern, expires], index) => [
+        pattern,
+        { grant: `g_${index}`, expiresAt: expires },
+      ]),
+    );
+
+  it('saves each pattern as a one-line rule object with its grant id and expiry, keeping every comment', () => {
+    const text = lines(
+      '{',
+      '  "shell_exec": {',
+      '    "*": "ask", // ask first',
+      '    "rm *": "deny" // never',
+      '  }',
+      '}',
+    );
+    const result = added(text, {
+      tool: 'shell_exec',
+      patterns: ['npm test', 'git status'],
+      placement: 'before-denies',
+      grants: grants({ 'npm test': expiresAt, 'git status': undefined }),
+    });
+    expect(result.text).toBe(
+      lines(
+        '{',
+        '  "shell_exec": {',
+        '    "*": "ask", // ask first',
+        '    "npm test": { "action": "allow", "grant": "g_0", "expires": "2026-11-24T18:00:00.000Z" },',
+        '    "git status": { "action": "allow", "grant": "g_1" },',
+        '    "rm *": "deny" // never',
+        '  }',
+        '}',
+      ),
+    );
+    expect(safeParsePermissionsFile(result.text)).toMatchObject({
+      ok: true,
+      rules: [
+        { pattern: '*' },
+        { pattern: 'npm test', grant: 'g_0', expiresAt },
+        { pattern: 'git status', grant: 'g_1' },
+        {},
+      ],
+    });
+  });
+
+  it('before the denies, keeps a pattern allowed for good as it is, and replaces one whose allow expires', () => {
+    const text = lines(
+      '{',
+      '  "shell_exec": {',
+      '    "*": "ask",',
+      '    "ls": "allow",',
+      '    "make *": { "action": "allow", "grant": "g_old", "expires": "2026-01-01T00:00:00Z" }',
+      '  }',
+      '}',
+    );
+    const result = added(text, {
+      tool: 'shell_exec',
+      patterns: ['ls', 'make *'],
+      placement: 'before-denies',
+      grants: grants({ ls: undefined, 'make *': undefined }),
+    });
+    expect(result.added).toEqual(['make *']);
+    expect(result.text).toContain('"ls": "allow",');
+    expect(result.text).toContain('"make *": { "action": "allow", "grant": "g_1" }');
+    expect(result.text).not.toContain('g_old');
+  });
+
+  it('saves the "*" of an MCP tool as a pattern of its own, since "tool": "allow" cannot carry a grant', () => {
+    const asking = lines('{', '  "*": "ask",', '  "github_create_issue": "ask"', '}');
+    const result = added(asking, { tool: 'github_create_issue', patterns: ['*'], grants: grants({ '*': expiresAt }) });
+    expect(safeParsePermissionsFile(result.text)).toMatchObject({
+      ok: true,
+      rules: [{ tool: '*' }, { tool: 'github_create_issue', pattern: '*', action: 'allow', grant: 'g_0', expiresAt }],
+    });
   });
 });

@@ -3,6 +3,39 @@ import { safeParsePermissionsFile } from './parse-permissions-file.ts';
 
 const FORMATTING: FormattingOptions = { tabSize: 2, insertSpaces: true, eol: '\n' };
 
+/** What an "always" answer saves with a rule: its grant id, and when it expires (ms since the epoch). */
+export type RuleGrant = { grant: string; expiresAt?: number | undefined };
+
+/** The value a saved pattern gets in the file: `"allow"`, or a rule object carrying its grant. */
+function allowValueText(grant: RuleGrant | undefined): string {
+  if (grant === undefined) return '"allow"';
+  const expires = grant.expiresAt === undefined ? '' : `, "expires": "${new Date(grant.expiresAt).toISOString()}"`;
+  return `{ "action": "allow", "grant": ${JSON.stringify(grant.grant)}${expires} }`;
+}
+
+/** A pattern's action in the file: the word, or the `action` of a rule object. */
+function actionOf(value: Node | undefined): unknown {
+  if (value?.type !== 'object') return value?.value;
+  return value.children?.find((field) => field.children?.[0]?.value === 'action')?.children?.[1]?.value;
+}
+
+/**
+ * Whether a pattern's value is an allow for good (no `expires`): saving the pattern again changes
+ * nothing. An allow that expires is replaced by the new one.
+ */
+function isLastingAllow(value: Node | undefined): boolean {
+  if (actionOf(value) !== 'allow') return false;
+  return value?.type !== 'object' || !(value.children ?? []).some((field) => field.children?.[0]?.value === 'expires');
+}
+
+/** Replaces the value of `tool` → `pattern` with `valueText`. */
+function setValue(text: string, options: { tool: string; pattern: string; valueText: string }): string {
+  const tree = parseTree(text);
+  const value = tree === undefined ? undefined : findNodeAtLocation(tree, [options.tool, options.pattern]);
+  if (value === undefined) return text;
+  return `${text.slice(0, value.offset)}${options.valueText}${text.slice(value.offset + value.length)}`;
+}
+
 /**
  * Appends `"pattern": "allow"` to the object of `tool` when its last entry ends with a `//`
  * comment: jsonc-parser would insert the new entry before that comment, so that the comment would
@@ -30,17 +63,17 @@ function entriesOf(text: string, tool: string): Node[] {
 /**
  * Puts `"pattern": "allow"` just before the first deny entry of `tool`'s object, on a line of its
  * own when the deny has one (so every comment stays on its line); undefined when the object has no
- * deny entry (then appending is the same thing). A pattern already present keeps its place: an
- * allow stays as it is, another action becomes allow.
+ * deny entry (then appending is the same thing). A pattern already present keeps its place: a
+ * lasting allow stays as it is, another action (or an allow that expires) becomes the new allow.
  */
 function insertBeforeDenies(text: string, options: { tool: string; pattern: string }): string | undefined {
   const entries = entriesOf(text, options.tool);
   const existing = entries.find((entry) => entry.children?.[0]?.value === options.pattern);
   if (existing !== undefined) {
-    if (existing.children?.[1]?.value === 'allow') return text;
-    return applyEdits(text, modify(text, [options.tool, options.pattern], 'allow', { formattingOptions: FORMATTING }));
+    if (isLastingAllow(existing.children?.[1])) return text;
+    return setValue(text, { ...options, valueText: '"allow"' });
   }
-  const deny = entries.find((entry) => entry.children?.[1]?.value === 'deny');
+  const deny = entries.find((entry) => actionOf(entry.children?.[1]) === 'deny');
   if (deny === undefined) return undefined;
   const entry = `${JSON.stringify(options.pattern)}: "allow",`;
   const lineStart = text.lastIndexOf('\n', deny.offset - 1) + 1;
@@ -57,12 +90,20 @@ function insertBeforeDenies(text: string, options: { tool: string; pattern: stri
  * by later rules); `"tool": "ask"` shorthand becomes `{ "*": "ask", … }`. With `placement:
  * 'before-denies'` the rules go just before the tool's first deny entry, so that the user's denies
  * keep winning over a broad "always" pattern (`git push *` must not lift `git push --force *`);
- * otherwise (the default) at the end of the tool's entries.
- * Refuses a text that does not parse: it must never be "repaired" by accident.
+ * otherwise (the default) at the end of the tool's entries. With `grants`, a pattern is saved as
+ * a rule object carrying its grant id and expiry (`{ "action": "allow", "grant": …, "expires": … }`);
+ * a pattern already allowed for good is left as it is (and not in `added`), one whose allow
+ * expires gets the new rule. Refuses a text that does not parse: it must never be "repaired" by accident.
  */
 export function addAllowRules(
   text: string,
-  options: { tool: string; patterns: readonly string[]; placement?: 'end' | 'before-denies' },
+  options: {
+    tool: string;
+    patterns: readonly string[];
+    placement?: 'end' | 'before-denies';
+    /** The grant each pattern is saved as. Default none: plain `"allow"`. */
+    grants?: ReadonlyMap<string, RuleGrant> | undefined;
+  },
 ): { ok: true; text: string; added: string[] } | { ok: false; message: string } {
   const parsed = safeParsePermissionsFile(text);
   if (!parsed.ok)
@@ -74,23 +115,38 @@ export function addAllowRules(
   const edit = (path: (string | number)[], value: unknown) => {
     current = applyEdits(current, modify(current, path, value, { formattingOptions: FORMATTING }));
   };
+  /**
+   * The saved patterns get their grants last, once every entry is in place: jsonc-parser formats
+   * what an edit touches, and would spread a rule object written earlier over several lines.
+   */
+  const withValues = (patterns: readonly string[]) => {
+    for (const pattern of patterns) {
+      const grant = options.grants?.get(pattern);
+      if (grant !== undefined) current = setValue(current, { tool, pattern, valueText: allowValueText(grant) });
+    }
+    return { ok: true as const, text: current, added: [...patterns] };
+  };
+  // `"tool": "allow"` cannot carry a grant: a granted "*" goes into an object like any pattern.
+  const wholeTool = options.patterns.length === 1 && options.patterns[0] === '*' && options.grants === undefined;
 
   if (existing === undefined) {
-    if (options.patterns.length === 1 && options.patterns[0] === '*') {
+    if (wholeTool) {
       edit([tool], 'allow');
     } else {
       edit([tool], Object.fromEntries(options.patterns.map((pattern) => [pattern, 'allow'])));
     }
-    return { ok: true, text: current, added: [...options.patterns] };
+    return withValues(options.patterns);
   }
   if (existing.type === 'string') {
-    if (options.patterns.length === 1 && options.patterns[0] === '*') {
-      if (existing.value === 'allow') return { ok: true, text: current, added: [] };
+    if (existing.value === 'allow' && options.patterns.length === 1 && options.patterns[0] === '*') {
+      return { ok: true, text: current, added: [] };
+    }
+    if (wholeTool) {
       edit([tool], 'allow');
       return { ok: true, text: current, added: ['*'] };
     }
     edit([tool], { '*': existing.value, ...Object.fromEntries(options.patterns.map((pattern) => [pattern, 'allow'])) });
-    return { ok: true, text: current, added: [...options.patterns] };
+    return withValues(options.patterns);
   }
   const added: string[] = [];
   for (const pattern of options.patterns) {
@@ -107,7 +163,7 @@ export function addAllowRules(
     const entries = object?.children ?? [];
     const last = entries[entries.length - 1];
     const [lastKey, lastValue] = last?.children ?? [];
-    if (lastKey?.value === pattern && lastValue?.value === 'allow') continue;
+    if (lastKey?.value === pattern && isLastingAllow(lastValue)) continue;
     const at = entries.findIndex((entry) => entry.children?.[0]?.value === pattern);
     const next = entries[at + 1];
     if (at !== -1 && next !== undefined) {
@@ -120,5 +176,5 @@ export function addAllowRules(
     else current = appended;
     added.push(pattern);
   }
-  return { ok: true, text: current, added };
+  return withValues(added);
 }

@@ -1,4 +1,4 @@
-import { compileGlob, describeRule, expandHome, type PermissionRule } from './permission-rule.ts';
+import { compileGlob, describeRule, expandHome, isInForce, type PermissionRule } from './permission-rule.ts';
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
 
 /**
@@ -57,9 +57,11 @@ function matches(rule: PermissionRule, subject: PermissionSubject, form: string,
   return subject.kind === 'command' && pattern.endsWith(' *') && test(`${form} `);
 }
 
-/** The rules whose tool key matches the tool, in order. */
-function rulesFor(rules: readonly PermissionRule[], tool: string): PermissionRule[] {
-  return rules.filter((rule) => rule.tool === '*' || rule.tool === tool || compileGlob(rule.tool)(tool));
+/** The rules in force at `now` whose tool key matches the tool, in order. */
+function rulesFor(rules: readonly PermissionRule[], tool: string, now: number): PermissionRule[] {
+  return rules.filter(
+    (rule) => isInForce(rule, now) && (rule.tool === '*' || rule.tool === tool || compileGlob(rule.tool)(tool)),
+  );
 }
 
 function lastMatch(
@@ -123,13 +125,16 @@ function unrestricted(tool: string): PermissionRule {
 
 /**
  * Decides one tool call: any denied subject denies; else any subject that asks (or anything the
- * shell parser could not understand) asks; else allow. Pure: no I/O, no clock.
+ * shell parser could not understand) asks; else allow. A rule whose `expires` is not after `now`
+ * is left out. Pure: no I/O, no clock of its own.
  */
 export function evaluatePermission(options: {
   tool: string;
   subjects: ToolCallSubjects;
   layers: PermissionLayers;
   home?: string | undefined;
+  /** The time rules are judged at, in ms since the epoch: rules with an earlier `expires` do not apply. */
+  now: number;
 }): PermissionEvaluation {
   const { tool, layers } = options;
   // The rules of each tool that judges a subject: the call's own, or read_file/write_file for the
@@ -142,7 +147,7 @@ export function evaluatePermission(options: {
     let found = rulesByTool.get(key);
     if (found === undefined) {
       const pick = (rules: readonly PermissionRule[]) =>
-        rulesFor(rules, ruleTool).filter((rule) => !named || rule.tool !== '*');
+        rulesFor(rules, ruleTool, options.now).filter((rule) => !named || rule.tool !== '*');
       found = {
         agent: layers.agent === undefined ? undefined : pick(layers.agent),
         standing: pick(layers.file),

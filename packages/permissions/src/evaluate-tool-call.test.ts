@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { readDefaultPermissionsText } from './default-permissions-file.ts';
 import type { PermissionLayers } from './evaluate-permission.ts';
 import type { PermissionEngine, ToolCallEvaluation } from './permission-engine.ts';
-import type { PermissionRule } from './permission-rule.ts';
+import { describeRule, type PermissionRule } from './permission-rule.ts';
 import {
   cases,
   createWarmEngine,
@@ -13,6 +13,7 @@ import {
   explainEvaluation as explain,
   parseRules,
   show,
+  TEST_NOW,
   VERBS,
 } from './permission-test-kit.ts';
 import { createReadDenial, toReadRules } from './read-rules.ts';
@@ -36,6 +37,7 @@ beforeAll(async () => {
 
 function shell(command: string, options: { layers?: PermissionLayers; home?: string } = {}): ToolCallEvaluation {
   return engine.evaluate({
+    now: TEST_NOW,
     tool: 'shell_exec',
     args: { command },
     layers: options.layers ?? { file: rules },
@@ -447,7 +449,12 @@ describe('lines the parser cannot fully understand', () => {
   });
 
   it('asks, never allows, when the call has no command string', () => {
-    const evaluation = engine.evaluate({ tool: 'shell_exec', args: { command: 42 }, layers: { file: rules } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'shell_exec',
+      args: { command: 42 },
+      layers: { file: rules },
+    });
     expect(evaluation.decision).toMatchObject({ type: 'ask', reason: 'the call has no command string' });
   });
 });
@@ -547,17 +554,28 @@ describe('file paths of read_file, write_file and edit_file', () => {
       { tool: 'edit_file', path: 'src/app.ts', decision: 'allow', why: 'a normal file' },
     ]),
   )('%s', (_title, row) => {
-    const evaluation = engine.evaluate({ tool: row.tool, args: { path: row.path }, layers: { file: rules } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: row.tool,
+      args: { path: row.path },
+      layers: { file: rules },
+    });
     expect(evaluation.decision.type, explain(evaluation)).toBe(row.decision);
   });
 
   it('reads the path from file_path when path is absent', () => {
-    const evaluation = engine.evaluate({ tool: 'read_file', args: { file_path: '.env' }, layers: { file: rules } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'read_file',
+      args: { file_path: '.env' },
+      layers: { file: rules },
+    });
     expect(evaluation.decision.type).toBe('deny');
   });
 
   it('denies a symlink whose canonical path is .env', () => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'read_file',
       args: { path: 'link-to-env' },
       layers: { file: rules },
@@ -569,6 +587,7 @@ describe('file paths of read_file, write_file and edit_file', () => {
 
   it('denies a .env given as written even when its canonical path looks harmless', () => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'edit_file',
       args: { path: '.env' },
       layers: { file: rules },
@@ -579,6 +598,7 @@ describe('file paths of read_file, write_file and edit_file', () => {
 
   it('judges allow and ask by the canonical path first', () => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'read_file',
       args: { path: 'docs/link' },
       layers: { file: [...rules, ...parseRules('{ "read_file": { "docs/*": "ask" } }')] },
@@ -598,6 +618,7 @@ describe('grep reads what read_file may read, no more', () => {
     ['allows grep in a directory (the worker skips denied files in it)', { pattern: 'KEY', path: 'src' }, 'allow'],
   ] as const)('%s', (_title, args, decision) => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'grep',
       args,
       layers: { file: defaults },
@@ -608,22 +629,25 @@ describe('grep reads what read_file may read, no more', () => {
   });
 
   it('gives a directory search the read_file rules to apply file by file', () => {
-    const denied = createReadDenial(toReadRules({ rules: defaults, home: '/home/u' }));
+    const denied = createReadDenial(toReadRules({ now: TEST_NOW, rules: defaults, home: '/home/u' }));
     expect(denied(['.env', '/work/.env'])).toBe(true);
     expect(denied(['config/prod.env.local'])).toBe(true);
     expect(denied(['my-credentials.txt'])).toBe(true);
     expect(denied(['.env.example'])).toBe(false);
     expect(denied(['src/index.ts', '/work/src/index.ts'])).toBe(false);
     const home = createReadDenial(
-      toReadRules({ rules: parseRules('{ "read_file": { "~/.ssh/*": "deny" } }'), home: '/home/u' }),
+      toReadRules({ now: TEST_NOW, rules: parseRules('{ "read_file": { "~/.ssh/*": "deny" } }'), home: '/home/u' }),
     );
     expect(home(['../.ssh/id_rsa', '/home/u/.ssh/id_rsa'])).toBe(true);
-    expect(createReadDenial(toReadRules({ rules: parseRules('{ "*": "allow" }') }))(['.env'])).toBe(false);
+    expect(createReadDenial(toReadRules({ now: TEST_NOW, rules: parseRules('{ "*": "allow" }') }))(['.env'])).toBe(
+      false,
+    );
   });
 
   it("makes a directory search skip what a subagent's rules deny, even where the file allows it", () => {
     const denied = createReadDenial(
       toReadRules({
+        now: TEST_NOW,
         rules: parseRules('{ "read_file": "allow" }'),
         agentRules: [rule('read_file', 'private/*', 'deny', 'agent')],
       }),
@@ -632,7 +656,7 @@ describe('grep reads what read_file may read, no more', () => {
     expect(denied(['src/index.ts'])).toBe(false);
     // And an agent's allow never lifts the file's deny.
     const narrowed = createReadDenial(
-      toReadRules({ rules: defaults, agentRules: [rule('read_file', '*', 'allow', 'agent')] }),
+      toReadRules({ now: TEST_NOW, rules: defaults, agentRules: [rule('read_file', '*', 'allow', 'agent')] }),
     );
     expect(narrowed(['.env'])).toBe(true);
   });
@@ -652,7 +676,7 @@ describe('glob and grep subjects', () => {
     const extra = parseRules(
       '{ "grep": { "*": "allow", "*.env": "deny" }, "glob": { "*": "allow", "*.env": "deny" } }',
     );
-    const evaluation = engine.evaluate({ tool, args, layers: { file: [...rules, ...extra] } });
+    const evaluation = engine.evaluate({ now: TEST_NOW, tool, args, layers: { file: [...rules, ...extra] } });
     expect(evaluation.decision.type, explain(evaluation)).toBe(decision);
   });
 });
@@ -668,12 +692,22 @@ describe('MCP tools and tool-name globs', () => {
     ['asks about a tool its own key asks about', 'slack_post_message', 'ask'],
     ['does not let "github_*" match a tool that only contains github', 'my_github_tool', 'ask'],
   ] as const)('%s', (_title, tool, decision) => {
-    const evaluation = engine.evaluate({ tool, args: { repo: 'x' }, layers: { file: [...rules, ...mcpRules()] } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool,
+      args: { repo: 'x' },
+      layers: { file: [...rules, ...mcpRules()] },
+    });
     expect(evaluation.decision.type, explain(evaluation)).toBe(decision);
   });
 
   it('offers "*" as the always pattern of an MCP tool', () => {
-    const evaluation = engine.evaluate({ tool: 'linear_create_issue', args: {}, layers: { file: rules } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'linear_create_issue',
+      args: {},
+      layers: { file: rules },
+    });
     expect(evaluation.alwaysPatterns).toEqual(['*']);
   });
 
@@ -684,21 +718,24 @@ describe('MCP tools and tool-name globs', () => {
       ['shell_exec', { command: 'git status' }],
       ['github_create_issue', {}],
     ] as const) {
-      expect(engine.evaluate({ tool, args, layers }).decision.type, tool).toBe('deny');
+      expect(engine.evaluate({ now: TEST_NOW, tool, args, layers }).decision.type, tool).toBe('deny');
     }
   });
 
   it('asks about a skill by its name and a subagent through the catch-all', () => {
-    expect(engine.evaluate({ tool: 'skill', args: { name: 'deploy' }, layers: { file: rules } }).decision.type).toBe(
-      'ask',
-    );
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'skill', args: { name: 'deploy' }, layers: { file: rules } }).decision
+        .type,
+    ).toBe('ask');
     const skills = [...rules, ...parseRules('{ "skill": { "*": "ask", "review": "allow" } }')];
-    expect(engine.evaluate({ tool: 'skill', args: { name: 'review' }, layers: { file: skills } }).decision.type).toBe(
-      'allow',
-    );
-    expect(engine.evaluate({ tool: 'task', args: { subagent_type: 'x' }, layers: { file: rules } }).decision.type).toBe(
-      'ask',
-    );
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'skill', args: { name: 'review' }, layers: { file: skills } }).decision
+        .type,
+    ).toBe('allow');
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'task', args: { subagent_type: 'x' }, layers: { file: rules } }).decision
+        .type,
+    ).toBe('ask');
   });
 });
 
@@ -804,14 +841,20 @@ describe('layers: agent, file and session rules', () => {
     // The file speaks of read_file only: a tool it does not name asks, whatever the agent allows.
     const file = parseRules('{ "read_file": "allow" }');
     const layers = { agent: [rule('write_file', '*', 'allow', 'agent')], file };
-    expect(engine.evaluate({ tool: 'write_file', args: { path: 'a.txt' }, layers }).decision.type).toBe('ask');
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'write_file', args: { path: 'a.txt' }, layers }).decision.type).toBe(
+      'ask',
+    );
   });
 
   it("turns the file's allow into a question when the agent asks", () => {
     const file = parseRules('{ "*": "ask", "read_file": "allow" }');
     const layers = { agent: [rule('read_file', '*.md', 'ask', 'agent')], file };
-    expect(engine.evaluate({ tool: 'read_file', args: { path: 'README.md' }, layers }).decision.type).toBe('ask');
-    expect(engine.evaluate({ tool: 'read_file', args: { path: 'main.ts' }, layers }).decision.type).toBe('allow');
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'README.md' }, layers }).decision.type,
+    ).toBe('ask');
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'main.ts' }, layers }).decision.type).toBe(
+      'allow',
+    );
   });
 
   it("lets a person's session answer stop an agent's question, but not its deny", () => {
@@ -821,8 +864,12 @@ describe('layers: agent, file and session rules', () => {
       file,
       session: [rule('read_file', '*', 'allow')],
     };
-    expect(engine.evaluate({ tool: 'read_file', args: { path: 'a.md' }, layers }).decision.type).toBe('allow');
-    expect(engine.evaluate({ tool: 'read_file', args: { path: 'secret/k' }, layers }).decision).toMatchObject({
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'a.md' }, layers }).decision.type).toBe(
+      'allow',
+    );
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'secret/k' }, layers }).decision,
+    ).toMatchObject({
       type: 'deny',
       veto: true,
     });
@@ -836,23 +883,31 @@ describe('layers: agent, file and session rules', () => {
       rule('grep', '*', 'allow', 'agent'),
     ];
     const layers = { agent, file };
-    expect(engine.evaluate({ tool: 'write_file', args: { path: 'a' }, layers }).decision).toMatchObject({
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'write_file', args: { path: 'a' }, layers }).decision).toMatchObject({
       type: 'deny',
       veto: true,
     });
-    expect(engine.evaluate({ tool: 'read_file', args: { path: 'a' }, layers }).decision.type).toBe('allow');
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'a' }, layers }).decision.type).toBe(
+      'allow',
+    );
   });
 
   it('judges a pattern of many wildcards against a long hostile path without stalling the server', () => {
     // With plain backtracking this match takes hours (8 s at 31 characters, ×2.3 per character more).
     const agent = [rule('read_file', `${'*a'.repeat(14)}*b`, 'deny', 'agent')];
     const path = 'a'.repeat(4_000);
-    const evaluation = engine.evaluate({ tool: 'read_file', args: { path }, layers: { agent, file: rules } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'read_file',
+      args: { path },
+      layers: { agent, file: rules },
+    });
     expect(evaluation.decision.type).not.toBe('deny');
   });
 
   it('applies an agent deny to the canonical path of a link', () => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'read_file',
       args: { path: 'notes' },
       layers: {
@@ -867,8 +922,10 @@ describe('layers: agent, file and session rules', () => {
 
   it('allows an MCP tool a session rule allows', () => {
     const layers = { file: rules, session: [rule('linear_create_issue', '*', 'allow')] };
-    expect(engine.evaluate({ tool: 'linear_create_issue', args: {}, layers }).decision.type).toBe('allow');
-    expect(engine.evaluate({ tool: 'linear_delete_issue', args: {}, layers }).decision.type).toBe('ask');
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'linear_create_issue', args: {}, layers }).decision.type).toBe(
+      'allow',
+    );
+    expect(engine.evaluate({ now: TEST_NOW, tool: 'linear_delete_issue', args: {}, layers }).decision.type).toBe('ask');
   });
 });
 
@@ -973,6 +1030,7 @@ describe('home directory in rules and words', () => {
 
   it('denies read_file of /home/u/.ssh/id_rsa by the rule ~/.ssh/*', () => {
     const evaluation = engine.evaluate({
+      now: TEST_NOW,
       tool: 'read_file',
       args: { path: '/home/u/.ssh/id_rsa' },
       layers: { file: homeRules() },
@@ -980,8 +1038,54 @@ describe('home directory in rules and words', () => {
     });
     expect(evaluation.decision.type).toBe('deny');
     expect(
-      engine.evaluate({ tool: 'read_file', args: { path: '/home/u/a.ts' }, layers: { file: homeRules() }, home: HOME })
-        .decision.type,
+      engine.evaluate({
+        now: TEST_NOW,
+        tool: 'read_file',
+        args: { path: '/home/u/a.ts' },
+        layers: { file: homeRules() },
+        home: HOME,
+      }).decision.type,
     ).toBe('allow');
+  });
+});
+
+describe('rules that expire', () => {
+  const HOUR = 60 * 60 * 1000;
+  const expiring = (expiresAt: number) =>
+    parseRules(
+      `{ "*": "ask", "shell_exec": { "npm test": { "action": "allow", "grant": "g_1", "expires": "${new Date(expiresAt).toISOString()}" } },` +
+        ` "read_file": { "*": "allow", "notes/*": { "action": "deny", "expires": "${new Date(expiresAt).toISOString()}" } } }`,
+    );
+  const judge = (tool: string, args: Record<string, unknown>, options: { expiresAt: number; now: number }) =>
+    engine.evaluate({ now: options.now, tool, args, layers: { file: expiring(options.expiresAt) } }).decision;
+
+  it('applies an allow until its expiry and names its grant when it decides', () => {
+    const decision = judge('shell_exec', { command: 'npm test' }, { expiresAt: TEST_NOW + HOUR, now: TEST_NOW });
+    expect(decision.type).toBe('allow');
+    expect(describeRule(decision.rule as PermissionRule)).toBe(
+      '"shell_exec": { "npm test": "allow" } (permissions.jsonc line 1, grant g_1)',
+    );
+  });
+
+  it.each([
+    ['at the moment it expires', 0],
+    ['a millisecond later', 1],
+    ['a year later', 365 * 24 * HOUR],
+  ])('asks again %s: an expired allow is left out', (_title, after) => {
+    const expiresAt = TEST_NOW + HOUR;
+    expect(judge('shell_exec', { command: 'npm test' }, { expiresAt, now: expiresAt + after }).type).toBe('ask');
+  });
+
+  it('stops denying once a deny expires', () => {
+    const expiresAt = TEST_NOW + HOUR;
+    expect(judge('read_file', { path: 'notes/a.md' }, { expiresAt, now: TEST_NOW }).type).toBe('deny');
+    expect(judge('read_file', { path: 'notes/a.md' }, { expiresAt, now: expiresAt }).type).toBe('allow');
+  });
+
+  it('leaves expired rules out of the read_file rules a directory search applies', () => {
+    const expiresAt = TEST_NOW + HOUR;
+    const denied = (now: number) => createReadDenial(toReadRules({ now, rules: expiring(expiresAt) }))(['notes/a.md']);
+    expect(denied(TEST_NOW)).toBe(true);
+    expect(denied(expiresAt)).toBe(false);
   });
 });

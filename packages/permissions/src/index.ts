@@ -1,4 +1,4 @@
-export { addAllowRules } from './add-allow-rules.ts';
+export { addAllowRules, type RuleGrant } from './add-allow-rules.ts';
 export { agentMayUse, TASK_TOOL } from './agent-tools.ts';
 export {
   evaluatePermission,
@@ -20,6 +20,7 @@ export {
   type PermissionsFileResult,
   safeParseAgentRules,
   safeParsePermissionsFile,
+  safeParseRulePattern,
 } from './parse-permissions-file.ts';
 export {
   createPermissionEngine,
@@ -30,6 +31,8 @@ export {
 export {
   describeRule,
   escapeGlob,
+  GRANT_ID_PATTERN,
+  isInForce,
   isPermissionAction,
   PERMISSION_ACTIONS,
   type PermissionAction,
@@ -45,6 +48,8 @@ export {
   toPermissionSubjects,
 } from './permission-subjects.ts';
 export { createReadDenial, type ReadRule, toReadRules } from './read-rules.ts';
+export { type RemoveGrantResult, removeGrantRule } from './remove-grant-rule.ts';
+export { safeParseRuleExpiry } from './rule-expiry.ts';
 export {
   analyzeShellLine,
   type FileAccess,

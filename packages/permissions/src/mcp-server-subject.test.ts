@@ -6,6 +6,7 @@ import { MCP_SERVER_TOOL, toMcpServerSubject } from './mcp-server-subject.ts';
 import { safeParsePermissionsFile } from './parse-permissions-file.ts';
 import { createPermissionEngine, type PermissionEngine } from './permission-engine.ts';
 import type { PermissionRule } from './permission-rule.ts';
+import { TEST_NOW } from './permission-test-kit.ts';
 
 const files = {
   name: 'files',
@@ -33,7 +34,7 @@ function rulesOf(text: string): PermissionRule[] {
 }
 
 function decide(server: { name: string; definition: Record<string, unknown> }, rules: readonly PermissionRule[]) {
-  return engine.evaluate({ tool: MCP_SERVER_TOOL, args: { ...server }, layers: { file: rules } });
+  return engine.evaluate({ now: TEST_NOW, tool: MCP_SERVER_TOOL, args: { ...server }, layers: { file: rules } });
 }
 
 describe('the approval subject of an MCP server', () => {
@@ -120,7 +121,12 @@ describe('the approval subject of an MCP server', () => {
   });
 
   it('asks, offering no "always", for arguments that describe no server', () => {
-    const evaluation = engine.evaluate({ tool: MCP_SERVER_TOOL, args: { name: 3 }, layers: { file: [] } });
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: MCP_SERVER_TOOL,
+      args: { name: 3 },
+      layers: { file: [] },
+    });
     expect(evaluation.decision.type).toBe('ask');
     expect(evaluation.alwaysPatterns).toBeNull();
   });

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { readDefaultPermissionsText } from './default-permissions-file.ts';
-import { MAX_PATTERN_CHARS, safeParseAgentRules, safeParsePermissionsFile } from './parse-permissions-file.ts';
+import {
+  MAX_PATTERN_CHARS,
+  safeParseAgentRules,
+  safeParsePermissionsFile,
+  safeParseRulePattern,
+} from './parse-permissions-file.ts';
 
 const ACTIONS = '"allow", "deny", "ask"';
 const ONE_OBJECT = 'the file must hold one object such as { "*": "ask", "read_file": "allow" }';
@@ -45,9 +50,65 @@ describe('safeParsePermissionsFile: files it refuses', () => {
     [
       'an object nested one level too deep',
       '{\n  "read_file": {\n    "*": { "src/*": "allow" }\n  }\n}',
-      `"read_file" → "*" must be one of ${ACTIONS}, not an object`,
+      `"read_file" → "*" has an unknown field "src/*": a rule object takes "action", and optionally "grant" and "expires"`,
       3,
-      10,
+      12,
+    ],
+    [
+      'a rule object without an action',
+      '{\n  "shell_exec": {\n    "npm test": { "grant": "g_1" }\n  }\n}',
+      `"shell_exec" → "npm test" needs an "action": one of ${ACTIONS}`,
+      3,
+      17,
+    ],
+    [
+      'a rule object giving a field twice',
+      '{ "grep": { "*": { "action": "allow", "action": "deny" } } }',
+      '"grep" → "*" gives "action" twice',
+      1,
+      39,
+    ],
+    [
+      'an expiry that is not a date',
+      '{\n  "shell_exec": {\n    "npm test": { "action": "allow", "expires": "next tuesday" }\n  }\n}',
+      `"shell_exec" → "npm test": "expires" must be a date and time such as "2026-11-24T18:00:00Z" (UTC) or "2026-11-24T19:00:00+01:00", not the string "next tuesday" (not an ISO 8601 date and time with "Z" or an offset)`,
+      3,
+      49,
+    ],
+    [
+      'an expiry on a day that does not exist',
+      '{ "grep": { "*": { "action": "allow", "expires": "2026-02-30T10:00:00Z" } } }',
+      `"grep" → "*": "expires" must be a date and time such as "2026-11-24T18:00:00Z" (UTC) or "2026-11-24T19:00:00+01:00", not the string "2026-02-30T10:00:00Z" (no such date or time)`,
+      1,
+      50,
+    ],
+    [
+      'an expiry without a time zone',
+      '{ "grep": { "*": { "action": "allow", "expires": "2026-11-24T18:00:00" } } }',
+      `"grep" → "*": "expires" must be a date and time such as "2026-11-24T18:00:00Z" (UTC) or "2026-11-24T19:00:00+01:00", not the string "2026-11-24T18:00:00" (not an ISO 8601 date and time with "Z" or an offset)`,
+      1,
+      50,
+    ],
+    [
+      'a number as an expiry',
+      '{ "grep": { "*": { "action": "allow", "expires": 1790000000000 } } }',
+      `"grep" → "*": "expires" must be a date and time such as "2026-11-24T18:00:00Z" (UTC) or "2026-11-24T19:00:00+01:00", not the number 1790000000000`,
+      1,
+      50,
+    ],
+    [
+      'a grant id with a space',
+      '{ "grep": { "*": { "action": "allow", "grant": "g 1" } } }',
+      `"grep" → "*": "grant" must be an id of 1 to 64 letters, digits, "_" or "-" (such as "g_3f9a1c"), not the string "g 1"`,
+      1,
+      48,
+    ],
+    [
+      'a grant id on two rules',
+      '{\n  "grep": { "*": { "action": "allow", "grant": "g_1" } },\n  "glob": { "*": { "action": "allow", "grant": "g_1" } }\n}',
+      'the grant id "g_1" is used twice (also on line 2): each grant names one rule',
+      3,
+      18,
     ],
     [
       'an array of actions',
@@ -151,6 +212,34 @@ describe('safeParsePermissionsFile: files it reads', () => {
     ]);
   });
 
+  it('reads a rule object with its grant id and expiry, an offset turned into the same moment', () => {
+    const result = safeParsePermissionsFile(
+      [
+        '{',
+        '  "shell_exec": {',
+        '    "*": "ask",',
+        '    "npm test": { "action": "allow", "grant": "g_0123456789abcdef", "expires": "2026-11-24T18:00:00.000Z" },',
+        '    "make *": { "action": "allow", "expires": "2026-11-24T19:00:00+01:00" }, // by hand',
+        '    "git push *": { "action": "deny" },',
+        '  },',
+        '}',
+      ].join('\n'),
+    );
+    if (!result.ok) throw new Error(result.error.message);
+    expect(result.rules.map(({ source: _source, ...rule }) => rule)).toEqual([
+      { tool: 'shell_exec', pattern: '*', action: 'ask' },
+      {
+        tool: 'shell_exec',
+        pattern: 'npm test',
+        action: 'allow',
+        grant: 'g_0123456789abcdef',
+        expiresAt: Date.UTC(2026, 10, 24, 18),
+      },
+      { tool: 'shell_exec', pattern: 'make *', action: 'allow', expiresAt: Date.UTC(2026, 10, 24, 18) },
+      { tool: 'shell_exec', pattern: 'git push *', action: 'deny' },
+    ]);
+  });
+
   it('reads an empty object as no rules at all (everything then asks)', () => {
     expect(safeParsePermissionsFile('{}')).toEqual({ ok: true, rules: [] });
     expect(safeParsePermissionsFile('{ "grep": {} }')).toEqual({ ok: true, rules: [] });
@@ -227,6 +316,20 @@ describe("a subagent's permission", () => {
     expect(safeParseAgentRules(['read_file'], 'x')).toMatchObject({
       ok: false,
       message: expect.stringContaining('one object'),
+    });
+  });
+});
+
+describe('safeParseRulePattern', () => {
+  it('takes what the file takes and refuses what it refuses, saying why', () => {
+    expect(safeParseRulePattern('npm run *')).toEqual({ ok: true, value: 'npm run *' });
+    expect(safeParseRulePattern('')).toEqual({
+      ok: false,
+      message: 'a pattern cannot be empty (use "*" for everything)',
+    });
+    expect(safeParseRulePattern('x'.repeat(MAX_PATTERN_CHARS + 1))).toEqual({
+      ok: false,
+      message: `a pattern is longer than ${MAX_PATTERN_CHARS} characters`,
     });
   });
 });

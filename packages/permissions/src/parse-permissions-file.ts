@@ -1,6 +1,13 @@
 import { type Node, type ParseError, parseTree, printParseErrorCode, stripComments } from 'jsonc-parser';
 import { textPosition } from './parse-jsonc.ts';
-import { compileGlob, isPermissionAction, PERMISSION_ACTIONS, type PermissionRule } from './permission-rule.ts';
+import {
+  compileGlob,
+  GRANT_ID_PATTERN,
+  isPermissionAction,
+  PERMISSION_ACTIONS,
+  type PermissionRule,
+} from './permission-rule.ts';
+import { safeParseRuleExpiry } from './rule-expiry.ts';
 
 /** Where and why a permissions file was rejected; line and column count from 1. */
 export type PermissionsFileProblem = { message: string; line: number; column: number; offset: number };
@@ -42,22 +49,79 @@ function describeNode(node: Node): string {
   return `the ${node.type} ${JSON.stringify(node.value)}`;
 }
 
-function readPattern(keyNode: Node, where: string): string {
-  const pattern = keyNode.value as string;
-  if (pattern === '')
-    throw new FileProblem(`${where}: a pattern cannot be empty (use "*" for everything)`, keyNode.offset);
+/**
+ * Whether `pattern` can stand in a permissions file as a tool name or a pattern: not empty, not
+ * longer than {@link MAX_PATTERN_CHARS}, a glob picomatch compiles. The message says why not.
+ */
+export function safeParseRulePattern(pattern: string): { ok: true; value: string } | { ok: false; message: string } {
+  if (pattern === '') return { ok: false, message: 'a pattern cannot be empty (use "*" for everything)' };
   if (pattern.length > MAX_PATTERN_CHARS) {
-    throw new FileProblem(`${where}: a pattern is longer than ${MAX_PATTERN_CHARS} characters`, keyNode.offset);
+    return { ok: false, message: `a pattern is longer than ${MAX_PATTERN_CHARS} characters` };
   }
   try {
     compileGlob(pattern);
   } catch (error) {
-    throw new FileProblem(
-      `${where}: the pattern "${pattern}" is not a valid glob (${(error as Error).message})`,
-      keyNode.offset,
-    );
+    return { ok: false, message: `the pattern "${pattern}" is not a valid glob (${(error as Error).message})` };
   }
-  return pattern;
+  return { ok: true, value: pattern };
+}
+
+function readPattern(keyNode: Node, where: string): string {
+  const parsed = safeParseRulePattern(keyNode.value as string);
+  if (!parsed.ok) throw new FileProblem(`${where}: ${parsed.message}`, keyNode.offset);
+  return parsed.value;
+}
+
+const RULE_FIELDS = ['action', 'grant', 'expires'] as const;
+
+/**
+ * A pattern's value: an action word, or a rule object `{ "action": …, "grant"?: "g_…", "expires"?:
+ * "2026-11-24T18:00:00Z" }` (what an "always" answer saves).
+ */
+function readRuleValue(node: Node, where: string): Pick<PermissionRule, 'action' | 'grant' | 'expiresAt'> {
+  if (node.type !== 'object') return { action: readAction(node, where) };
+  const fields = new Map<string, Node>();
+  for (const property of node.children ?? []) {
+    const [keyNode, valueNode] = property.children ?? [];
+    if (keyNode === undefined || valueNode === undefined) continue;
+    const key = keyNode.value as string;
+    if (!(RULE_FIELDS as readonly string[]).includes(key)) {
+      throw new FileProblem(
+        `${where} has an unknown field "${key}": a rule object takes "action", and optionally "grant" and "expires"`,
+        keyNode.offset,
+      );
+    }
+    if (fields.has(key)) throw new FileProblem(`${where} gives "${key}" twice`, keyNode.offset);
+    fields.set(key, valueNode);
+  }
+  const actionNode = fields.get('action');
+  if (actionNode === undefined) {
+    throw new FileProblem(`${where} needs an "action": one of ${ACTION_WORDS}`, node.offset);
+  }
+  const rule: Pick<PermissionRule, 'action' | 'grant' | 'expiresAt'> = { action: readAction(actionNode, where) };
+  const grantNode = fields.get('grant');
+  if (grantNode !== undefined) {
+    if (grantNode.type !== 'string' || !GRANT_ID_PATTERN.test(grantNode.value as string)) {
+      throw new FileProblem(
+        `${where}: "grant" must be an id of 1 to 64 letters, digits, "_" or "-" (such as "g_3f9a1c"), not ${describeNode(grantNode)}`,
+        grantNode.offset,
+      );
+    }
+    rule.grant = grantNode.value as string;
+  }
+  const expiresNode = fields.get('expires');
+  if (expiresNode !== undefined) {
+    const expires = expiresNode.type === 'string' ? safeParseRuleExpiry(expiresNode.value as string) : undefined;
+    if (expires === undefined || !expires.ok) {
+      throw new FileProblem(
+        `${where}: "expires" must be a date and time such as "2026-11-24T18:00:00Z" (UTC) or ` +
+          `"2026-11-24T19:00:00+01:00", not ${describeNode(expiresNode)}${expires === undefined ? '' : ` (${expires.message})`}`,
+        expiresNode.offset,
+      );
+    }
+    rule.expiresAt = expires.value;
+  }
+  return rule;
 }
 
 function readRules(text: string, root: Node): PermissionRule[] {
@@ -69,6 +133,8 @@ function readRules(text: string, root: Node): PermissionRule[] {
   }
   const rules: PermissionRule[] = [];
   const tools = new Set<string>();
+  /** Line of each grant id: an id names one rule, so that revoking it takes back exactly that rule. */
+  const grants = new Map<string, number>();
   for (const property of root.children ?? []) {
     const [keyNode, valueNode] = property.children ?? [];
     if (keyNode === undefined || valueNode === undefined) continue;
@@ -88,8 +154,19 @@ function readRules(text: string, root: Node): PermissionRule[] {
           throw new FileProblem(`"${tool}" lists the pattern "${pattern}" twice`, patternNode.offset);
         }
         patterns.add(pattern);
-        const action = readAction(actionNode, `"${tool}" → "${pattern}"`);
-        rules.push({ tool, pattern, action, source: at(entry.offset) });
+        const value = readRuleValue(actionNode, `"${tool}" → "${pattern}"`);
+        const source = at(entry.offset);
+        if (value.grant !== undefined) {
+          const earlier = grants.get(value.grant);
+          if (earlier !== undefined) {
+            throw new FileProblem(
+              `the grant id "${value.grant}" is used twice (also on line ${earlier}): each grant names one rule`,
+              actionNode.offset,
+            );
+          }
+          grants.set(value.grant, source.line);
+        }
+        rules.push({ tool, pattern, ...value, source });
       }
     } else {
       const action = readAction(valueNode, `"${tool}"`);
@@ -101,6 +178,7 @@ function readRules(text: string, root: Node): PermissionRule[] {
 
 /**
  * Reads a `permissions.jsonc` text: `{ "tool": "allow" | "deny" | "ask", "tool": { "pattern": action } }`,
+ * where a pattern's action may also be a rule object `{ "action": …, "grant": "g_…", "expires": "…" }`;
  * comments and trailing commas allowed. Rules keep file order (the last match wins). Every problem
  * names its line and column; nothing is guessed.
  */

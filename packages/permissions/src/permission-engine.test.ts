@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createPermissionEngine } from './permission-engine.ts';
-import { parseRules } from './permission-test-kit.ts';
+import { parseRules, TEST_NOW } from './permission-test-kit.ts';
 
 const layers = { file: parseRules('{ "read_file": { "*": "allow" }, "shell_exec": { "git status": "allow" } }') };
-const shellCall = { tool: 'shell_exec', args: { command: 'git status' }, layers };
+const shellCall = { tool: 'shell_exec', args: { command: 'git status' }, layers, now: TEST_NOW };
 
 describe('a permission engine made with lazyParser', () => {
   it('judges file tools without loading the bash grammar', async () => {
     const engine = await createPermissionEngine({ lazyParser: true });
     await engine.prepare('read_file');
-    const evaluation = engine.evaluate({ tool: 'read_file', args: { path: 'src/index.ts' }, layers });
+    const evaluation = engine.evaluate({ now: TEST_NOW, tool: 'read_file', args: { path: 'src/index.ts' }, layers });
     expect(evaluation.decision.type).toBe('allow');
     // Still not loaded: preparing a file tool loads nothing.
     expect(() => engine.evaluate(shellCall)).toThrow('the bash grammar is not loaded');

@@ -29,6 +29,11 @@ export type PermissionEngine = {
     tool: string;
     args: Record<string, unknown>;
     layers: PermissionLayers;
+    /**
+     * The time the rules are judged at, in ms since the epoch: a rule whose `expires` is not later
+     * does not apply. The caller reads its clock, so that the engine stays pure and tests move time.
+     */
+    now: number;
     /** Expands `~` and `$HOME` in patterns and shell words; default: not expanded. */
     home?: string | undefined;
     /**
@@ -99,6 +104,7 @@ export async function createPermissionEngine(options: PermissionEngineOptions = 
         subjects,
         layers: call.layers,
         home: call.home,
+        now: call.now,
       });
       // grep reads file contents: a path read_file may not read, grep may not search either
       // (`grep . .env` must not sidestep `"*.env": "deny"`).
@@ -108,6 +114,7 @@ export async function createPermissionEngine(options: PermissionEngineOptions = 
           subjects: toPermissionSubjects({ ...call, tool: 'read_file', args: { path: call.args.path }, parser }),
           layers: call.layers,
           home: call.home,
+          now: call.now,
         });
         if (asRead.decision.type === 'deny') {
           return {

@@ -31,7 +31,22 @@ export type PermissionRule = {
   pattern: string;
   action: PermissionAction;
   source: RuleSource;
+  /**
+   * The id of the grant this rule is (`g_…`): a rule an "always" answer saved, which
+   * `permissions.grants` lists and `permissions.revoke` takes back. Absent for other rules.
+   */
+  grant?: string;
+  /** When the rule stops applying, in ms since the epoch (`expires` in the file). Absent: never. */
+  expiresAt?: number;
 };
+
+/** What a grant id may be in the file: the server makes `g_` and 16 hex digits; a person may write others. */
+export const GRANT_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Whether a rule applies at `now` (ms since the epoch): it has no expiry, or its expiry is later. */
+export function isInForce(rule: PermissionRule, now: number): boolean {
+  return rule.expiresAt === undefined || now < rule.expiresAt;
+}
 
 const MATCH_OPTIONS = { dot: true, bash: true } as const;
 const compiled = new Map<string, (subject: string) => boolean>();
@@ -78,5 +93,5 @@ export function describeRule(rule: PermissionRule): string {
           ? 'an "always" answer in this session'
           : 'the built-in rules';
   const body = rule.pattern === '*' ? `"${rule.action}"` : `{ "${rule.pattern}": "${rule.action}" }`;
-  return `"${rule.tool}": ${body} (${where})`;
+  return `"${rule.tool}": ${body} (${where}${rule.grant === undefined ? '' : `, grant ${rule.grant}`})`;
 }

@@ -57,6 +57,9 @@ export function createFakeClock(options: { tick?: number } = {}): { now: () => n
   };
 }
 
+/** The time the tests judge rules at (a fixed moment: expiring rules are judged against it). */
+export const TEST_NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
+
 /**
  * An engine warmed up, so the first evaluations of a test don't run in a cold WebAssembly engine.
  * Its analysis clock stands still unless `limits.now` gives another: no time limit runs out in a
@@ -71,6 +74,7 @@ export async function createWarmEngine(
   });
   for (let round = 0; round < 5; round += 1) {
     engine.evaluate({
+      now: TEST_NOW,
       tool: 'shell_exec',
       args: { command: 'ls -la | grep x && bash -c "echo $(pwd)"' },
       layers: { file: [] },
@@ -90,6 +94,7 @@ export function evaluateLine(
   },
 ): ToolCallEvaluation {
   return engine.evaluate({
+    now: TEST_NOW,
     tool: 'shell_exec',
     args: { command },
     layers: options.layers,

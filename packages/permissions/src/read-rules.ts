@@ -1,4 +1,4 @@
-import { compileGlob, expandHome, type PermissionAction, type PermissionRule } from './permission-rule.ts';
+import { compileGlob, expandHome, isInForce, type PermissionAction, type PermissionRule } from './permission-rule.ts';
 
 /**
  * A read_file rule as a tool that reads many files applies it: a pattern and its action, in order.
@@ -6,11 +6,15 @@ import { compileGlob, expandHome, type PermissionAction, type PermissionRule } f
  */
 export type ReadRule = { pattern: string; action: PermissionAction; layer?: 'agent' };
 
-function readRulesOf(rules: readonly PermissionRule[], home: string | undefined): ReadRule[] {
+function readRulesOf(rules: readonly PermissionRule[], options: { home: string | undefined; now: number }): ReadRule[] {
   return rules
-    .filter((rule) => rule.tool === '*' || rule.tool === 'read_file' || compileGlob(rule.tool)('read_file'))
+    .filter(
+      (rule) =>
+        isInForce(rule, options.now) &&
+        (rule.tool === '*' || rule.tool === 'read_file' || compileGlob(rule.tool)('read_file')),
+    )
     .map((rule) => ({
-      pattern: expandHome(rule.pattern, home),
+      pattern: expandHome(rule.pattern, options.home),
       // A catch-all's ask is no opinion on files (as in the gate, where only rules naming read_file
       // make a file a question): it leaves a file readable; a catch-all's deny still denies.
       action: rule.action === 'ask' && rule.tool !== 'read_file' ? 'allow' : rule.action,
@@ -20,18 +24,22 @@ function readRulesOf(rules: readonly PermissionRule[], home: string | undefined)
 /**
  * The rules that decide what read_file may read, in order and with `~` expanded: what a tool that
  * reads many files (grep over a directory) must apply to each file, so that it cannot read what
- * read_file would refuse. Only the agent and file layers: session answers never lift a deny. As in
- * the gate, the two layers are judged apart, so an agent's rules only ever narrow the file's.
+ * read_file would refuse. Only the rules in force at `now`, and only the agent and file layers:
+ * session answers never lift a deny. As in the gate, the two layers are judged apart, so an
+ * agent's rules only ever narrow the file's.
  */
 export function toReadRules(options: {
   rules: readonly PermissionRule[];
   /** A subagent's own rules. Default none. */
   agentRules?: readonly PermissionRule[] | undefined;
   home?: string | undefined;
+  /** The time the rules are judged at (ms since the epoch): expired rules are left out. */
+  now: number;
 }): ReadRule[] {
+  const at = { home: options.home, now: options.now };
   return [
-    ...readRulesOf(options.rules, options.home),
-    ...readRulesOf(options.agentRules ?? [], options.home).map((rule) => ({ ...rule, layer: 'agent' as const })),
+    ...readRulesOf(options.rules, at),
+    ...readRulesOf(options.agentRules ?? [], at).map((rule) => ({ ...rule, layer: 'agent' as const })),
   ];
 }
 

@@ -83,11 +83,58 @@ export const ApprovalEventSchema = z.discriminatedUnion('type', [
 ]);
 export type ApprovalEvent = z.infer<typeof ApprovalEventSchema>;
 
-export const ApproveInputSchema = z.object({
-  sessionId: SessionIdSchema,
-  approvalId: z.string().min(1).max(256),
-  scope: ApprovalScopeSchema.default('once'),
-});
+/** How far ahead an "always" grant may expire. */
+export const MAX_GRANT_DAYS = 366;
+
+/** The longest pattern a person may write into an answer (the file itself takes longer ones). */
+export const MAX_ANSWER_PATTERN_CHARS = 1000;
+
+export const ApproveInputSchema = z
+  .object({
+    sessionId: SessionIdSchema,
+    approvalId: z.string().min(1).max(256),
+    scope: ApprovalScopeSchema.default('once'),
+    /**
+     * The allow rules to add instead of the approval's `alwaysPatterns`, as the person edited them:
+     * for `session` and `always` only (and only where "always" is offered). Each must be a pattern
+     * `permissions.jsonc` takes. The call is approved even if they do not cover it. Default: the
+     * approval's `alwaysPatterns`.
+     */
+    patterns: z.array(z.string().min(1).max(MAX_ANSWER_PATTERN_CHARS)).min(1).max(16).optional(),
+    /**
+     * When the rules saved by `always` stop applying: an ISO 8601 date and time with `Z` or an
+     * offset, later than now and at most {@link MAX_GRANT_DAYS} days ahead (checked by the server
+     * on its clock). Only with scope `always`. Default: no expiry.
+     */
+    expiresAt: z.iso.datetime({ offset: true }).optional(),
+  })
+  .superRefine((input, context) => {
+    if (input.patterns !== undefined && input.scope === 'once') {
+      context.addIssue({
+        code: 'custom',
+        path: ['patterns'],
+        message: 'patterns are added as rules only with scope "session" or "always", not "once"',
+      });
+    }
+    const seen = new Set<string>();
+    for (const [index, pattern] of (input.patterns ?? []).entries()) {
+      if (seen.has(pattern)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['patterns', index],
+          message: `the pattern "${pattern}" is given twice`,
+        });
+      }
+      seen.add(pattern);
+    }
+    if (input.expiresAt !== undefined && input.scope !== 'always') {
+      context.addIssue({
+        code: 'custom',
+        path: ['expiresAt'],
+        message: 'an expiry applies only to rules saved with scope "always"',
+      });
+    }
+  });
 export type ApproveInput = z.infer<typeof ApproveInputSchema>;
 
 export const DenyInputSchema = z.object({

@@ -21,6 +21,8 @@ export const ErrorCodeSchema = z.enum([
   'config_invalid',
   'permissions_invalid',
   'approval_not_found',
+  /** No rule of the worker's permissions file carries that grant id (revoked, or deleted by hand). */
+  'grant_not_found',
   'conflict',
   'session_not_found',
   /** The session's stored state cannot be read (its metadata and history are both damaged). */

@@ -1,6 +1,7 @@
 export * from './approvals.ts';
 export * from './auth.ts';
 export * from './errors.ts';
+export * from './grants.ts';
 export * from './ids.ts';
 export * from './mcp-server-approval.ts';
 export * from './project-catalog.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createServer } from '@molf/server';
 import { createWorker } from '@molf/worker';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
+import { spawnMolf, stopSpawnedProcesses, waitUntil } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_cli-permissions-test-token';
 const WORKER_TOKEN = 'molf_w_cli-permissions-test-token';
@@ -257,5 +257,122 @@ describe('molf permissions show and edit', () => {
     const keptFile = /kept in (\S+permissions\.jsonc)/.exec(broken.stderr)?.[1] ?? '';
     cleanups.push(() => rm(join(keptFile, '..'), { recursive: true, force: true }));
     expect(await readFile(keptFile, 'utf8')).toContain('"oops"');
+  });
+});
+
+describe('molf permissions grants and revoke', () => {
+  const HOUR = 60 * 60 * 1000;
+
+  /** A server whose clock the test moves, a worker, and one call approved "always" by a web client. */
+  async function startStackWithGrants() {
+    let now = Date.UTC(2026, 5, 1, 12);
+    const dataDir = await tempDir();
+    const workdir = await tempDir();
+    const server = await createServer({
+      port: 0,
+      dataDir,
+      tokens: { client: CLIENT_TOKEN, worker: WORKER_TOKEN },
+      now: () => now,
+    });
+    cleanups.push(() => server.close());
+    const worker = await createWorker({ serverUrl: server.url, token: WORKER_TOKEN, workdir });
+    cleanups.push(() => worker.close());
+    await worker.registered;
+    const grant = async (command: string, expiresAt?: number) => {
+      const call = server.toolCalls.run({
+        workerId: worker.workerId,
+        sessionId: 'session-1',
+        tool: 'shell_exec',
+        args: { command },
+        timeoutMs: 10_000,
+      });
+      await waitUntil(() => server.gate.pending().length === 1, { what: `an approval for ${command}` });
+      const approval = server.gate.pending()[0];
+      await server.gate.approve({
+        sessionId: 'session-1',
+        approvalId: approval?.approvalId ?? '',
+        scope: 'always',
+        by: { credentialId: 'fixed-client', connectionId: 'c1', client: 'molf-web/0.1.0' },
+        ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+      });
+      await call;
+    };
+    const env = { MOLF_SERVER_URL: server.url, MOLF_CLIENT_TOKEN: CLIENT_TOKEN };
+    return {
+      server,
+      worker,
+      workdir,
+      env,
+      grant,
+      advance: (ms: number) => {
+        now += ms;
+      },
+      now: () => now,
+    };
+  }
+
+  it('lists the grants with their expiry, when, by whom, from which client and for which call, also as JSON', async () => {
+    const stack = await startStackWithGrants();
+    await stack.grant('echo hello', stack.now() + 24 * HOUR);
+    await stack.grant('git --version');
+    const [limited, lasting] = (await stack.server.grants.list(stack.worker.workerId)).grants;
+    const shown = await molf(['permissions', 'grants'], { cwd: stack.workdir, env: stack.env });
+    expect(shown.stderr).toBe('');
+    const given = /\d{4}-\d\d-\d\d \d\d:\d\dZ/.source;
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        [
+          '^GRANT +TOOL +PATTERN +EXPIRES +GIVEN +BY +CLIENT +FOR',
+          `${limited?.grantId} +shell_exec +echo \\* +2026-06-02 12:00Z +${given} +fixed-client +molf-web/0\\.1\\.0 +echo hello`,
+          `${lasting?.grantId} +shell_exec +git --version +never +${given} +fixed-client +molf-web/0\\.1\\.0 +git --version$`,
+        ].join('\\n'),
+      ),
+    );
+    const json = await molf(['permissions', 'grants', '--json', '--worker', stack.worker.workerId], {
+      env: stack.env,
+    });
+    expect(JSON.parse(json.stdout)).toEqual(await stack.server.grants.list(stack.worker.workerId));
+  });
+
+  it('revokes a grant by id (the next call asks again), prunes expired ones, and names an unknown id', async () => {
+    const stack = await startStackWithGrants();
+    await stack.grant('echo hello', stack.now() + HOUR);
+    await stack.grant('git --version');
+    const [limited, lasting] = (await stack.server.grants.list(stack.worker.workerId)).grants;
+    stack.advance(2 * HOUR);
+
+    const pruned = await molf(['permissions', 'grants', '--prune'], { cwd: stack.workdir, env: stack.env });
+    expect(pruned.stdout).toMatch(/^revoked 1 expired grant\nGRANT .*\n\S+ +shell_exec +git --version +never /);
+    expect(pruned.stdout).not.toContain(limited?.grantId);
+
+    const revoked = await molf(['permissions', 'revoke', lasting?.grantId ?? ''], {
+      cwd: stack.workdir,
+      env: stack.env,
+    });
+    expect(revoked.stdout).toBe(
+      `revoked ${lasting?.grantId}: "shell_exec" → "git --version" is no longer allowed by it`,
+    );
+    const path = stack.server.permissions.pathOf(stack.worker.workerId);
+    expect(await readFile(path, 'utf8')).not.toMatch(/"grant": "g_[0-9a-f]{16}"/);
+    const audit = (await readFile(join(stack.server.dataDir, 'audit', 'approvals.jsonl'), 'utf8')).trim().split('\n');
+    expect(JSON.parse(audit.at(-1) ?? '{}')).toMatchObject({
+      decision: 'rules_changed',
+      grantId: lasting?.grantId,
+      client: 'molf-cli/0.1.0',
+    });
+    const again = stack.server.toolCalls.run({
+      workerId: stack.worker.workerId,
+      sessionId: 'session-2',
+      tool: 'shell_exec',
+      args: { command: 'git --version' },
+      timeoutMs: 10_000,
+    });
+    await waitUntil(() => stack.server.gate.pending().length === 1, { what: 'the revoked call to ask again' });
+    stack.server.gate.close();
+    await again;
+
+    const unknown = await molf(['permissions', 'revoke', 'g_nope'], { cwd: stack.workdir, env: stack.env });
+    expect(unknown.exitCode).toBe(1);
+    expect(unknown.stderr).toContain(`molf: worker ${stack.worker.workerId} has no grant g_nope: it was revoked`);
   });
 });

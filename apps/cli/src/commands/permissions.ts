@@ -22,6 +22,7 @@ import { type Command, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
 import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
+import { formatGrants } from './format-grants.ts';
 
 type ExplainOptions = { file: string; tool: string; args: string; json?: boolean; workdir: string; home: string };
 type WorkerOptions = ClientConnectionOptions & { worker?: string };
@@ -58,6 +59,8 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
   // Where the call's paths lead in the workdir, as the gate asks the worker: links followed, the
   // globs of a shell line expanded.
   const wanted = engine.pathArguments({ tool: options.tool, args, home: options.home });
+  // The rules as they stand now: a grant past its `expires` no longer applies.
+  const now = Date.now();
   const canonical = new Map<string, readonly string[]>();
   const trees = new Map<string, readonly string[]>();
   if (wanted.length > 0) {
@@ -68,12 +71,13 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
     const answer = await resolvePathsForGate(
       paths,
       params,
-      createReadDenial(toReadRules({ rules: parsed.rules, home: options.home })),
+      createReadDenial(toReadRules({ rules: parsed.rules, home: options.home, now })),
     );
     for (const entry of answer.paths) canonical.set(entry.given, entry.forms);
     for (const entry of answer.trees ?? []) trees.set(entry.given, entry.forms);
   }
   const evaluation = engine.evaluate({
+    now,
     tool: options.tool,
     args,
     layers: { file: parsed.rules },
@@ -179,10 +183,21 @@ const clientOptions = (command: Command) =>
     .addOption(new Option('--token <token>', 'client token').env('MOLF_CLIENT_TOKEN'))
     .option('--worker <id-or-name>', 'the worker (default: the one running on this directory)');
 
+/** Says on stderr that the worker's file is broken (the listing is of the last good rules), and fails the command. */
+function reportProblem(problem: { line: number; column: number; message: string } | undefined): void {
+  if (problem === undefined) return;
+  process.stderr.write(
+    `molf permissions: this file is invalid at line ${problem.line}, column ${problem.column}: ${problem.message}\n`,
+  );
+  process.exitCode = 1;
+}
+
 export function registerPermissionsCommand(program: Command): void {
   const permissions = program
     .command('permissions')
-    .description("a worker's approval rules (permissions.jsonc): explain a decision, show or edit the rules");
+    .description(
+      "a worker's approval rules (permissions.jsonc): explain a decision, show or edit the rules, list or revoke grants",
+    );
 
   permissions
     .command('explain')
@@ -212,12 +227,50 @@ export function registerPermissionsCommand(program: Command): void {
           return;
         }
         process.stdout.write(`// ${info.path}\n${info.text}${info.text.endsWith('\n') ? '' : '\n'}`);
-        if (info.problem !== undefined) {
-          process.stderr.write(
-            `molf permissions: this file is invalid at line ${info.problem.line}, column ${info.problem.column}: ${info.problem.message}\n`,
-          );
-          process.exitCode = 1;
+        reportProblem(info.problem);
+      });
+    });
+
+  clientOptions(
+    permissions
+      .command('grants')
+      .description(
+        'list the grants "always" answers saved in a worker\'s rules: pattern, expiry, when, by whom, from which client, for which call',
+      ),
+  )
+    .option('--json', 'print JSON (every field, subjects whole)')
+    .option('--prune', 'revoke every grant that has expired, then list the rest')
+    .action(async (options: WorkerOptions & { json?: boolean; prune?: boolean }) => {
+      await withWorker(options, async (client, workerId) => {
+        let listed = await client.rpc.permissions.grants.query({ workerId });
+        if (options.prune === true) {
+          const expired = listed.grants.filter((grant) => grant.expired);
+          for (const grant of expired) {
+            await client.rpc.permissions.revoke.mutate({ workerId, grantId: grant.grantId });
+          }
+          if (options.json !== true)
+            process.stdout.write(`revoked ${expired.length} expired grant${expired.length === 1 ? '' : 's'}\n`);
+          listed = await client.rpc.permissions.grants.query({ workerId });
         }
+        process.stdout.write(options.json === true ? `${JSON.stringify(listed, null, 2)}\n` : formatGrants(listed));
+        reportProblem(listed.problem);
+      });
+    });
+
+  clientOptions(
+    permissions
+      .command('revoke')
+      .description(
+        "take back a grant: remove its rule from the worker's permissions.jsonc; the next call it covered asks",
+      ),
+  )
+    .argument('<grant-id>', 'the id `molf permissions grants` lists (g_…)')
+    .action(async (grantId: string, options: WorkerOptions) => {
+      await withWorker(options, async (client, workerId) => {
+        const revoked = await client.rpc.permissions.revoke.mutate({ workerId, grantId });
+        process.stdout.write(
+          `revoked ${revoked.grantId}: "${revoked.tool}" → ${JSON.stringify(revoked.pattern)} is no longer allowed by it\n`,
+        );
       });
     });
 

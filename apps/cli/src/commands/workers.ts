@@ -5,6 +5,7 @@ import { serverUrlOption } from '../cli-options.ts';
 import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
 import { formatCatalogEntry, toOneLine } from './format-catalog-entry.ts';
+import { formatTable } from './format-table.ts';
 
 export function registerWorkersCommand(program: Command): void {
   program
@@ -39,11 +40,11 @@ export function formatWorkers(workers: WorkerInfo[]): string {
   const catalogs = workers.flatMap((worker) =>
     worker.state === 'online' && worker.catalog !== undefined ? [formatCatalog(worker, worker.catalog)] : [],
   );
-  return [formatTable(workers), ...catalogs].join('\n');
+  return [formatWorkerTable(workers), ...catalogs].join('\n');
 }
 
-function formatTable(workers: WorkerInfo[]): string {
-  const rows = [
+function formatWorkerTable(workers: WorkerInfo[]): string {
+  return formatTable([
     ['NAME', 'STATE', 'SANDBOX', 'ID', 'WORKDIR', 'LAST SEEN'],
     ...workers.map((worker) => [
       worker.name,
@@ -53,16 +54,7 @@ function formatTable(workers: WorkerInfo[]): string {
       worker.workdir,
       worker.lastSeenAt,
     ]),
-  ];
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return `${rows
-    .map((row) =>
-      row
-        .map((cell, column) => cell.padEnd(widths[column] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n')}\n`;
+  ]);
 }
 
 /** Problems listed per worker; the count says how many there are. */

@@ -133,7 +133,9 @@ describe('approval gate', () => {
     const text = await permissionsText(link);
     expect(text).toContain('// Molf approval rules for one worker.');
     expect(text).toContain('// The LAST matching rule wins');
-    expect(text).toMatch(/"shell_exec": \{\s*"\*": "ask",\s*"git --version": "allow"\s*\}/);
+    expect(text).toMatch(
+      /"shell_exec": \{\s*"\*": "ask",\s*"git --version": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \}\s*\}/,
+    );
 
     const elsewhere = await run(link, {
       sessionId: randomUUID(),
@@ -390,7 +392,9 @@ describe('approval gate', () => {
       scope: 'always',
     });
     expect((await call).meta?.errorKind).toBe('tool_not_found');
-    expect(await permissionsText(link)).toContain('"github_create_issue": "allow"');
+    expect(await permissionsText(link)).toMatch(
+      /"github_create_issue": \{\s*"\*": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \}\s*\}/,
+    );
     expect((await run(link, { sessionId: randomUUID(), tool: 'github_create_issue', args: {} })).meta?.errorKind).toBe(
       'tool_not_found',
     );
@@ -451,8 +455,8 @@ describe('approval gate', () => {
       const refused = await run(link, { sessionId: session, tool: 'shell_exec', args: { command: 'echo my-secret' } });
       expect(refused.meta?.errorKind).toBe('permission_denied');
     }
-    expect(await permissionsText(link)).toBe(
-      '{\n  "*": "ask",\n  "shell_exec": {\n    "*": "ask",\n    "echo *": "allow",\n    "echo *secret*": "deny" // never echo secrets\n  }\n}\n',
+    expect(await permissionsText(link)).toMatch(
+      /^\{\n {2}"\*": "ask",\n {2}"shell_exec": \{\n {4}"\*": "ask",\n {4}"echo \*": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \},\n {4}"echo \*secret\*": "deny" \/\/ never echo secrets\n {2}\}\n\}\n$/,
     );
   });
 
@@ -482,7 +486,7 @@ describe('approval gate', () => {
     await expect(readFile(join(link.workdir, 'aborted.txt'))).rejects.toThrow();
     await waitFor(() => watch.resolved().length === 1);
     expect(watch.resolved()).toMatchObject([{ approvalId, outcome: 'approved', scope: 'always', by: 'client:alice' }]);
-    expect(await permissionsText(link)).toContain('"touch *": "allow"');
+    expect(await permissionsText(link)).toMatch(/"touch \*": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \}/);
     const audit = await readFile(join(link.server.dataDir, 'audit', 'approvals.jsonl'), 'utf8');
     expect(audit).toContain('"decision":"rules_changed"');
     expect(audit).toContain('"decision":"approved"');

@@ -8,6 +8,7 @@ import {
   type PermissionRule,
   permissionPathArguments,
   type ReadRule,
+  type RuleGrant,
   TASK_TOOL,
   type ToolCallEvaluation,
   toReadRules,
@@ -26,7 +27,9 @@ import {
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
-import type { AuditLog, AuditRecord } from './audit-log.ts';
+import type { AuditGrant, AuditLog, AuditRecord } from './audit-log.ts';
+import { createGrantId } from './grant-id.ts';
+import { parseApprovalAnswer } from './parse-approval-answer.ts';
 import { createPendingApprovals, type PendingEntry, type Resolution } from './pending-approvals.ts';
 import type { PermissionsStore } from './permissions-store.ts';
 import {
@@ -85,26 +88,49 @@ export type GateOutcome =
   | { type: 'deny'; message: string; errorKind: DenyKind };
 
 /**
- * Who answered an approval, kept in the audit log: a client (its credential and connection), or a
- * one-time link (`link:<nonce prefix>`, see notify/approval-links.ts).
+ * Who answered an approval, kept in the audit log: a client (its credential, connection and the
+ * program the connection named), or a one-time link (`link:<nonce prefix>`, see notify/approval-links.ts).
  */
-export type Answerer = { credentialId: string; connectionId: string } | { link: string };
+export type Answerer =
+  | {
+      credentialId: string;
+      connectionId: string;
+      /** The client program the connection named (`molf-cli/0.1.0`); undefined if it did not. */
+      client?: string | undefined;
+    }
+  | { link: string };
 
 /** An answerer as the audit log and `approval.resolved` name it. */
-function toAnsweredBy(by: Answerer): { by: string; connectionId?: string } {
-  return 'link' in by ? { by: by.link } : { by: `client:${by.credentialId}`, connectionId: by.connectionId };
+export function toAnsweredBy(by: Answerer): { by: string; connectionId?: string; client?: string } {
+  if ('link' in by) return { by: by.link };
+  return {
+    by: `client:${by.credentialId}`,
+    connectionId: by.connectionId,
+    ...(by.client === undefined ? {} : { client: by.client }),
+  };
 }
+
+export type ApproveOptions = {
+  sessionId: string;
+  approvalId: string;
+  scope: ApprovalScope;
+  by: Answerer;
+  /** The allow patterns to add instead of the approval's own ("session" or "always"). Default: its own. */
+  patterns?: readonly string[] | undefined;
+  /** When the grants an "always" answer saves expire (ISO 8601). Default: never. */
+  expiresAt?: string | undefined;
+};
 
 export type ApprovalGate = {
   /** Decides one call: at once by rule, or after a person answers. Never throws for a denial. */
   check(request: GateRequest): Promise<GateOutcome>;
   explain(options: { workerId: WorkerId; tool: string; args: Record<string, unknown> }): Promise<PermissionExplanation>;
-  approve(options: {
-    sessionId: string;
-    approvalId: string;
-    scope: ApprovalScope;
-    by: Answerer;
-  }): Promise<{ applied: boolean }>;
+  /**
+   * A person's approval. With "session" or "always", `patterns` (edited by the person) replace the
+   * approval's `alwaysPatterns`; with "always", `expiresAt` limits the saved grants. Refused with
+   * `invalid_input` (nothing saved) for patterns the file would not take or an expiry out of range.
+   */
+  approve(options: ApproveOptions): Promise<{ applied: boolean }>;
   deny(options: { sessionId: string; approvalId: string; feedback?: string | undefined; by: Answerer }): {
     applied: boolean;
   };
@@ -207,14 +233,20 @@ export function createApprovalGate(options: {
    * holds every worker's rules, the credentials and the audit log.
    */
   protectedRoots: readonly string[];
+  /**
+   * The clock rules are judged by, in ms since the epoch: a rule past its `expires` no longer
+   * applies, and a grant's expiry must lie ahead of it. Default `Date.now`; tests move time with it.
+   */
+  now?: () => number;
 }): ApprovalGate {
   const { engine, store, registry, audit, logger } = options;
+  const now = options.now ?? Date.now;
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const sessionRules = new Map<string, PermissionRule[]>();
   const problems = new Map<WorkerId, PermissionsProblem>();
   /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
   const watchers = new Map<WorkerId, () => void>();
-  const resolver = createCallPathResolver(options);
+  const resolver = createCallPathResolver({ ...options, now });
   const pending = createPendingApprovals({
     onSettled(entry, result, subjects) {
       const { approval } = entry;
@@ -230,6 +262,8 @@ export function createApprovalGate(options: {
         approvalId: approval.approvalId,
         ...(result.scope === undefined ? {} : { scope: result.scope }),
         ...(result.connectionId === undefined ? {} : { connectionId: result.connectionId }),
+        ...(result.client === undefined ? {} : { client: result.client }),
+        ...(result.added === undefined ? {} : result.added),
       });
       emit({
         type: 'approval.resolved',
@@ -282,6 +316,7 @@ export function createApprovalGate(options: {
   ): Promise<ToolCallEvaluation> {
     const { rules } = await store.load(request.workerId);
     let evaluation = engine.evaluate({
+      now: now(),
       tool: request.tool,
       args: request.args,
       layers: {
@@ -516,12 +551,42 @@ export function createApprovalGate(options: {
     return {
       type: 'allow',
       ...withPaths,
-      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home }),
+      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home, now: now() }),
     };
   }
 
-  /** Saves the "always" rules of an approval to the worker's file (refused while the file is broken). */
-  async function saveAlways(entry: PendingEntry, by: Answerer): Promise<void> {
+  /**
+   * Whether `patterns`, as this answer adds them, let the call run: the worker's rules with the
+   * patterns as allow rules that stop questions (as a "session" answer does). The offered patterns
+   * do by construction (one per subject that asked); edited ones may not, and the call still runs:
+   * the person approved it.
+   */
+  async function covers(entry: PendingEntry, patterns: readonly string[]): Promise<boolean> {
+    const { approval } = entry;
+    const { rules } = await store.load(approval.workerId);
+    const added = patterns.map(
+      (pattern): PermissionRule => ({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } }),
+    );
+    return (
+      engine.evaluate({
+        now: now(),
+        tool: approval.tool,
+        args: approval.args,
+        layers: { file: rules, session: added },
+        home: entry.home,
+        ...toPathLookups(entry.callPaths),
+      }).decision.type === 'allow'
+    );
+  }
+
+  /**
+   * Saves the "always" rules of an approval to the worker's file, each as a grant with its own id
+   * (refused while the file is broken); returns the grants really added.
+   */
+  async function saveAlways(
+    entry: PendingEntry,
+    options: { patterns: readonly string[]; expiresAt: number | undefined; coversCall: boolean },
+  ): Promise<AuditGrant[]> {
     const { approval } = entry;
     const { problem } = await store.load(approval.workerId);
     if (problem !== undefined) {
@@ -530,50 +595,48 @@ export function createApprovalGate(options: {
         `"always" cannot be saved while the permissions file is broken (line ${problem.line}, column ${problem.column}: ${problem.message}); approve for the session instead, or fix the file`,
       );
     }
+    const grants = new Map(
+      options.patterns.map((pattern) => [pattern, { grant: createGrantId(), expiresAt: options.expiresAt }]),
+    );
     const added = await store.appendAllow(approval.workerId, {
       tool: approval.tool,
-      patterns: approval.alwaysPatterns ?? [],
-      accepts: (rules) =>
-        engine.evaluate({
-          tool: approval.tool,
-          args: approval.args,
-          layers: { file: rules },
-          home: entry.home,
-          ...toPathLookups(entry.callPaths),
-        }).decision.type === 'allow',
+      patterns: options.patterns,
+      grants,
+      // Rules that do not cover the call are never moved past the user's denies to make it allowed.
+      ...(options.coversCall
+        ? {
+            accepts: (rules: readonly PermissionRule[]) =>
+              engine.evaluate({
+                now: now(),
+                tool: approval.tool,
+                args: approval.args,
+                layers: { file: rules },
+                home: entry.home,
+                ...toPathLookups(entry.callPaths),
+              }).decision.type === 'allow',
+          }
+        : {}),
     });
-    audit.append({
-      workerId: approval.workerId,
-      sessionId: approval.sessionId,
-      approvalId: approval.approvalId,
-      tool: approval.tool,
-      subjects: added,
-      decision: 'rules_changed',
-      ...toAnsweredBy(by),
-      scope: 'always',
+    return added.map((pattern) => {
+      const grant = grants.get(pattern) as RuleGrant;
+      return {
+        grantId: grant.grant,
+        pattern,
+        ...(grant.expiresAt === undefined ? {} : { expiresAt: new Date(grant.expiresAt).toISOString() }),
+      };
     });
-    logger.info(
-      { workerId: approval.workerId, tool: approval.tool, added },
-      'allow rules saved to the permissions file',
-    );
   }
 
-  async function approve({
-    sessionId,
-    approvalId,
-    scope,
-    by,
-  }: {
-    sessionId: string;
-    approvalId: string;
-    scope: ApprovalScope;
-    by: Answerer;
-  }): Promise<{ applied: boolean }> {
+  async function approve({ sessionId, approvalId, by, ...options }: ApproveOptions): Promise<{ applied: boolean }> {
+    // Checked before the approval is taken: a refused answer leaves it waiting, untouched.
+    const answer = parseApprovalAnswer({ ...options, now: now() });
+    const { scope } = answer;
     const entry = pending.claim(sessionId, approvalId);
     if (entry === undefined) return { applied: false };
     const { approval } = entry;
     let answered: Resolution;
     let current: ToolCallEvaluation;
+    let patterns: readonly string[] = [];
     try {
       if (scope !== 'once' && approval.alwaysPatterns === null) {
         throw new MolfError(
@@ -582,15 +645,48 @@ export function createApprovalGate(options: {
           { field: 'scope' },
         );
       }
+      patterns = scope === 'once' ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
+      const coversCall = scope === 'once' || (await covers(entry, patterns));
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, entry);
+      const person = toAnsweredBy(by);
       answered = {
         outcome: 'approved',
-        ...toAnsweredBy(by),
+        ...person,
         scope,
+        ...(scope === 'once'
+          ? {}
+          : {
+              added: {
+                rules: [...patterns],
+                coversCall,
+                ...(answer.patterns === undefined ? {} : { offeredPatterns: approval.alwaysPatterns ?? [] }),
+              },
+            }),
         gate: await allowed(entry.request, entry),
       };
-      if (current.decision.type !== 'deny' && scope === 'always') await saveAlways(entry, by);
+      if (current.decision.type !== 'deny' && scope === 'always') {
+        const grants = await saveAlways(entry, { patterns, expiresAt: answer.expiresAt, coversCall });
+        audit.append({
+          workerId: approval.workerId,
+          sessionId: approval.sessionId,
+          approvalId: approval.approvalId,
+          toolCallId: approval.toolCallId,
+          tool: approval.tool,
+          subjects: approval.subjects.map((subject) => subject.label),
+          decision: 'rules_changed',
+          ...person,
+          scope: 'always',
+          rules: grants.map((grant) => grant.pattern),
+          grants,
+          coversCall,
+          ...(answer.patterns === undefined ? {} : { offeredPatterns: approval.alwaysPatterns ?? [] }),
+        });
+        logger.info(
+          { workerId: approval.workerId, tool: approval.tool, grants },
+          'allow rules saved to the permissions file',
+        );
+      }
     } catch (error) {
       pending.release(approvalId);
       throw error;
@@ -606,7 +702,7 @@ export function createApprovalGate(options: {
     }
     if (scope !== 'once') {
       const rules = sessionRules.get(sessionId) ?? [];
-      for (const pattern of approval.alwaysPatterns ?? []) {
+      for (const pattern of patterns) {
         rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });
       }
       sessionRules.set(sessionId, rules);

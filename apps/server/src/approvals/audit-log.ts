@@ -1,11 +1,19 @@
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, statSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
+import { createGrantOrigins, type GrantOrigin } from './grant-origins.ts';
+
+/** A rule an "always" answer saved, as its `rules_changed` record names it. */
+export type AuditGrant = { grantId: string; pattern: string; expiresAt?: string };
 
 /** One decision of the approval gate, or one change of a worker's rules, as kept on disk. */
 export type AuditRecord = {
   workerId: string;
-  /** What the rules were matched against (commands, paths, names), each cut to 500 characters. */
+  /**
+   * What the rules were matched against (commands, paths, names), each cut to 500 characters: for
+   * an answer and for the `rules_changed` record of an "always" answer, the call's; for an edit of
+   * the file, its path.
+   */
   subjects: string[];
   decision: 'allow' | 'deny' | 'approved' | 'denied' | 'cancelled' | 'rules_changed' | 'sandbox_refused';
   /**
@@ -20,12 +28,35 @@ export type AuditRecord = {
   tool?: string;
   /** The client connection that answered or edited. */
   connectionId?: string;
+  /** The client program of that connection (`molf-cli/0.1.0`), as it named itself. */
+  client?: string;
   scope?: 'once' | 'session' | 'always';
   approvalId?: string;
+  /**
+   * The allow patterns a "session" or "always" answer added (on `approved`), or the patterns an
+   * answer saved to the file or a revoke removed (on `rules_changed`).
+   */
+  rules?: string[];
+  /** The patterns the approval offered, when the person edited them into `rules`. */
+  offeredPatterns?: string[];
+  /**
+   * Whether `rules` alone allow the approved call: false when the person edited them so that
+   * they do not (the call still ran once: the person approved it).
+   */
+  coversCall?: boolean;
+  /** The grants an "always" answer saved (on `rules_changed`): one per rule added to the file. */
+  grants?: AuditGrant[];
+  /** The grant a revoke removed (on `rules_changed`). */
+  grantId?: string;
 };
 
 export type AuditLog = {
   append(record: AuditRecord): void;
+  /**
+   * How a grant was given: the `rules_changed` record of the "always" answer that saved it; undefined
+   * when the log has none (a grant id written by hand, or one older than the index keeps).
+   */
+  grantOrigin(grantId: string): Promise<GrantOrigin | undefined>;
   /** Set once a write failed: from then on the gate refuses every call rather than act unrecorded. */
   failure(): Error | undefined;
   close(): Promise<void>;
@@ -42,6 +73,8 @@ export function openAuditLog(options: { dataDir: string; logger: Logger }): Audi
   const directory = join(options.dataDir, 'audit');
   mkdirSync(directory, { recursive: true, mode: 0o700 });
   const path = join(directory, 'approvals.jsonl');
+  const sizeAtOpen = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  const origins = createGrantOrigins({ path, sizeAtOpen, logger: options.logger });
   const stream: WriteStream = createWriteStream(path, { flags: 'a', mode: 0o600 });
   let failed: Error | undefined;
   stream.on('error', (error) => {
@@ -63,7 +96,9 @@ export function openAuditLog(options: { dataDir: string; logger: Logger }): Audi
         ),
       };
       stream.write(`${JSON.stringify(line)}\n`);
+      origins.note(line);
     },
+    grantOrigin: (grantId) => origins.get(grantId),
     failure: () => failed,
     close: () => new Promise<void>((resolvePromise) => stream.end(() => resolvePromise())),
   };

@@ -8,6 +8,10 @@ export type Resolution = {
   by: string;
   scope?: ApprovalScope;
   connectionId?: string;
+  /** The client program that answered. */
+  client?: string;
+  /** What a "session" or "always" answer added as allow rules, for the audit log. */
+  added?: { rules: string[]; coversCall: boolean; offeredPatterns?: string[] };
   reason?: string;
   gate: GateOutcome;
 };

@@ -3,7 +3,13 @@ import { watch as watchDirectory } from 'node:fs';
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '@molf/logging';
-import { addAllowRules, type PermissionRule, safeParsePermissionsFile } from '@molf/permissions';
+import {
+  addAllowRules,
+  type PermissionRule,
+  type RuleGrant,
+  removeGrantRule,
+  safeParsePermissionsFile,
+} from '@molf/permissions';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
 import { MolfError, type PermissionsProblem, type WorkerId } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
@@ -36,12 +42,23 @@ export type PermissionsStore = {
   /**
    * Adds allow rules ("always" answers), keeping comments; returns the patterns really added. The
    * rules go before the tool's deny entries when `accepts` agrees that the result allows the call,
-   * else at the end of the tool's entries.
+   * else at the end of the tool's entries; without `accepts`, always before the denies. With
+   * `grants`, each pattern is saved with its grant id and expiry.
    */
   appendAllow(
     workerId: WorkerId,
-    options: { tool: string; patterns: readonly string[]; accepts?: (rules: readonly PermissionRule[]) => boolean },
+    options: {
+      tool: string;
+      patterns: readonly string[];
+      accepts?: (rules: readonly PermissionRule[]) => boolean;
+      grants?: ReadonlyMap<string, RuleGrant>;
+    },
   ): Promise<string[]>;
+  /**
+   * Removes the rule carrying `grantId`, keeping comments and layout; returns that rule. Refused
+   * with `grant_not_found` when no rule carries it, and `permissions_invalid` while the file is broken.
+   */
+  removeGrant(workerId: WorkerId, grantId: string): Promise<PermissionRule>;
   /**
    * Calls `onChange` when the worker's file may have changed on disk (edited by hand, replaced),
    * once the changes have settled; returns the function that stops watching. Never throws: a
@@ -247,6 +264,28 @@ export function createPermissionsStore(options: {
         }
         if (updated.added.length > 0) await write(workerId, updated.text);
         return updated.added;
+      }),
+    removeGrant: (workerId, grantId) =>
+      serialize(workerId, async () => {
+        const text = await readFile(pathOf(workerId), 'utf8').catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return readDefaultPermissionsText();
+          throw error;
+        });
+        const removed = removeGrantRule(text, grantId);
+        if (!removed.ok) {
+          throw removed.reason === 'not_found'
+            ? new MolfError(
+                'grant_not_found',
+                `worker ${workerId} has no grant ${grantId}: it was revoked, or its rule was deleted from the file (\`molf permissions grants\` lists the grants)`,
+                { field: 'grantId' },
+              )
+            : new MolfError(
+                'permissions_invalid',
+                `the grant cannot be revoked while the permissions file is broken (${removed.message}): fix the file with \`molf permissions edit\``,
+              );
+        }
+        await write(workerId, removed.text);
+        return removed.rule;
       }),
   };
 }

@@ -60,6 +60,8 @@ export function createCallPathResolver(options: {
   store: PermissionsStore;
   registry: WorkerRegistry;
   dispatcher: JobDispatcher;
+  /** The clock rules are judged by (ms since the epoch): expired rules are left out. */
+  now: () => number;
 }): CallPathResolver {
   const { engine, store, registry, dispatcher } = options;
   return {
@@ -91,7 +93,12 @@ export function createCallPathResolver(options: {
       const readRules =
         params.trees === undefined && params.visibleTrees === undefined
           ? undefined
-          : toReadRules({ rules: (await store.load(call.workerId)).rules, agentRules: call.agentRules, home });
+          : toReadRules({
+              rules: (await store.load(call.workerId)).rules,
+              agentRules: call.agentRules,
+              home,
+              now: options.now(),
+            });
       const outcome = await dispatcher.request({
         workerId: call.workerId,
         request: { method: 'paths/resolve', params: { ...params, ...(readRules === undefined ? {} : { readRules }) } },

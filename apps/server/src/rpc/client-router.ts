@@ -8,6 +8,10 @@ import {
   PermissionExplanationSchema,
   PermissionsExplainInputSchema,
   PermissionsFileInfoSchema,
+  PermissionsGrantsInputSchema,
+  PermissionsGrantsSchema,
+  PermissionsRevokeInputSchema,
+  PermissionsRevokeResultSchema,
   PermissionsWriteInputSchema,
   SessionCreateInputSchema,
   SessionEventsInputSchema,
@@ -25,15 +29,21 @@ import {
 } from '@molf/protocol';
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
+import type { Answerer } from '../approvals/approval-gate.ts';
 import type { RouterServices } from './router-services.ts';
-import { anyRoleProcedure, clientProcedure, router } from './trpc.ts';
+import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
+
+/** The person behind a call, as answers and rule changes record them. */
+function answererOf(ctx: RpcContext): Answerer {
+  return { credentialId: ctx.credentialId, connectionId: ctx.connectionId, client: ctx.client };
+}
 
 /**
  * The procedures people's clients (CLI, web) call: sessions, approvals, permissions, workers. Routers
  * are adapters: validate with the protocol schema, call one service, return.
  */
 export function createClientRouter(services: RouterServices) {
-  const { registry, gate, permissions, sessions, sessionEvents, agent } = services;
+  const { registry, gate, permissions, grants, sessions, sessionEvents, agent } = services;
 
   async function knownSession(sessionId: string) {
     const session = await sessions.get(sessionId);
@@ -170,15 +180,11 @@ export function createClientRouter(services: RouterServices) {
       approve: clientProcedure
         .input(ApproveInputSchema)
         .output(ApprovalAnswerSchema)
-        .mutation(({ input, ctx }) =>
-          gate.approve({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
-        ),
+        .mutation(({ input, ctx }) => gate.approve({ ...input, by: answererOf(ctx) })),
       deny: clientProcedure
         .input(DenyInputSchema)
         .output(ApprovalAnswerSchema)
-        .mutation(({ input, ctx }) =>
-          gate.deny({ ...input, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } }),
-        ),
+        .mutation(({ input, ctx }) => gate.deny({ ...input, by: answererOf(ctx) })),
       list: clientProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
       /** Pending approvals (and broken permission files) first, then live events. */
       events: clientProcedure
@@ -205,13 +211,25 @@ export function createClientRouter(services: RouterServices) {
       write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
         const workerId = knownWorker(input.workerId);
         await permissions.writeText(workerId, input.text, { baseVersion: input.baseVersion });
-        gate.recordRulesChange({ workerId, by: { credentialId: ctx.credentialId, connectionId: ctx.connectionId } });
+        gate.recordRulesChange({ workerId, by: answererOf(ctx) });
         return { path: permissions.pathOf(workerId) };
       }),
       explain: clientProcedure
         .input(PermissionsExplainInputSchema)
         .output(PermissionExplanationSchema)
         .query(({ input }) => gate.explain({ ...input, workerId: knownWorker(input.workerId) })),
+      /** The grants "always" answers saved in the worker's file, with who gave them, when, from which client. */
+      grants: clientProcedure
+        .input(PermissionsGrantsInputSchema)
+        .output(PermissionsGrantsSchema)
+        .query(({ input }) => grants.list(knownWorker(input.workerId))),
+      /** Removes a grant's rule from the file; the next call is judged without it. */
+      revoke: clientProcedure
+        .input(PermissionsRevokeInputSchema)
+        .output(PermissionsRevokeResultSchema)
+        .mutation(({ input, ctx }) =>
+          grants.revoke({ workerId: knownWorker(input.workerId), grantId: input.grantId, by: answererOf(ctx) }),
+        ),
     }),
   });
 }

@@ -1,6 +1,7 @@
 import type { WorkerId } from '@molf/protocol';
 import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
+import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -19,6 +20,7 @@ export type RouterServices = {
   serverVersion: string;
   gate: ApprovalGate;
   permissions: PermissionsStore;
+  grants: GrantService;
   sessions: SessionStore;
   sessionEvents: SessionEvents;
   agent: AgentRunner;

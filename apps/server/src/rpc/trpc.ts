@@ -7,6 +7,8 @@ export type RpcContext = {
   role: Role;
   credentialId: string;
   connectionId: string;
+  /** The client program the connection named in its params (`molf-cli/0.1.0`); undefined if it did not. */
+  client?: string | undefined;
   remoteAddress: string | undefined;
   request: IncomingMessage;
 };
@@ -28,6 +30,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   config_invalid: 'INTERNAL_SERVER_ERROR',
   permissions_invalid: 'BAD_REQUEST',
   approval_not_found: 'NOT_FOUND',
+  grant_not_found: 'NOT_FOUND',
   conflict: 'CONFLICT',
   session_not_found: 'NOT_FOUND',
   session_damaged: 'INTERNAL_SERVER_ERROR',

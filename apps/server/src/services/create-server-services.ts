@@ -15,7 +15,9 @@ import {
 import {
   type ApprovalGate,
   createApprovalGate,
+  createGrantService,
   createPermissionsStore,
+  type GrantService,
   openAuditLog,
   type PermissionsStore,
 } from '../approvals/index.ts';
@@ -68,6 +70,11 @@ export type ServerServicesConfig = {
   /** Tools the server runs itself, offered beside each worker's and gated like them. Default none. */
   serverTools?: readonly ServerTool[];
   /**
+   * The clock permission rules are judged by (ms since the epoch): a grant past its expiry no
+   * longer applies. Default `Date.now`; tests move it instead of waiting.
+   */
+  now?: () => number;
+  /**
    * Approval requests sent to webhooks and ntfy topics, with one-time approve/deny links. Default
    * none (and with no targets, nothing is sent and no link answers).
    */
@@ -92,6 +99,8 @@ export type ServerServices = AsyncDisposable & {
   gate: ApprovalGate;
   /** Each worker's `permissions.jsonc`. */
   permissions: PermissionsStore;
+  /** The grants "always" answers saved in each worker's file: listed with their audit trail, revoked. */
+  grants: GrantService;
   /** Each worker's tools merged with the server's own. */
   catalog: ToolCatalog;
   /** The subagents each worker's sessions can run. */
@@ -175,6 +184,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const dataDirPath = await realpath(config.dataDir);
   const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);
+  const now = config.now ?? Date.now;
 
   const dispatcher = createJobDispatcher({
     registry,
@@ -198,6 +208,23 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     audit,
     logger,
     protectedRoots: [dataDirPath],
+    now,
+  });
+  const approvalGate = gate;
+  const grants = createGrantService({
+    store: permissions,
+    audit,
+    logger,
+    now,
+    credentialLabel: (credentialId) => {
+      try {
+        return credentials.list().find((credential) => credential.id === credentialId)?.label;
+      } catch {
+        // A broken credentials file refuses every connection; a listing just goes without labels.
+        return undefined;
+      }
+    },
+    rulesChanged: (workerId) => approvalGate.rulesChanged(workerId),
   });
   // The task tool runs turns, and turns are offered the task tool: it reaches the agent runner and
   // the agents through these, set just below.
@@ -209,7 +236,11 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       dispatcher,
       skills: (workerId) => registry.registration(workerId)?.catalog?.skills ?? [],
       readRules: async (workerId) =>
-        toReadRules({ rules: (await permissions.load(workerId)).rules, home: registry.registration(workerId)?.home }),
+        toReadRules({
+          rules: (await permissions.load(workerId)).rules,
+          home: registry.registration(workerId)?.home,
+          now: now(),
+        }),
     }),
     createTaskTool({
       agents: (workerId) => agents?.agents(workerId),
@@ -276,6 +307,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     agent,
     gate,
     permissions,
+    grants,
     registry,
     isCredentialActive: (credentialId) => credentials.isActive(credentialId),
     isCredentialFixed: (credentialId) => credentials.isFixed(credentialId),
@@ -321,6 +353,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     generatedTokens,
     gate,
     permissions,
+    grants,
     catalog,
     agents,
     toolCalls,

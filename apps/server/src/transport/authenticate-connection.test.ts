@@ -43,6 +43,30 @@ describe('authenticateConnection', () => {
     expect(check(stored.token)).toEqual({ role: 'worker', credentialId: stored.credential.id });
   });
 
+  it('keeps the client program a connection names, and refuses a name with control characters even with a good token', async () => {
+    await using store = await openStore();
+    const { credentials } = store;
+    expect(
+      authenticateConnection({
+        credentials,
+        logger,
+        connectionParams: { token: CLIENT_TOKEN, client: 'molf-web/0.1.0' },
+        remoteAddress: '127.0.0.1',
+      }),
+    ).toEqual({ role: 'client', credentialId: 'fixed-client', client: 'molf-web/0.1.0' });
+    for (const client of ['molf-cli\n{"decision":"approved"}', 'x'.repeat(101), '']) {
+      expect(refusal({ credentials, connectionParams: { token: CLIENT_TOKEN, client } })).toMatchObject({
+        code: 'invalid_input',
+        field: 'client',
+        message: expect.stringContaining('invalid client name'),
+      });
+    }
+    // A missing token is still that, whatever else is wrong.
+    expect(refusal({ credentials, connectionParams: { client: 'x'.repeat(101) } })).toMatchObject({
+      code: 'unauthorized',
+    });
+  });
+
   it('refuses a connection without a token as unauthorized, saying how to send one', async () => {
     await using store = await openStore();
     for (const connectionParams of [undefined, null, {}, { token: '' }, { token: 7 }]) {

@@ -18,15 +18,28 @@ export type AuthenticateConnectionOptions = {
   admit?: (credentialId: string) => boolean;
 };
 
+/** A connection's credential, and the client program it named (`molf-cli/0.1.0`) if it did. */
+export type Authenticated = Verified & { client?: string };
+
 /**
  * The token check of a new connection: its connection params to the credential they carry, or a
- * `MolfError` — `unauthorized` (no token, an unknown one, a socket the guard refused) or
- * `internal` (the credentials file cannot be read: nobody gets in, and the message says why).
+ * `MolfError` — `unauthorized` (no token, an unknown one, a socket the guard refused),
+ * `invalid_input` (a client name that is too long or holds control characters) or `internal`
+ * (the credentials file cannot be read: nobody gets in, and the message says why).
  */
-export function authenticateConnection(options: AuthenticateConnectionOptions): Verified {
+export function authenticateConnection(options: AuthenticateConnectionOptions): Authenticated {
   const { logger, remoteAddress } = options;
   const params = ConnectionParamsSchema.safeParse(options.connectionParams ?? {});
   if (!params.success) {
+    const clientIssue = params.error.issues.every((issue) => issue.path[0] === 'client');
+    if (clientIssue) {
+      logger.warn({ remoteAddress }, 'connection refused: invalid client name');
+      throw new MolfError(
+        'invalid_input',
+        'invalid client name in the connection params: 1 to 100 characters, no control characters (e.g. "molf-cli/0.1.0")',
+        { field: 'client' },
+      );
+    }
     logger.warn({ remoteAddress }, 'connection refused: no token');
     throw new MolfError('unauthorized', 'no token: connect with a client or worker token in the connection params');
   }
@@ -50,5 +63,5 @@ export function authenticateConnection(options: AuthenticateConnectionOptions): 
   if (options.admit !== undefined && !options.admit(verified.credentialId)) {
     throw new MolfError('unauthorized', 'this connection was refused before it authenticated');
   }
-  return verified;
+  return params.data.client === undefined ? verified : { ...verified, client: params.data.client };
 }

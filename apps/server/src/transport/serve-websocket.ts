@@ -171,7 +171,10 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
         throw isMolfError(error) ? toTRPCError(error) : error;
       }
       const connectionId = randomUUID();
-      logger.debug({ remoteAddress, role: verified.role, connectionId }, 'connection authenticated');
+      logger.debug(
+        { remoteAddress, role: verified.role, connectionId, client: verified.client },
+        'connection authenticated',
+      );
       return { ...verified, connectionId, remoteAddress, request: req };
     },
     onError({ error, path, type }) {
