@@ -700,7 +700,8 @@ export function createApprovalGate(options: {
       });
       return { applied: false };
     }
-    if (scope !== 'once') {
+    // "always" is the worker's grant alone: a session copy would outlive its expiry and its revocation.
+    if (scope === 'session') {
       const rules = sessionRules.get(sessionId) ?? [];
       for (const pattern of patterns) {
         rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });

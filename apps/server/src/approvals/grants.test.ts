@@ -469,6 +469,41 @@ describe('permissions.revoke', () => {
     await again.call;
   });
 
+  it('stops applying in the very session that gave it once expired: "always" leaves no session copy', async () => {
+    const clock = createTestClock();
+    await using link = await startTestLink({ server: { now: clock.now } });
+    await using client = await clientOf(link);
+    const first = await asked(link, 'echo mine');
+    await client.rpc.approvals.approve.mutate({
+      sessionId: first.sessionId,
+      approvalId: first.approval.approvalId,
+      scope: 'always',
+      expiresAt: new Date(clock.now() + HOUR).toISOString(),
+    });
+    await first.call;
+    clock.advance(HOUR);
+    const expired = await asked(link, 'echo mine again', first.sessionId);
+    link.server.gate.close();
+    await expired.call;
+  });
+
+  it('stops applying in the session that gave it once revoked', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const first = await asked(link, 'echo ours');
+    await client.rpc.approvals.approve.mutate({
+      sessionId: first.sessionId,
+      approvalId: first.approval.approvalId,
+      scope: 'always',
+    });
+    await first.call;
+    const [grant] = (await client.rpc.permissions.grants.query({ workerId: link.worker.workerId })).grants;
+    await client.rpc.permissions.revoke.mutate({ workerId: link.worker.workerId, grantId: grant?.grantId ?? '' });
+    const again = await asked(link, 'echo ours again', first.sessionId);
+    link.server.gate.close();
+    await again.call;
+  });
+
   it('loses neither change when a revoke and an "always" save of the same file run at once', async () => {
     await using link = await startTestLink();
     const { permissions } = link.server;
