@@ -19,7 +19,11 @@ describe('molf up and the web client', () => {
     const env = { HOME: home, MOLF_HOME: home, MOLF_CLIENT_DIR: await tempDir() };
     const up = spawnMolf(['up', '--port', '0', '--sandbox', 'off'], { cwd: project, env });
     onTestFinished(() => {
-      if (up.exitCode === null) process.kill(-(up.pid as number), 'SIGKILL');
+      try {
+        process.kill(-(up.pid as number), 'SIGKILL');
+      } catch {
+        // Already gone: the test stopped it.
+      }
     });
     const printed = await waitForOutput(up, 'Ctrl-C stops everything');
     const link = /web:\s+(http:\/\/\S+)/.exec(printed)?.[1];

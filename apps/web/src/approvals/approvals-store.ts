@@ -113,7 +113,7 @@ export function createApprovalsStore(link: ServerLink): ApprovalsStore {
                 scope: choice.scope,
                 ...(choice.patterns === undefined ? {} : { patterns: choice.patterns }),
                 ...(choice.expiresAt === undefined ? {} : { expiresAt: choice.expiresAt }),
-              } as never);
+              });
         if (!answer.applied) {
           setPending((list) => list.filter((item) => item.approvalId !== approvalId));
           note(approvalId, sessionId, 'Already answered in another client.');

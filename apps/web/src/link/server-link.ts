@@ -34,6 +34,7 @@ export async function connect(token: string, options: { url?: string } = {}): Pr
   const client = createMolfClient({
     url: options.url ?? serverUrl(),
     token,
+    client: 'molf-web',
     stopWhenRefused: true,
     // A page in a background tab on a laptop lid closing: retry soon once it is back.
     retryDelayMs: (attempt) => Math.min(500 * 2 ** attempt, 10_000),

@@ -2,6 +2,7 @@ import type { PermissionExplanation, PermissionsFileInfo } from '@molf/protocol'
 import { createResource, createSignal, For, Show } from 'solid-js';
 import { errorMessage } from '../link/rpc-error.ts';
 import type { ServerLink } from '../link/server-link.ts';
+import { GrantsView } from './grants-view.tsx';
 
 /** What the explain box asks about: a tool and the one argument that says what it touches. */
 const SUBJECT_ARGUMENT: Record<string, string> = {
@@ -92,6 +93,7 @@ export function PermissionsView(props: { link: ServerLink; workerId: string }) {
           )}
         </Show>
       </section>
+      <GrantsView link={props.link} workerId={props.workerId} />
       <section>
         <div class="section-row">
           <h2>Rules</h2>

@@ -86,4 +86,56 @@ describe('approvals in the web client', () => {
     await until(() => web.server.gate.pending({}).length === 0, 'the approval to be answered');
     await drawer.getByText('Nothing waits.').waitFor();
   });
+
+  it('saves an edited "always" pattern for an hour: the next matching call runs without asking, until the grant is revoked', async () => {
+    await using web = await startWebStack();
+    for (const [id, command, answer] of [
+      ['c1', 'echo first', 'one'],
+      ['c2', 'echo second', 'two'],
+      ['c3', 'echo third', 'three'],
+      ['c4', 'echo second', 'four'],
+    ] as const) {
+      web.llm.push({ toolCalls: [{ id, name: 'shell_exec', arguments: { command } }] });
+      web.llm.push({ text: answer });
+    }
+    const { page } = await web.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'say first');
+    await page.getByTestId('approval').waitFor();
+    await page.keyboard.press('a');
+    const patterns = page.getByTestId('always-patterns');
+    // The exact pattern that would be saved is shown, and edited before saving.
+    await expect(patterns.inputValue()).resolves.toBe('echo *');
+    await patterns.fill('echo second*');
+    await page.getByLabel('this hour').check();
+    await page.getByRole('button', { name: 'Save and allow' }).click();
+    await page.locator('[data-testid=assistant-message]', { hasText: 'one' }).waitFor();
+
+    // The edited pattern, not the offered one, was saved: it covers the next call and not the one after.
+    await sendPrompt(page, 'say second');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'two' }).waitFor();
+    expect(web.server.gate.pending({}).length).toBe(0);
+    await sendPrompt(page, 'say third');
+    await page.getByTestId('approval').waitFor();
+    await expect(page.getByTestId('approval-subject').first().textContent()).resolves.toBe('echo third');
+    await page.keyboard.press('y');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'three' }).waitFor();
+
+    // The grant is listed with its limit, who gave it, from which client and for which call; revoking it brings the question back.
+    await page.getByRole('button', { name: 'Permissions' }).click();
+    const grant = page.getByTestId('grant').filter({ hasText: 'echo second*' });
+    await grant.waitFor();
+    const row = (await grant.textContent()) ?? '';
+    expect(row).toContain('molf-web');
+    expect(row).toContain('echo first');
+    expect(row).not.toContain('permanent');
+    await grant.getByRole('button', { name: 'Revoke' }).click();
+    await until(() => grant.count().then((count) => count === 0), 'the grant to go');
+    await page.getByTestId('tab').first().click();
+    await sendPrompt(page, 'say second again');
+    await page.getByTestId('approval').waitFor();
+    await expect(page.getByTestId('approval-subject').first().textContent()).resolves.toBe('echo second');
+  });
 });

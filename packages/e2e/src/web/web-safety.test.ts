@@ -29,17 +29,15 @@ describe('the web client with hostile input', () => {
     await page.getByText('window.__xss=9', { exact: false }).first().waitFor();
     // Give any handler that slipped through the chance to run.
     await page.waitForTimeout(500);
-    expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
-    const dangerous = await page.evaluate(
-      () =>
-        [...document.querySelectorAll('#root *')].filter(
-          (element) =>
-            ['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED'].includes(element.tagName) ||
-            [...element.attributes].some(
-              (attribute) => attribute.name.startsWith('on') || /^\s*javascript:/i.test(attribute.value),
-            ),
-        ).length,
-    );
+    // Page code as text: the test's own type-check knows no DOM.
+    expect(await page.evaluate('window.__xss')).toBeUndefined();
+    const dangerous = await page.evaluate(`[...document.querySelectorAll('#root *')].filter(
+      (element) =>
+        ['SCRIPT', 'IFRAME', 'OBJECT', 'EMBED'].includes(element.tagName) ||
+        [...element.attributes].some(
+          (attribute) => attribute.name.startsWith('on') || /^\\s*javascript:/i.test(attribute.value),
+        ),
+    ).length`);
     expect(dangerous).toBe(0);
     // Chromium reports the handlers it met while DOMPurify parsed the answer in an inert document as
     // "blocked by the Content Security Policy": the policy's second wall, not a run handler.
@@ -72,10 +70,9 @@ describe('the web client with hostile input', () => {
     await openNewSession(page);
     await sendPrompt(page, 'echo');
     await page.getByTestId('approval').waitFor();
-    const widths = await page.evaluate(() => ({
-      page: document.documentElement.scrollWidth,
-      view: window.innerWidth,
-    }));
+    const widths = (await page.evaluate(
+      '({ page: document.documentElement.scrollWidth, view: window.innerWidth })',
+    )) as { page: number; view: number };
     expect(widths.page).toBeLessThanOrEqual(widths.view);
     await expect(page.getByRole('button', { name: /Allow once/ }).isVisible()).resolves.toBe(true);
     await expect(page.getByTestId('prompt').isVisible()).resolves.toBe(true);
