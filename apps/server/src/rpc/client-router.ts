@@ -4,6 +4,7 @@ import {
   ApproveInputSchema,
   DamagedSessionSchema,
   DenyInputSchema,
+  ModelListSchema,
   MolfError,
   PermissionExplanationSchema,
   PermissionsExplainInputSchema,
@@ -111,6 +112,11 @@ export function createClientRouter(services: RouterServices) {
     workers: router({
       /** Every known worker; an online one with the skills and agents it offers and their problems. */
       list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list().map(withCatalog)),
+    }),
+
+    models: router({
+      /** The models a picker offers (default, the config's, recent sessions'), known without the network. */
+      list: clientProcedure.output(ModelListSchema).query(() => services.listModels()),
     }),
 
     sessions: router({

@@ -1,4 +1,4 @@
-import type { WorkerId } from '@molf/protocol';
+import type { ModelList, WorkerId } from '@molf/protocol';
 import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
@@ -28,6 +28,8 @@ export type RouterServices = {
   agents: AgentDirectory;
   catalog: ToolCatalog;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+  /** The models a picker offers: the default, the config's, recent sessions' (no network). */
+  listModels: () => Promise<ModelList>;
   /** A worker sent a new snapshot of its skills and agents. */
   onCatalogChanged: (workerId: WorkerId) => void;
 };
