@@ -182,15 +182,25 @@ export const SessionCreateInputSchema = z.object({
 export const DamagedSessionSchema = z.object({ sessionId: z.string(), reason: z.string() });
 export type DamagedSession = z.infer<typeof DamagedSessionSchema>;
 
-export const SessionListInputSchema = z.object({
-  workerId: WorkerIdSchema.optional(),
-  /** Only the subagent sessions of this session. Default: every session. */
-  parentSessionId: SessionIdSchema.optional(),
-  /** Case-insensitive part of the name. */
-  name: z.string().max(200).optional(),
-  limit: z.number().int().min(1).max(200).default(50),
-  offset: z.number().int().min(0).default(0),
-});
+export const SessionListInputSchema = z
+  .object({
+    workerId: WorkerIdSchema.optional(),
+    /** Only the subagent sessions of this session. Default: every session. */
+    parentSessionId: SessionIdSchema.optional(),
+    /**
+     * Only sessions without a parent: a subagent's session is then reached through its parent's
+     * `task` call. Default false (subagents' sessions listed too).
+     */
+    topLevel: z.boolean().optional(),
+    /** Case-insensitive part of the name. */
+    name: z.string().max(200).optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+    offset: z.number().int().min(0).default(0),
+  })
+  .refine((input) => !(input.topLevel === true && input.parentSessionId !== undefined), {
+    message: 'topLevel and parentSessionId exclude each other: a subagent session always has a parent',
+    path: ['topLevel'],
+  });
 
 export const SessionIdInputSchema = z.object({ sessionId: SessionIdSchema });
 
