@@ -33,6 +33,8 @@ type Entry = {
   metaDirty: boolean;
   /** Whether the stored metadata was checked against the history since the start. */
   checked: boolean;
+  /** The name in lower case, for the name filter (kept, not made at every listing). */
+  searchName: string;
 };
 
 /** Metadata (name, counts, times) is written at most this often; messages are written at once. */
@@ -76,7 +78,15 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
   }
 
   function newEntry(meta: StoredMeta): Entry {
-    return { meta, status: 'idle', handle: undefined, queue: Promise.resolve(), metaDirty: false, checked: false };
+    return {
+      meta,
+      status: 'idle',
+      handle: undefined,
+      queue: Promise.resolve(),
+      metaDirty: false,
+      checked: false,
+      searchName: meta.name.toLowerCase(),
+    };
   }
 
   /** Loads one session's metadata, or rebuilds it from the history; undefined marks it damaged. */
@@ -283,7 +293,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
           (workerId !== undefined && meta.workerId !== workerId) ||
           (parentSessionId !== undefined && meta.parent?.sessionId !== parentSessionId) ||
           (topLevel === true && meta.parent !== undefined) ||
-          (needle !== undefined && !meta.name.toLowerCase().includes(needle))
+          (needle !== undefined && !entry.searchName.includes(needle))
         ) {
           continue;
         }
@@ -348,7 +358,10 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
 
     async update(sessionId, change) {
       const entry = entryOf(sessionId);
-      if (change.name !== undefined) entry.meta.name = change.name;
+      if (change.name !== undefined) {
+        entry.meta.name = change.name;
+        entry.searchName = change.name.toLowerCase();
+      }
       if (change.model !== undefined) entry.meta.model = change.model;
       entry.meta.updatedAt = new Date().toISOString();
       ordered.moved(entry);
