@@ -8,6 +8,7 @@ export * from './models.ts';
 export * from './project-catalog.ts';
 export * from './sessions.ts';
 export * from './tool-definitions.ts';
+export * from './tool-output.ts';
 export * from './tool-result.ts';
 export * from './worker.ts';
 export * from './worker-requests.ts';
