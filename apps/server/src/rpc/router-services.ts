@@ -5,6 +5,7 @@ import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import type { ToolResultFiles } from '../sessions/tool-result-files.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
@@ -23,6 +24,8 @@ export type RouterServices = {
   grants: GrantService;
   sessions: SessionStore;
   sessionEvents: SessionEvents;
+  /** The full text of cut tool outputs and the attachments of tool results, for clients. */
+  toolResultFiles: ToolResultFiles;
   agent: AgentRunner;
   /** The subagents each worker's sessions can run. */
   agents: AgentDirectory;

@@ -36,7 +36,13 @@ import {
 import { listModels, RECENT_SESSIONS_FOR_MODELS } from '../providers/list-models.ts';
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
-import { createSessionEvents, openFileSessionStore, type SessionEvents, type SessionStore } from '../sessions/index.ts';
+import {
+  createSessionEvents,
+  createToolResultFiles,
+  openFileSessionStore,
+  type SessionEvents,
+  type SessionStore,
+} from '../sessions/index.ts';
 import {
   createSkillTool,
   createTaskTool,
@@ -305,6 +311,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
+    toolResultFiles: createToolResultFiles({ store: sessions, dispatcher }),
     agent,
     gate,
     permissions,
