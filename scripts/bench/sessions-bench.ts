@@ -4,8 +4,10 @@
  *   append    — storing one message (appended and synced) in a session of 10 messages and in one of
  *               10,000 (2,000 with --quick); the two medians must be about equal (O(1) per message).
  *               Baseline: the same line appended and synced on an open file with no store around it.
- *   list      — opening a store of 10,000 sessions (1,000 with --quick) and listing 50 of them; no
- *               message file is read.
+ *   list      — opening a store of 10,000 sessions (1,000 with --quick; a third of them subagents'
+ *               sessions) and listing 50 of them; top-level ones matching a name; and 50 right after a
+ *               message was appended (the changed session moves, nothing is sorted again). No message
+ *               file is read.
  *   streaming — N sessions (20; 5 with --quick) answering at once through the fake LLM, each a
  *               200-chunk answer, received by one client over WebSocket: events per second, and the
  *               server's memory per session.
@@ -97,8 +99,8 @@ async function appendBench(root: string) {
 async function listBench(root: string) {
   progress(`writing ${SESSION_COUNT} sessions…`);
   const sessions = join(root, 'sessions');
-  for (let index = 0; index < SESSION_COUNT; index += 1) {
-    const sessionId = randomUUID();
+  const ids = Array.from({ length: SESSION_COUNT }, () => randomUUID());
+  for (const [index, sessionId] of ids.entries()) {
     await mkdir(join(sessions, sessionId), { recursive: true });
     const at = new Date(Date.now() - index * 1_000).toISOString();
     await writeFile(
@@ -107,6 +109,10 @@ async function listBench(root: string) {
         sessionId,
         workerId: 'w',
         name: `session ${index}`,
+        // Every third session is a subagent's, of the one after it.
+        ...(index % 3 === 0
+          ? { parent: { sessionId: ids[index + 1] ?? ids[0], toolCallId: 't', agent: 'explore' } }
+          : {}),
         createdAt: at,
         updatedAt: at,
         messageCount: 40,
@@ -125,8 +131,35 @@ async function listBench(root: string) {
     times.push(performance.now() - started);
     if (page.total !== SESSION_COUNT) throw new Error(`listed ${page.total} sessions`);
   }
+  // Top-level sessions whose name has a "1" (about half of them), paged.
+  const filtered: number[] = [];
+  for (let round = 0; round < 50; round += 1) {
+    const started = performance.now();
+    const page = await store.list({ topLevel: true, name: '1', limit: 50, offset: round * 50 });
+    filtered.push(performance.now() - started);
+    if (page.sessions.some((session) => session.parent !== undefined)) throw new Error('listed a subagent session');
+  }
+  // The oldest session gets a message, then the first page is listed: the order moves one session.
+  const afterAppend: number[] = [];
+  for (let round = 0; round < 50; round += 1) {
+    const sessionId = ids[SESSION_COUNT - 1 - round] as string;
+    await store.append(sessionId, message(round));
+    const started = performance.now();
+    const page = await store.list({ limit: 50, offset: 0 });
+    afterAppend.push(performance.now() - started);
+    if (page.sessions[0]?.sessionId !== sessionId) throw new Error('the appended session is not listed first');
+  }
   await store.close();
-  return { sessions: SESSION_COUNT, openMs, listMedianMs: percentile(times, 0.5), listP99Ms: percentile(times, 0.99) };
+  return {
+    sessions: SESSION_COUNT,
+    openMs,
+    listMedianMs: percentile(times, 0.5),
+    listP99Ms: percentile(times, 0.99),
+    topLevelSearchMedianMs: percentile(filtered, 0.5),
+    topLevelSearchP99Ms: percentile(filtered, 0.99),
+    afterAppendMedianMs: percentile(afterAppend, 0.5),
+    afterAppendP99Ms: percentile(afterAppend, 0.99),
+  };
 }
 
 /** A real server, a registered worker and a connected client, talking to `llm`; `close` ends all four. */
@@ -325,6 +358,7 @@ async function main(): Promise<void> {
         `                     at ${append.largeSize} messages median ${ms(append.atLargeMedianMs)}  p99 ${ms(append.atLargeP99Ms)}`,
         `                     flat: ${append.flatRatio.toFixed(2)}× (target ≈ 1×, ≤ 1.5×)  ${append.flatRatio <= 1.5 ? 'PASS' : 'FAIL'}`,
         `list sessions        open a store of ${list.sessions}: ${list.openMs.toFixed(0)} ms; list 50: median ${ms(list.listMedianMs)}  p99 ${ms(list.listP99Ms)}`,
+        `                     top-level + name search, 50: median ${ms(list.topLevelSearchMedianMs)}  p99 ${ms(list.topLevelSearchP99Ms)}; list 50 right after an append: median ${ms(list.afterAppendMedianMs)}  p99 ${ms(list.afterAppendP99Ms)}`,
         `streaming            ${streaming.sessions} sessions × ${streaming.chunksPerAnswer} chunks at once: ${streaming.events} events in ${streaming.seconds} s = ${streaming.eventsPerSecond} events/s`,
         `                     memory per session (server, worker, client and fake LLM share this process; RSS ${streaming.rssAfterMiB} MiB after): RSS peak +${streaming.peakRssPerSessionKiB} KiB while streaming, heap +${streaming.retainedHeapPerSessionKiB} KiB retained after (the kept events)`,
         `turn CPU             at 10 messages median ${ms(turn.at10MedianMs)}; at ${turn.largeSize} (older ones summarised) median ${ms(turn.atLargeMedianMs)}; requests carried ${turn.requestMessages.join(' and ')} messages`,

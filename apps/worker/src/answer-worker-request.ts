@@ -2,6 +2,7 @@ import { createReadDenial } from '@molf/permissions';
 import type { ProjectCatalog, WorkerRequest, WorkerResponse } from '@molf/protocol';
 import { readSkill } from './catalog/index.ts';
 import { readProjectInstructions } from './tools/read-instructions.ts';
+import { readToolOutput } from './tools/read-tool-output.ts';
 import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.ts';
 
 /**
@@ -47,6 +48,13 @@ export async function answerWorkerRequest(
               : { isReadDenied: createReadDenial(request.params.readRules) }),
           }),
         };
+      case 'tool-output/read': {
+        // Not judged by the read rules: Molf's own record of a call the person already allowed.
+        const read = await readToolOutput({ workdir: context.paths.workdir, params: request.params });
+        return read.ok
+          ? { method: request.method, result: read.value }
+          : { error: { message: `tool-output/read: ${read.error.message}`.slice(0, 4_000), kind: read.error.kind } };
+      }
       default:
         request satisfies never;
         return { error: { message: `unknown request ${(request as { method: string }).method}` } };

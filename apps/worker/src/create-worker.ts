@@ -22,6 +22,7 @@ import { answerWorkerRequest } from './answer-worker-request.ts';
 import { watchProjectCatalog } from './catalog/index.ts';
 import { createServerMcpStartApprover } from './mcp/ask-server-for-mcp-start.ts';
 import { type McpManager, type McpServerState, startMcpManager } from './mcp/mcp-manager.ts';
+import { toMcpServerInfos } from './mcp/to-mcp-server-infos.ts';
 import { prepareSandbox, type SandboxConfig } from './sandbox/index.ts';
 import { builtinTools } from './tools/builtin-tools.ts';
 import { createProcessReaper } from './tools/process-reaper.ts';
@@ -159,6 +160,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     name,
     workdir,
     tools: handlers.map((handler) => toToolDescriptor(handler.definition)),
+    builtinTools: handlers.map((handler) => handler.definition.name),
     version: WORKER_VERSION,
     home: homedir(),
     sandbox: sandbox.status,
@@ -377,6 +379,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         if (registrations > 1 || mcpNames.size > 0) syncMcpTools();
         // The same for the skills and agents, also when they changed between subscribing and now.
         if (registrations > 1 || registration.catalog?.version !== subscribedCatalogVersion) sendCatalog();
+        // And for the MCP servers' states.
+        if (registrations > 1 || registration.mcp?.version !== subscribedMcpVersion) sendMcpServers();
         break;
       case 'call':
         startJob(message.job);
@@ -470,6 +474,39 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     );
   }
 
+  /** The version of the newest MCP servers snapshot; each one this process makes has a higher one. */
+  let mcpVersion = 0;
+  /** The MCP snapshot version in the registration the job subscription was made with. */
+  let subscribedMcpVersion: number | undefined;
+  let mcpReport: NodeJS.Immediate | undefined;
+  let mcpStates: McpServerState[] = [];
+  /** The MCP servers changed state: one new snapshot for a burst of changes (servers starting together). */
+  function scheduleMcpReport(states: McpServerState[]): void {
+    mcpStates = states;
+    if (stopping) return;
+    mcpReport ??= setImmediate(() => {
+      mcpReport = undefined;
+      if (stopping) return;
+      const servers = toMcpServerInfos(mcpStates);
+      if (JSON.stringify(servers) === JSON.stringify(registration.mcp?.servers)) return;
+      mcpVersion += 1;
+      registration = { ...registration, mcp: { version: mcpVersion, servers } };
+      sendMcpServers();
+    });
+  }
+  /**
+   * Sends the newest MCP servers snapshot (kept in the registration, so a new subscription carries
+   * it too); before the first registration, the registration handler sends it.
+   */
+  function sendMcpServers(): void {
+    const snapshot = registration.mcp;
+    if (snapshot === undefined || stopping || registrations === 0) return;
+    client.rpc.worker.mcpServers.mutate({ workerId, instanceId, mcp: snapshot }).catch((error: unknown) => {
+      // The next registration carries the snapshot anyway.
+      logger.warn({ err: error }, "could not send the MCP servers' states to the server");
+    });
+  }
+
   let mcpStarting: Promise<McpManager | undefined> = Promise.resolve(undefined);
   if (config.mcp !== false) {
     mcpStarting = startMcpManager({
@@ -490,10 +527,13 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         isStopping: () => stopping,
       }),
       onToolsChanged: () => syncMcpTools(),
+      onServersChanged: (states) => scheduleMcpReport(states),
     }).then(
       (manager) => {
         mcp = manager;
         syncMcpTools();
+        // A project without .mcp.json reports no servers: clients then know there are none.
+        scheduleMcpReport(manager.servers());
         return manager;
       },
       (error: unknown) => {
@@ -508,6 +548,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
 
   function subscribe(): void {
     subscribedCatalogVersion = registration.catalog?.version;
+    subscribedMcpVersion = registration.mcp?.version;
     subscription = client.rpc.worker.jobs.subscribe(
       { registration, lastEventId },
       {
@@ -562,6 +603,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       // now that they ended instead of waiting for their deadlines.
       stopping = true;
       clearTimeout(resubscribeTimer);
+      clearImmediate(mcpReport);
       try {
         subscription?.unsubscribe();
         for (const controller of running.values()) controller.abort(new MolfError('cancelled', 'worker shutting down'));

@@ -31,6 +31,8 @@ export const ErrorCodeSchema = z.enum([
   'model_not_found',
   'provider_error',
   'busy',
+  /** More than one answer may carry (an attachment over the fetch limit). */
+  'too_large',
   'address_in_use',
   /** `molf worker --sandbox required` and the sandbox's self-test failed. */
   'sandbox_failed',

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ApprovalOutcomeSchema, ApprovalSchema, ApprovalScopeSchema, SessionIdSchema } from './approvals.ts';
 import { ErrorCodeSchema } from './errors.ts';
 import { WorkerIdSchema } from './ids.ts';
+import { ToolFullOutputSchema, ToolOutputRangeSchema } from './tool-output.ts';
 
 /** `provider/model`, e.g. `openai/gpt-4.1` or `ollama/qwen3:8b`. */
 export const ModelIdSchema = z
@@ -77,6 +78,8 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     error: z.string().optional(),
     errorKind: z.string().optional(),
     truncated: z.boolean().optional(),
+    /** Where the whole output is kept on the worker when `output` was cut (`sessions.toolOutput` reads it). */
+    fullOutput: ToolFullOutputSchema.optional(),
     /** Images and documents the tool returned, stored beside the history by their content hash. */
     attachments: z.array(StoredAttachmentSchema).max(64).optional(),
   }),
@@ -126,6 +129,10 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
     error: z.string().optional(),
     errorKind: z.string().optional(),
     truncated: z.boolean(),
+    /** Where the whole output is kept on the worker when `output` was cut (`sessions.toolOutput` reads it). */
+    fullOutput: ToolFullOutputSchema.optional(),
+    /** The images and documents stored with the result (`sessions.attachment` returns their bytes). */
+    attachments: z.array(StoredAttachmentSchema).max(64).optional(),
   }),
   z.object({ type: z.literal('status'), status: SessionStatusSchema }),
   z.object({ type: z.literal('error'), code: z.union([ErrorCodeSchema, z.string()]), message: z.string() }),
@@ -182,17 +189,51 @@ export const SessionCreateInputSchema = z.object({
 export const DamagedSessionSchema = z.object({ sessionId: z.string(), reason: z.string() });
 export type DamagedSession = z.infer<typeof DamagedSessionSchema>;
 
-export const SessionListInputSchema = z.object({
-  workerId: WorkerIdSchema.optional(),
-  /** Only the subagent sessions of this session. Default: every session. */
-  parentSessionId: SessionIdSchema.optional(),
-  /** Case-insensitive part of the name. */
-  name: z.string().max(200).optional(),
-  limit: z.number().int().min(1).max(200).default(50),
-  offset: z.number().int().min(0).default(0),
-});
+export const SessionListInputSchema = z
+  .object({
+    workerId: WorkerIdSchema.optional(),
+    /** Only the subagent sessions of this session. Default: every session. */
+    parentSessionId: SessionIdSchema.optional(),
+    /**
+     * Only sessions without a parent: a subagent's session is then reached through its parent's
+     * `task` call. Default false (subagents' sessions listed too).
+     */
+    topLevel: z.boolean().optional(),
+    /** Case-insensitive part of the name. */
+    name: z.string().max(200).optional(),
+    limit: z.number().int().min(1).max(200).default(50),
+    offset: z.number().int().min(0).default(0),
+  })
+  .refine((input) => !(input.topLevel === true && input.parentSessionId !== undefined), {
+    message: 'topLevel and parentSessionId exclude each other: a subagent session always has a parent',
+    path: ['topLevel'],
+  });
 
 export const SessionIdInputSchema = z.object({ sessionId: SessionIdSchema });
+
+/** `sessions.toolOutput`: a page of the whole output of one of the session's cut tool results. */
+export const SessionToolOutputInputSchema = ToolOutputRangeSchema.extend({
+  sessionId: SessionIdSchema,
+  /** The call's id as the session's messages and events name it. */
+  toolCallId: z.string().min(1).max(256),
+});
+
+/** Most bytes `sessions.attachment` returns at once. */
+export const MAX_ATTACHMENT_FETCH_BYTES = 20 * 1024 * 1024;
+
+/** `sessions.attachment`: the bytes of an image or document stored with one of the session's tool results. */
+export const SessionAttachmentInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, 'sha256 is 64 lowercase hex digits'),
+});
+export const SessionAttachmentSchema = z.object({
+  mimeType: z.string(),
+  size: z.number().int().nonnegative(),
+  /** The source file, when the tool read one. */
+  path: z.string().optional(),
+  base64: z.string(),
+});
+export type SessionAttachment = z.infer<typeof SessionAttachmentSchema>;
 
 export const SessionRenameInputSchema = z.object({
   sessionId: SessionIdSchema,

@@ -30,6 +30,8 @@ export const ToolResultMetaSchema = z.looseObject({
   truncated: z.boolean().optional(),
   outputId: z.string().optional(),
   outputPath: z.string().optional(),
+  /** The full output's size in bytes, when it was saved to `outputPath`. */
+  outputBytes: z.number().int().nonnegative().optional(),
   exitCode: z.number().int().optional(),
   errorKind: ToolErrorKindSchema.optional(),
 });

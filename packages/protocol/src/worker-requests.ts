@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 import { MAX_CATALOG_FILE_BYTES } from './project-catalog.ts';
+import { ToolOutputPageSchema, ToolOutputRangeSchema } from './tool-output.ts';
+import { ToolErrorKindSchema } from './tool-result.ts';
 
 /*
  * Requests the server sends a worker besides tool calls, each of its own kind (keyed by method, as
@@ -128,11 +130,20 @@ export const SkillContentSchema = z.object({
 });
 export type SkillContent = z.infer<typeof SkillContentSchema>;
 
+/**
+ * `tool-output/read`: a client asks for the whole output of a call whose result was cut. The worker
+ * reads a page of `.molf/tool-output/{outputId}.txt` only (a regular file, never through a link) —
+ * Molf's own record of a call the person already allowed, so the approval gate is not asked.
+ */
+export const ReadToolOutputParamsSchema = ToolOutputRangeSchema.extend({ outputId: ToolCallIdSchema });
+export type ReadToolOutputParams = z.infer<typeof ReadToolOutputParamsSchema>;
+
 /** One request as it travels on the job stream. */
 export const WorkerRequestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('paths/resolve'), params: ResolvePathsParamsSchema }),
   z.object({ method: z.literal('instructions/read'), params: ReadInstructionsParamsSchema }),
   z.object({ method: z.literal('skills/read'), params: ReadSkillParamsSchema }),
+  z.object({ method: z.literal('tool-output/read'), params: ReadToolOutputParamsSchema }),
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequestSchema>;
 export type WorkerRequestMethod = WorkerRequest['method'];
@@ -142,6 +153,7 @@ export const WORKER_REQUEST_RESULTS = {
   'paths/resolve': ResolvedPathsSchema,
   'instructions/read': InstructionsSchema,
   'skills/read': SkillContentSchema,
+  'tool-output/read': ToolOutputPageSchema,
 } as const satisfies Record<WorkerRequestMethod, z.ZodType>;
 export type WorkerRequestResult<M extends WorkerRequestMethod> = z.infer<(typeof WORKER_REQUEST_RESULTS)[M]>;
 
@@ -150,7 +162,14 @@ export const WorkerResponseSchema = z.union([
   z.object({ method: z.literal('paths/resolve'), result: ResolvedPathsSchema }),
   z.object({ method: z.literal('instructions/read'), result: InstructionsSchema }),
   z.object({ method: z.literal('skills/read'), result: SkillContentSchema }),
-  z.object({ error: z.object({ message: z.string().max(4_000) }) }),
+  z.object({ method: z.literal('tool-output/read'), result: ToolOutputPageSchema }),
+  z.object({
+    error: z.object({
+      message: z.string().max(4_000),
+      /** What kind of failure, for the server to tell its caller (`not_found`…). Default `internal`. */
+      kind: ToolErrorKindSchema.optional(),
+    }),
+  }),
 ]);
 export type WorkerResponse = z.infer<typeof WorkerResponseSchema>;
 

@@ -30,6 +30,61 @@ export const WorkerSandboxSchema = z.object({
 });
 export type WorkerSandbox = z.infer<typeof WorkerSandboxSchema>;
 
+/** Longest reason an MCP server's state carries; a worker cuts longer ones. */
+export const MAX_MCP_REASON_CHARS = 1_000;
+/** MCP servers one worker reports; a `.mcp.json` naming more is reported up to this many. */
+export const MAX_MCP_SERVERS = 256;
+
+/**
+ * Where one MCP server of a worker's `.mcp.json` stands: `connecting` (starting, or again after a
+ * drop), `connected`, `offline` (its start failed or it dropped; retried with backoff — `reason`
+ * says why), `awaiting_approval` (new or changed: starts once a person allows it), `denied` (not
+ * started until its definition changes), `disabled` (`"enabled": false`).
+ */
+export const McpServerStatusSchema = z.enum([
+  'connecting',
+  'connected',
+  'offline',
+  'awaiting_approval',
+  'denied',
+  'disabled',
+]);
+export type McpServerStatus = z.infer<typeof McpServerStatusSchema>;
+
+export const McpServerInfoSchema = z.object({
+  /** As named in `.mcp.json`. */
+  name: z.string().min(1).max(128),
+  type: z.enum(['stdio', 'http']),
+  status: McpServerStatusSchema,
+  /** Why it is offline (the last error) or denied. */
+  reason: z.string().max(MAX_MCP_REASON_CHARS).optional(),
+  /**
+   * Its tools as the model is offered them (`{server}_{tool}`, sanitised); kept while the server
+   * reconnects, so a name never moves to another server's tool.
+   */
+  tools: z.array(z.string().max(64)).max(1_000),
+});
+export type McpServerInfo = z.infer<typeof McpServerInfoSchema>;
+
+/**
+ * A snapshot of a worker's MCP servers, sent whole at every change. `version` grows with each
+ * snapshot of one worker process, so one that crossed a newer one on the way is dropped.
+ */
+export const WorkerMcpServersSchema = z.object({
+  version: z.number().int().nonnegative(),
+  servers: z.array(McpServerInfoSchema).max(MAX_MCP_SERVERS),
+});
+export type WorkerMcpServers = z.infer<typeof WorkerMcpServersSchema>;
+
+/** `worker.mcpServers`: a registered worker's MCP servers changed state (or tools). */
+export const WorkerMcpServersInputSchema = z.object({
+  workerId: WorkerIdSchema,
+  /** The registration this snapshot belongs to: a snapshot of a replaced process is dropped. */
+  instanceId: z.uuid(),
+  mcp: WorkerMcpServersSchema,
+});
+export type WorkerMcpServersInput = z.infer<typeof WorkerMcpServersInputSchema>;
+
 /** What a worker tells the server about itself when it (re-)registers. */
 export const WorkerRegistrationSchema = z.object({
   workerId: WorkerIdSchema,
@@ -41,6 +96,11 @@ export const WorkerRegistrationSchema = z.object({
   name: z.string().trim().min(1).max(128),
   workdir: z.string().min(1).max(4_096),
   tools: z.array(ToolDescriptorSchema).max(1_000),
+  /**
+   * The names in `tools` the worker offers itself (not from an MCP server); the set is fixed for a
+   * worker process. Absent from workers that predate it: then every tool counts as built-in.
+   */
+  builtinTools: z.array(z.string().max(64)).max(1_000).optional(),
   version: z.string().max(64),
   /** The worker user's home directory: `~` in permission rules and shell lines means this. */
   home: z.string().max(4_096).optional(),
@@ -48,6 +108,8 @@ export const WorkerRegistrationSchema = z.object({
   sandbox: WorkerSandboxSchema.optional(),
   /** The skills and agents found in the workdir; absent from workers that predate them. */
   catalog: ProjectCatalogSchema.optional(),
+  /** Its MCP servers and their state; absent from workers that predate it. */
+  mcp: WorkerMcpServersSchema.optional(),
 });
 export type WorkerRegistration = z.infer<typeof WorkerRegistrationSchema>;
 
@@ -126,7 +188,10 @@ export const WorkerInfoSchema = z.object({
   workerId: WorkerIdSchema,
   name: z.string(),
   workdir: z.string(),
+  /** Every tool the worker offers the model: its built-in ones and its MCP servers'. */
   tools: z.array(z.string()),
+  /** The names in `tools` that are the worker's own, not an MCP server's. */
+  builtinTools: z.array(z.string()),
   version: z.string(),
   state: WorkerStateSchema,
   /** ISO time of the last registration. */
@@ -147,6 +212,8 @@ export const WorkerInfoSchema = z.object({
       problems: z.array(CatalogProblemSchema),
     })
     .optional(),
+  /** The MCP servers of its `.mcp.json`, each with its state and tools, while it is online. */
+  mcpServers: z.array(McpServerInfoSchema).optional(),
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
 

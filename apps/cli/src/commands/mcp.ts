@@ -53,7 +53,7 @@ export function registerMcpCommand(program: Command): void {
           return;
         }
         if (servers.length === 0) {
-          process.stdout.write('no MCP servers (no .mcp.json, or every server disabled)\n');
+          process.stdout.write('no MCP servers (no .mcp.json, or it names none)\n');
           return;
         }
         for (const server of servers) {

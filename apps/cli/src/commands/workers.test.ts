@@ -7,6 +7,7 @@ const worker = (overrides: Partial<WorkerInfo> = {}): WorkerInfo => ({
   name: 'project',
   workdir: '/home/me/project',
   tools: ['read_file'],
+  builtinTools: ['read_file'],
   version: '1.0.0',
   state: 'online',
   connectedAt: '2025-01-01T00:00:00.000Z',
@@ -85,5 +86,28 @@ describe('formatWorkers', () => {
       ].join('\n'),
     );
     expect(text).not.toContain('skills/d/');
+  });
+
+  it("lists an online worker's MCP servers with their status, tool count and the reason one is offline", () => {
+    const text = formatWorkers([
+      worker({
+        mcpServers: [
+          { name: 'broken', type: 'stdio', status: 'offline', reason: 'spawn nope ENOENT\nmore detail', tools: [] },
+          { name: 'fixture', type: 'stdio', status: 'connected', tools: ['fixture_echo', 'fixture_env'] },
+          { name: 'new', type: 'http', status: 'awaiting_approval', tools: [] },
+        ],
+      }),
+    ]);
+    expect(text).toBe(
+      [
+        TABLE,
+        'worker project (00000000-0000-4000-8000-000000000001):',
+        '  mcp servers (3):',
+        '    broken: offline — spawn nope ENOENT …',
+        '    fixture: connected (2 tools)',
+        '    new: awaiting approval',
+        '',
+      ].join('\n'),
+    );
   });
 });

@@ -32,15 +32,21 @@ function sandboxCell(worker: WorkerInfo): string {
 }
 
 /**
- * The workers as a table, then what each online worker offers besides its tools: its skills, the
- * agents the task tool can run (built-in ones marked) and the catalog's problems, the first few.
+ * The workers as a table, then what each online worker offers besides its built-in tools: its skills,
+ * the agents the task tool can run (built-in ones marked), the catalog's problems (the first few) and
+ * its MCP servers with their state.
  */
 export function formatWorkers(workers: WorkerInfo[]): string {
   if (workers.length === 0) return 'no workers registered\n';
-  const catalogs = workers.flatMap((worker) =>
-    worker.state === 'online' && worker.catalog !== undefined ? [formatCatalog(worker, worker.catalog)] : [],
-  );
-  return [formatWorkerTable(workers), ...catalogs].join('\n');
+  const details = workers.flatMap((worker) => {
+    if (worker.state !== 'online') return [];
+    const lines = [
+      ...(worker.catalog === undefined ? [] : formatCatalog(worker.catalog)),
+      ...formatMcpServers(worker.mcpServers ?? []),
+    ];
+    return lines.length === 0 ? [] : [`${[`worker ${worker.name} (${worker.workerId}):`, ...lines].join('\n')}\n`];
+  });
+  return [formatWorkerTable(workers), ...details].join('\n');
 }
 
 function formatWorkerTable(workers: WorkerInfo[]): string {
@@ -60,8 +66,8 @@ function formatWorkerTable(workers: WorkerInfo[]): string {
 /** Problems listed per worker; the count says how many there are. */
 const MAX_PROBLEMS_SHOWN = 3;
 
-function formatCatalog(worker: WorkerInfo, catalog: NonNullable<WorkerInfo['catalog']>): string {
-  const lines = [`worker ${worker.name} (${worker.workerId}):`];
+function formatCatalog(catalog: NonNullable<WorkerInfo['catalog']>): string[] {
+  const lines: string[] = [];
   if (catalog.skills.length === 0) lines.push('  skills: none');
   else {
     lines.push(`  skills (${catalog.skills.length}):`);
@@ -80,5 +86,19 @@ function formatCatalog(worker: WorkerInfo, catalog: NonNullable<WorkerInfo['cata
     const more = catalog.problems.length - MAX_PROBLEMS_SHOWN;
     if (more > 0) lines.push(`    … and ${more} more (molf workers --json lists them all)`);
   }
-  return `${lines.join('\n')}\n`;
+  return lines;
+}
+
+/** One line per MCP server: `name: status (n tools)`, and why when it is offline or denied. */
+function formatMcpServers(servers: NonNullable<WorkerInfo['mcpServers']>): string[] {
+  if (servers.length === 0) return [];
+  return [
+    `  mcp servers (${servers.length}):`,
+    ...servers.map((server) => {
+      const tools =
+        server.tools.length === 0 ? '' : ` (${server.tools.length} tool${server.tools.length === 1 ? '' : 's'})`;
+      const reason = server.reason === undefined ? '' : ` — ${toOneLine(server.reason)}`;
+      return `    ${server.name}: ${server.status.replace('_', ' ')}${tools}${reason}`;
+    }),
+  ];
 }

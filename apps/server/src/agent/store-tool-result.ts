@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionMessage, StoredAttachment, ToolResult } from '@molf/protocol';
+import { type SessionMessage, type StoredAttachment, type ToolResult, toolOutputIdOf } from '@molf/protocol';
 import type { TurnServices } from './turn-services.ts';
 
 /**
@@ -27,6 +27,17 @@ export async function storeToolResult(
     ...(result.meta?.errorKind === undefined ? {} : { errorKind: String(result.meta.errorKind) }),
   };
   const truncated = result.meta?.truncated === true;
+  // Only a spill file of the worker's own kind is recorded: the server will ask for no other path.
+  const outputPath = result.meta?.outputPath;
+  const outputBytes = result.meta?.outputBytes;
+  const fullOutput =
+    truncated && outputPath !== undefined && toolOutputIdOf(outputPath) !== undefined
+      ? { path: outputPath, ...(outputBytes === undefined ? {} : { bytes: outputBytes }) }
+      : undefined;
+  const kept = {
+    ...(fullOutput === undefined ? {} : { fullOutput }),
+    ...(attachments.length === 0 ? {} : { attachments: [...attachments] }),
+  };
   const message: SessionMessage = {
     id: randomUUID(),
     at: new Date().toISOString(),
@@ -34,7 +45,7 @@ export async function storeToolResult(
     toolCallId,
     toolName,
     output: result.output,
-    ...(attachments.length === 0 ? {} : { attachments: [...attachments] }),
+    ...kept,
     ...failure,
     ...(truncated ? { truncated: true } : {}),
   };
@@ -48,5 +59,6 @@ export async function storeToolResult(
     output: result.output,
     ...failure,
     truncated,
+    ...kept,
   });
 }

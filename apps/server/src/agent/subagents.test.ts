@@ -61,6 +61,12 @@ describe('subagents: the task tool through the fake LLM and a real worker', () =
     const child = sessions[0];
     // The child names the parent's task call by the id its messages and events carry.
     expect(child?.parent).toEqual({ sessionId: session.sessionId, toolCallId: 'call_task', agent: 'explore' });
+    // A list of top-level sessions leaves the child out: it is reached through its parent's task call.
+    const topLevel = await stack.client.rpc.sessions.list.query({ topLevel: true });
+    expect(topLevel).toMatchObject({ total: 1, sessions: [{ sessionId: session.sessionId }] });
+    await expect(
+      stack.client.rpc.sessions.list.query({ topLevel: true, parentSessionId: session.sessionId }),
+    ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'topLevel' } });
     const [denied] = await toolMessages(stack, child?.sessionId ?? '', 'write_file');
     expect(denied).toMatchObject({
       errorKind: 'permission_denied',

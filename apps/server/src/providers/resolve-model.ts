@@ -60,7 +60,27 @@ function toSupport(view: AttachmentView, inToolResults: boolean): AttachmentSupp
   return { images: view !== 'none', pdf: view === 'images-and-pdf', inToolResults };
 }
 
-const BUILT_IN = ['openai', 'anthropic', 'google', 'ollama'] as const;
+export const BUILT_IN_PROVIDERS = ['openai', 'anthropic', 'google', 'ollama'] as const;
+
+/** The environment variable that gives each keyed built-in provider its key (when the config has none). */
+export const KEY_VARIABLES = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+  google: 'GOOGLE_GENERATIVE_AI_API_KEY',
+} as const;
+
+/** A keyed built-in provider's key: the config's, else its environment variable's (Google: also GEMINI_API_KEY). */
+export function builtinProviderKey(
+  provider: keyof typeof KEY_VARIABLES,
+  settings: ProviderSettings,
+  env: NodeJS.ProcessEnv,
+): string | undefined {
+  const key =
+    settings.keys?.[provider] ??
+    env[KEY_VARIABLES[provider]] ??
+    (provider === 'google' ? env.GEMINI_API_KEY : undefined);
+  return key === '' ? undefined : key;
+}
 
 function requireKey(provider: string, key: string | undefined, variable: string): string {
   if (key === undefined || key === '') {
@@ -109,19 +129,15 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
     switch (provider) {
       case 'openai':
         return createOpenAI({
-          apiKey: requireKey('openai', settings.keys?.openai ?? env.OPENAI_API_KEY, 'OPENAI_API_KEY'),
+          apiKey: requireKey('openai', builtinProviderKey('openai', settings, env), KEY_VARIABLES.openai),
         })(name);
       case 'anthropic':
         return createAnthropic({
-          apiKey: requireKey('anthropic', settings.keys?.anthropic ?? env.ANTHROPIC_API_KEY, 'ANTHROPIC_API_KEY'),
+          apiKey: requireKey('anthropic', builtinProviderKey('anthropic', settings, env), KEY_VARIABLES.anthropic),
         })(name);
       case 'google':
         return createGoogle({
-          apiKey: requireKey(
-            'google',
-            settings.keys?.google ?? env.GOOGLE_GENERATIVE_AI_API_KEY ?? env.GEMINI_API_KEY,
-            'GOOGLE_GENERATIVE_AI_API_KEY',
-          ),
+          apiKey: requireKey('google', builtinProviderKey('google', settings, env), KEY_VARIABLES.google),
         })(name);
       case 'ollama': {
         const host = (settings.ollamaHost ?? env.OLLAMA_HOST ?? 'http://127.0.0.1:11434').replace(/\/+$/, '');
@@ -131,7 +147,7 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
       default:
         throw new MolfError(
           'model_not_found',
-          `unknown provider "${provider}" in "${id}": use one of ${[...BUILT_IN, ...Object.keys(settings.custom ?? {})].join(', ')}`,
+          `unknown provider "${provider}" in "${id}": use one of ${[...BUILT_IN_PROVIDERS, ...Object.keys(settings.custom ?? {})].join(', ')}`,
         );
     }
   }

@@ -4,6 +4,7 @@ import {
   ApproveInputSchema,
   DamagedSessionSchema,
   DenyInputSchema,
+  ModelListSchema,
   MolfError,
   PermissionExplanationSchema,
   PermissionsExplainInputSchema,
@@ -13,6 +14,8 @@ import {
   PermissionsRevokeInputSchema,
   PermissionsRevokeResultSchema,
   PermissionsWriteInputSchema,
+  SessionAttachmentInputSchema,
+  SessionAttachmentSchema,
   SessionCreateInputSchema,
   SessionEventsInputSchema,
   SessionIdInputSchema,
@@ -21,6 +24,8 @@ import {
   SessionMessageSchema,
   SessionPromptInputSchema,
   SessionRenameInputSchema,
+  SessionToolOutputInputSchema,
+  ToolOutputPageSchema,
   WhoAmISchema,
   type WorkerId,
   WorkerIdSchema,
@@ -113,6 +118,11 @@ export function createClientRouter(services: RouterServices) {
       list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list().map(withCatalog)),
     }),
 
+    models: router({
+      /** The models a picker offers (default, the config's, recent sessions'), known without the network. */
+      list: clientProcedure.output(ModelListSchema).query(() => services.listModels()),
+    }),
+
     sessions: router({
       create: clientProcedure
         .input(SessionCreateInputSchema)
@@ -143,6 +153,19 @@ export function createClientRouter(services: RouterServices) {
           const session = await knownSession(input.sessionId);
           return { session, messages: await sessions.messages(input.sessionId) };
         }),
+      /**
+       * A page of the whole output of one of the session's tool calls whose result was cut, read by the
+       * session's worker from the file the result names (never a path a client gives).
+       */
+      toolOutput: clientProcedure
+        .input(SessionToolOutputInputSchema)
+        .output(ToolOutputPageSchema)
+        .query(({ input, signal }) => services.toolResultFiles.readOutput({ ...input, signal })),
+      /** The bytes of an image or document stored with one of the session's tool results. */
+      attachment: clientProcedure
+        .input(SessionAttachmentInputSchema)
+        .output(SessionAttachmentSchema)
+        .query(({ input }) => services.toolResultFiles.readAttachment(input)),
       rename: clientProcedure
         .input(SessionRenameInputSchema)
         .output(SessionInfoSchema)

@@ -1,10 +1,11 @@
-import type { WorkerId } from '@molf/protocol';
+import type { ModelList, WorkerId } from '@molf/protocol';
 import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
+import type { ToolResultFiles } from '../sessions/tool-result-files.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
@@ -23,11 +24,15 @@ export type RouterServices = {
   grants: GrantService;
   sessions: SessionStore;
   sessionEvents: SessionEvents;
+  /** The full text of cut tool outputs and the attachments of tool results, for clients. */
+  toolResultFiles: ToolResultFiles;
   agent: AgentRunner;
   /** The subagents each worker's sessions can run. */
   agents: AgentDirectory;
   catalog: ToolCatalog;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+  /** The models a picker offers: the default, the config's, recent sessions' (no network). */
+  listModels: () => Promise<ModelList>;
   /** A worker sent a new snapshot of its skills and agents. */
   onCatalogChanged: (workerId: WorkerId) => void;
 };

@@ -38,6 +38,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   model_not_found: 'BAD_REQUEST',
   provider_error: 'BAD_GATEWAY',
   busy: 'TOO_MANY_REQUESTS',
+  too_large: 'PAYLOAD_TOO_LARGE',
   address_in_use: 'INTERNAL_SERVER_ERROR',
   sandbox_failed: 'INTERNAL_SERVER_ERROR',
   internal: 'INTERNAL_SERVER_ERROR',

@@ -8,6 +8,7 @@ import {
   WorkerCatalogInputSchema,
   type WorkerId,
   WorkerJobsInputSchema,
+  WorkerMcpServersInputSchema,
   WorkerResponseInputSchema,
   WorkerToolsInputSchema,
 } from '@molf/protocol';
@@ -84,6 +85,13 @@ export function createWorkerRouter(services: RouterServices) {
       ownedWorker(input.workerId, ctx.credentialId);
       const outcome = registry.updateCatalog(input.workerId, { instanceId: input.instanceId, catalog: input.catalog });
       if (outcome === 'updated') services.onCatalogChanged(input.workerId);
+      return { updated: outcome === 'updated' };
+    }),
+
+    /** The worker's MCP servers changed state: the whole snapshot, shown in `workers.list`. */
+    mcpServers: workerProcedure.input(WorkerMcpServersInputSchema).mutation(({ input, ctx }) => {
+      ownedWorker(input.workerId, ctx.credentialId);
+      const outcome = registry.updateMcpServers(input.workerId, { instanceId: input.instanceId, mcp: input.mcp });
       return { updated: outcome === 'updated' };
     }),
 

@@ -33,9 +33,16 @@ import {
   type NotifyOptions,
   startApprovalNotifier,
 } from '../notify/index.ts';
+import { listModels, RECENT_SESSIONS_FOR_MODELS } from '../providers/list-models.ts';
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
-import { createSessionEvents, openFileSessionStore, type SessionEvents, type SessionStore } from '../sessions/index.ts';
+import {
+  createSessionEvents,
+  createToolResultFiles,
+  openFileSessionStore,
+  type SessionEvents,
+  type SessionStore,
+} from '../sessions/index.ts';
 import {
   createSkillTool,
   createTaskTool,
@@ -304,6 +311,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
+    toolResultFiles: createToolResultFiles({ store: sessions, dispatcher }),
     agent,
     gate,
     permissions,
@@ -320,6 +328,13 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       if (event.type === 'worker.connected') reportCatalog(event.workerId as WorkerId);
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
+    listModels: async () => {
+      const recent = await sessions.list({ limit: RECENT_SESSIONS_FOR_MODELS, offset: 0 });
+      return listModels({
+        settings: config.models ?? {},
+        recent: recent.sessions.flatMap((session) => (session.model === undefined ? [] : [session.model])),
+      });
+    },
   });
   const startedAt = Date.now();
 

@@ -7,6 +7,7 @@ import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { createHistoryCache } from './history-cache.ts';
 import { type HistoryHeader, readHistoryFile } from './read-history-file.ts';
+import { createRecencyOrder } from './recency-order.ts';
 import type { QueuedPrompt, SessionStore } from './session-store.ts';
 
 const StoredMetaSchema = z.object({
@@ -32,6 +33,8 @@ type Entry = {
   metaDirty: boolean;
   /** Whether the stored metadata was checked against the history since the start. */
   checked: boolean;
+  /** The name in lower case, for the name filter (kept, not made at every listing). */
+  searchName: string;
 };
 
 /** Metadata (name, counts, times) is written at most this often; messages are written at once. */
@@ -75,7 +78,15 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
   }
 
   function newEntry(meta: StoredMeta): Entry {
-    return { meta, status: 'idle', handle: undefined, queue: Promise.resolve(), metaDirty: false, checked: false };
+    return {
+      meta,
+      status: 'idle',
+      handle: undefined,
+      queue: Promise.resolve(),
+      metaDirty: false,
+      checked: false,
+      searchName: meta.name.toLowerCase(),
+    };
   }
 
   /** Loads one session's metadata, or rebuilds it from the history; undefined marks it damaged. */
@@ -135,11 +146,8 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
     }),
   );
 
-  /** Sessions newest first, rebuilt only after a change. */
-  let ordered: Entry[] | undefined;
-  const touched = () => {
-    ordered = undefined;
-  };
+  /** Sessions newest first, sorted once here and kept so as they change (listing never sorts). */
+  const ordered = createRecencyOrder<Entry>({ timeOf: (entry) => entry.meta.updatedAt, initial: entries.values() });
 
   let flushTimer: NodeJS.Timeout | undefined;
   function scheduleMetaFlush(): void {
@@ -213,7 +221,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
     if (entry.meta.messageCount !== messages.length || (lastAt !== undefined && lastAt > entry.meta.updatedAt)) {
       entry.meta.messageCount = messages.length;
       if (lastAt !== undefined && lastAt > entry.meta.updatedAt) entry.meta.updatedAt = lastAt;
-      touched();
+      ordered.moved(entry);
       entry.metaDirty = true;
       scheduleMetaFlush();
     }
@@ -257,7 +265,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       await writeMeta(entry);
       entries.set(sessionId, entry);
       cache.set(sessionId, { messages: [], size: 0, inUse: false });
-      touched();
+      ordered.add(entry);
       return toInfo(entry);
     },
 
@@ -269,27 +277,30 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       return undefined;
     },
 
-    async list({ workerId, name, parentSessionId, limit, offset }) {
+    async list({ workerId, name, parentSessionId, topLevel, limit, offset }) {
       const needle = name?.toLowerCase();
-      // ISO times order as strings; the sorted list is kept until a session changes.
-      ordered ??= [...entries.values()].sort((a, b) =>
-        a.meta.updatedAt < b.meta.updatedAt ? 1 : a.meta.updatedAt > b.meta.updatedAt ? -1 : 0,
-      );
-      const matching =
-        workerId === undefined && needle === undefined && parentSessionId === undefined
-          ? ordered
-          : ordered.filter(
-              (entry) =>
-                (workerId === undefined || entry.meta.workerId === workerId) &&
-                (parentSessionId === undefined || entry.meta.parent?.sessionId === parentSessionId) &&
-                (needle === undefined || entry.meta.name.toLowerCase().includes(needle)),
-            );
+      const all = ordered.items();
       const damagedList: DamagedSession[] = [...damaged].map(([sessionId, reason]) => ({ sessionId, reason }));
-      return {
-        sessions: matching.slice(offset, offset + limit).map(toInfo),
-        total: matching.length,
-        damaged: damagedList,
-      };
+      if (workerId === undefined && needle === undefined && parentSessionId === undefined && topLevel !== true) {
+        return { sessions: all.slice(offset, offset + limit).map(toInfo), total: all.length, damaged: damagedList };
+      }
+      // One pass that counts the matches and keeps only the page's: no copy of the matching list.
+      const page: SessionInfo[] = [];
+      let total = 0;
+      for (const entry of all) {
+        const { meta } = entry;
+        if (
+          (workerId !== undefined && meta.workerId !== workerId) ||
+          (parentSessionId !== undefined && meta.parent?.sessionId !== parentSessionId) ||
+          (topLevel === true && meta.parent !== undefined) ||
+          (needle !== undefined && !entry.searchName.includes(needle))
+        ) {
+          continue;
+        }
+        if (total >= offset && page.length < limit) page.push(toInfo(entry));
+        total += 1;
+      }
+      return { sessions: page, total, damaged: damagedList };
     },
 
     async messages(sessionId) {
@@ -339,7 +350,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         cache.append(sessionId, message, line.length);
         entry.meta.messageCount += 1;
         entry.meta.updatedAt = message.at;
-        touched();
+        ordered.moved(entry);
         entry.metaDirty = true;
         scheduleMetaFlush();
       });
@@ -347,10 +358,13 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
 
     async update(sessionId, change) {
       const entry = entryOf(sessionId);
-      if (change.name !== undefined) entry.meta.name = change.name;
+      if (change.name !== undefined) {
+        entry.meta.name = change.name;
+        entry.searchName = change.name.toLowerCase();
+      }
       if (change.model !== undefined) entry.meta.model = change.model;
       entry.meta.updatedAt = new Date().toISOString();
-      touched();
+      ordered.moved(entry);
       await enqueue(entry, () => writeMeta(entry));
       return toInfo(entry);
     },
@@ -405,7 +419,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       const entry = entryOf(sessionId);
       entries.delete(sessionId);
       cache.delete(sessionId);
-      touched();
+      ordered.remove(entry);
       await enqueue(entry, async () => {
         await entry.handle?.close();
         entry.handle = undefined;

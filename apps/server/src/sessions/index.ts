@@ -1,3 +1,4 @@
 export { openFileSessionStore } from './file-session-store.ts';
 export { createSessionEvents, MAX_KEPT_EVENTS, type SessionEvents } from './session-events.ts';
 export type { QueuedPrompt, SessionStore } from './session-store.ts';
+export { createToolResultFiles, type ToolResultFiles } from './tool-result-files.ts';

@@ -31,6 +31,8 @@ export type SessionStore = {
     name?: string | undefined;
     /** Only the subagent sessions of this session. */
     parentSessionId?: string | undefined;
+    /** Only sessions without a parent (no subagent's). */
+    topLevel?: boolean | undefined;
     limit: number;
     offset: number;
   }): Promise<{

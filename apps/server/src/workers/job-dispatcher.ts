@@ -306,7 +306,7 @@ export function createJobDispatcher(options: {
             }
             const response = settlement.value as WorkerResponse;
             if ('error' in response) {
-              resolve({ ok: false, errorKind: 'internal', message: response.error.message });
+              resolve({ ok: false, errorKind: response.error.kind ?? 'internal', message: response.error.message });
             } else if (response.method !== request.method) {
               resolve({
                 ok: false,

@@ -7,6 +7,7 @@ import {
   type WorkerId,
   WorkerIdSchema,
   type WorkerInfo,
+  type WorkerMcpServers,
   type WorkerRegistration,
   WorkerSandboxSchema,
 } from '@molf/protocol';
@@ -18,6 +19,8 @@ const PersistedWorkerSchema = z.object({
   name: z.string(),
   workdir: z.string(),
   tools: z.array(z.string()),
+  /** The worker's own tools among `tools`; absent from older state files (then all of them). */
+  builtinTools: z.array(z.string()).optional(),
   version: z.string(),
   online: z.boolean(),
   /** The credential that registered this worker id; only it may use the id while it exists. */
@@ -87,6 +90,14 @@ export type WorkerRegistry = {
     workerId: WorkerId,
     snapshot: { instanceId: string; catalog: ProjectCatalog },
   ): 'updated' | 'stale' | 'not_connected';
+  /**
+   * A connected worker sent a new snapshot of its MCP servers' states. `stale` as for the catalog:
+   * another process's, or older than the one held.
+   */
+  updateMcpServers(
+    workerId: WorkerId,
+    snapshot: { instanceId: string; mcp: WorkerMcpServers },
+  ): 'updated' | 'stale' | 'not_connected';
   list(): WorkerInfo[];
   /** Resolves once every pending state write has reached the disk. */
   flush(): Promise<void>;
@@ -123,8 +134,21 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
   }
 
   function toInfo(entry: Entry): WorkerInfo {
-    const { online, ownerCredentialId: _owner, ...rest } = entry.info;
-    return { ...rest, state: online ? 'online' : 'offline' };
+    const { online, ownerCredentialId: _owner, builtinTools, ...rest } = entry.info;
+    const mcp = entry.lease === undefined ? undefined : entry.registration?.mcp;
+    return {
+      ...rest,
+      builtinTools: builtinTools ?? rest.tools,
+      state: online ? 'online' : 'offline',
+      ...(mcp === undefined ? {} : { mcpServers: mcp.servers }),
+    };
+  }
+
+  /** The worker's own tools among `tools`: those it names as built-in (all, for a worker that names none). */
+  function builtinOf(registration: WorkerRegistration, tools: readonly string[]): string[] {
+    if (registration.builtinTools === undefined) return [...tools];
+    const builtin = new Set(registration.builtinTools);
+    return tools.filter((name) => builtin.has(name));
   }
 
   return {
@@ -152,6 +176,16 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       ) {
         registration = { ...registration, catalog: kept };
       }
+      // The same for the MCP servers' states.
+      const keptMcp = existing?.registration?.mcp;
+      if (
+        previousInstanceId === registration.instanceId &&
+        keptMcp !== undefined &&
+        keptMcp.version > (registration.mcp?.version ?? -1)
+      ) {
+        registration = { ...registration, mcp: keptMcp };
+      }
+      const toolNames = registration.tools.map((tool) => tool.name);
       // The reason names the new instance, so the old stream can tell a rival process from itself.
       existing?.lease?.controller.abort(registration.instanceId);
       const controller = new AbortController();
@@ -167,7 +201,8 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
           workerId: registration.workerId,
           name: registration.name,
           workdir: registration.workdir,
-          tools: registration.tools.map((tool) => tool.name),
+          tools: toolNames,
+          builtinTools: builtinOf(registration, toolNames),
           version: registration.version,
           online: true,
           ownerCredentialId: owner.credentialId,
@@ -209,7 +244,8 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       const entry = entries.get(workerId);
       if (entry?.lease === undefined || entry.registration === undefined) return false;
       entry.registration = { ...entry.registration, tools };
-      entry.info = { ...entry.info, tools: tools.map((tool) => tool.name) };
+      const toolNames = tools.map((tool) => tool.name);
+      entry.info = { ...entry.info, tools: toolNames, builtinTools: builtinOf(entry.registration, toolNames) };
       persist(entry);
       return true;
     },
@@ -220,6 +256,15 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       if (current.instanceId !== snapshot.instanceId) return 'stale';
       if (current.catalog !== undefined && current.catalog.version >= snapshot.catalog.version) return 'stale';
       entry.registration = { ...current, catalog: snapshot.catalog };
+      return 'updated';
+    },
+    updateMcpServers(workerId, snapshot) {
+      const entry = entries.get(workerId);
+      if (entry?.lease === undefined || entry.registration === undefined) return 'not_connected';
+      const current = entry.registration;
+      if (current.instanceId !== snapshot.instanceId) return 'stale';
+      if (current.mcp !== undefined && current.mcp.version >= snapshot.mcp.version) return 'stale';
+      entry.registration = { ...current, mcp: snapshot.mcp };
       return 'updated';
     },
     list() {

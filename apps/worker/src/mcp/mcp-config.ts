@@ -56,7 +56,13 @@ export type McpConfigResult =
 export type McpConfigEntry = { config: McpServerConfig; definition: Record<string, unknown> };
 
 export type McpConfigEntriesResult =
-  | { ok: true; entries: McpConfigEntry[]; warnings: string[] }
+  | {
+      ok: true;
+      entries: McpConfigEntry[];
+      /** Servers the file names with `"enabled": false`: not started, listed as disabled. */
+      disabled: Array<{ name: string; type: McpServerConfig['type'] }>;
+      warnings: string[];
+    }
   | { ok: false; error: string };
 
 /**
@@ -113,8 +119,12 @@ export function parseMcpConfigEntries(
   const warnings: string[] = [];
   const interpolate = createInterpolator({ env: options.env, workdir: options.workdir, warnings });
   const entries: McpConfigEntry[] = [];
+  const disabled: Array<{ name: string; type: McpServerConfig['type'] }> = [];
   for (const [name, server] of Object.entries(parsed.data.mcpServers)) {
-    if (!server.enabled) continue;
+    if (!server.enabled) {
+      disabled.push({ name, type: server.type });
+      continue;
+    }
     const { enabled: _enabled, ...definition } = server;
     const at = `mcpServers.${name}`;
     if (server.type === 'stdio') {
@@ -144,5 +154,5 @@ export function parseMcpConfigEntries(
     };
     entries.push({ config, definition });
   }
-  return { ok: true, entries, warnings };
+  return { ok: true, entries, disabled, warnings };
 }

@@ -9,6 +9,7 @@ import { createToolSandbox } from '../tools/tool-test-kit.ts';
 import {
   MCP_RECONNECT,
   type McpManager,
+  type McpServerState,
   type McpStartDecision,
   type McpStartRequest,
   startMcpManager,
@@ -31,6 +32,7 @@ async function startManager(
   options: {
     reserved?: string[];
     onToolsChanged?: () => void;
+    onServersChanged?: (servers: McpServerState[]) => void;
     waitReady?: boolean;
     approveStart?: (request: McpStartRequest) => Promise<McpStartDecision>;
   } = {},
@@ -42,6 +44,7 @@ async function startManager(
     logger: createSilentLogger(),
     reserved: options.reserved ?? [],
     onToolsChanged: options.onToolsChanged ?? (() => {}),
+    ...(options.onServersChanged === undefined ? {} : { onServersChanged: options.onServersChanged }),
     ...(options.approveStart === undefined ? {} : { approveStart: options.approveStart }),
   });
   if (options.waitReady !== false) await manager.ready;
@@ -59,16 +62,30 @@ describe('the MCP manager', () => {
   it('starts the servers of .mcp.json, leaves a failing one offline without failing, and names the tools', async () => {
     await using sandbox = await createToolSandbox();
     let changes = 0;
+    const reports: string[][] = [];
     const manager = await startManager(
       sandbox.workdir,
-      { fixture, broken: { type: 'stdio', command: '/nonexistent/mcp-server' } },
-      { reserved: ['read_file'], onToolsChanged: () => changes++ },
+      {
+        fixture,
+        broken: { type: 'stdio', command: '/nonexistent/mcp-server' },
+        off: { ...fixture, enabled: false },
+      },
+      {
+        reserved: ['read_file'],
+        onToolsChanged: () => changes++,
+        onServersChanged: (servers) => reports.push(servers.map((server) => `${server.name} ${server.status}`)),
+      },
     );
     try {
       expect(manager.servers()).toMatchObject([
-        { name: 'broken', status: 'offline', reason: expect.any(String) },
-        { name: 'fixture', status: 'connected' },
+        { name: 'broken', status: 'offline', reason: expect.any(String), offered: [] },
+        { name: 'fixture', status: 'connected', offered: expect.arrayContaining(['fixture_echo']) },
+        { name: 'off', status: 'disabled', tools: [], offered: [] },
       ]);
+      expect(manager.servers()[1]?.tools).toContain('echo');
+      // Each change of state was reported, the last one as it is now.
+      expect(reports.at(-1)).toEqual(['broken offline', 'fixture connected', 'off disabled']);
+      expect(reports.flat()).toContain('fixture connecting');
       expect(manager.handlers().map((handler) => handler.definition.name)).toContain('fixture_echo');
       expect(changes).toBeGreaterThan(0);
       expect(await call(manager, 'fixture_echo', { text: 'x' })).toEqual({ output: 'x' });
@@ -244,7 +261,9 @@ describe('the MCP manager with an approver', () => {
       { approveStart: approver.approveStart },
     );
     try {
-      expect(manager.servers()).toEqual([{ name: 'fixture', type: 'stdio', status: 'awaiting approval', tools: [] }]);
+      expect(manager.servers()).toEqual([
+        { name: 'fixture', type: 'stdio', status: 'awaiting approval', tools: [], offered: [] },
+      ]);
       await waitFor(() => approver.asked.length === 1, 'the question');
       const [question] = approver.asked;
       // The definition as written: KEY is not interpolated (its value could be a secret).
@@ -282,7 +301,7 @@ describe('the MCP manager with an approver', () => {
       approver.asked[0]?.decide({ type: 'deny', reason: 'not this one' });
       await waitFor(() => manager.servers()[0]?.status === 'denied', 'the denied status');
       expect(manager.servers()).toEqual([
-        { name: 'one', type: 'stdio', status: 'denied', reason: 'not this one', tools: [] },
+        { name: 'one', type: 'stdio', status: 'denied', reason: 'not this one', tools: [], offered: [] },
       ]);
 
       await writeFile(file, JSON.stringify({ mcpServers: { one: fixture, two: fixture } }));

@@ -30,11 +30,17 @@ export const MCP_RECONNECT = { initialMs: 1_000, factor: 1.5, maxMs: 30_000 } as
 export type McpServerState = {
   name: string;
   type: McpServerConfig['type'];
-  /** `awaiting approval`: new or changed, not started until approved; `denied`: not started until it changes. */
-  status: 'connecting' | 'connected' | 'offline' | 'awaiting approval' | 'denied';
+  /**
+   * `awaiting approval`: new or changed, not started until approved; `denied`: not started until it
+   * changes; `disabled`: `"enabled": false` in `.mcp.json`.
+   */
+  status: 'connecting' | 'connected' | 'offline' | 'awaiting approval' | 'denied' | 'disabled';
   /** Why it is offline (the last error) or denied. */
   reason?: string;
+  /** Its tools by their own names, as the server lists them. */
   tools: string[];
+  /** Its tools as the model is offered them (`{server}_{tool}`, sanitised); fewer when over the cap. */
+  offered: string[];
 };
 
 export type { McpStartApprover, McpStartDecision, McpStartRequest } from './mcp-start-approval.ts';
@@ -93,6 +99,11 @@ export async function startMcpManager(options: {
   /** Names of the built-in tools, which MCP tools may never take. */
   reserved: readonly string[];
   onToolsChanged: () => void;
+  /**
+   * Fires with `servers()` whenever it would answer differently (a status, a reason, a tool), also
+   * while the manager starts. Default none.
+   */
+  onServersChanged?: (servers: McpServerState[]) => void;
   connectTimeoutMs?: number;
   /**
    * Asked before a server that is new or changed since this manager last started it is started
@@ -105,6 +116,8 @@ export async function startMcpManager(options: {
 }): Promise<McpManager> {
   const { logger } = options;
   const entries = new Map<string, ServerEntry>();
+  /** Servers of the file with `"enabled": false`. */
+  let disabled: Array<{ name: string; type: McpServerConfig['type'] }> = [];
   let handlers: ToolHandler[] = [];
   let named: Array<{ server: string; tool: string; handler: ToolHandler }> = [];
   let closing = false;
@@ -143,6 +156,34 @@ export async function startMcpManager(options: {
       logger.info({ added, removed }, 'MCP tools changed');
       options.onToolsChanged();
     }
+    reportServers();
+  }
+
+  function servers(): McpServerState[] {
+    const listed: McpServerState[] = [
+      ...[...entries.values()].map((entry) => ({
+        name: entry.config.name,
+        type: entry.config.type,
+        status: entry.status,
+        ...(entry.reason === undefined ? {} : { reason: entry.reason }),
+        tools: entry.tools.map((tool) => tool.name),
+        offered: named.filter((tool) => tool.server === entry.config.name).map((tool) => tool.handler.definition.name),
+      })),
+      ...disabled.map(({ name, type }) => ({ name, type, status: 'disabled' as const, tools: [], offered: [] })),
+    ];
+    return listed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** What `servers()` answered when `onServersChanged` last fired. */
+  let reported = '[]';
+  /** Tells `onServersChanged` when the servers' states differ from the last report. */
+  function reportServers(): void {
+    if (options.onServersChanged === undefined || closing) return;
+    const current = servers();
+    const text = JSON.stringify(current);
+    if (text === reported) return;
+    reported = text;
+    options.onServersChanged(current);
   }
 
   function toHandler(server: string, tool: string, name: string): ToolHandler {
@@ -201,6 +242,7 @@ export async function startMcpManager(options: {
     entry.generation += 1;
     const generation = entry.generation;
     entry.status = 'connecting';
+    reportServers();
     try {
       const { connectMcpServer } = await import('./mcp-connection.ts');
       const connection = await connectMcpServer({
@@ -253,6 +295,7 @@ export async function startMcpManager(options: {
     const controller = new AbortController();
     entry.approval = controller;
     entry.status = 'awaiting approval';
+    reportServers();
     const { name } = entry.config;
     const admission = (async () => {
       const decision = await awaitStartDecision(approveStart, {
@@ -266,6 +309,7 @@ export async function startMcpManager(options: {
       if (decision.type === 'deny') {
         entry.status = 'denied';
         entry.reason = decision.reason;
+        reportServers();
         logger.warn({ server: name, reason: decision.reason }, 'MCP server denied; not started until it changes');
         return;
       }
@@ -306,7 +350,7 @@ export async function startMcpManager(options: {
     }
     const parsed =
       text === ''
-        ? { ok: true as const, entries: [], warnings: [] }
+        ? { ok: true as const, entries: [], disabled: [], warnings: [] }
         : parseMcpConfigEntries(text, { env: options.env, workdir: options.workdir, file: path });
     if (!parsed.ok) {
       logger.error(
@@ -315,6 +359,7 @@ export async function startMcpManager(options: {
       return;
     }
     for (const warning of parsed.warnings) logger.warn(`MCP: ${warning}`);
+    disabled = parsed.disabled;
     const wanted = new Map(parsed.entries.map((wantedEntry) => [wantedEntry.config.name, wantedEntry]));
     const stopping: Promise<void>[] = [];
     for (const [name, entry] of entries) {
@@ -386,16 +431,7 @@ export async function startMcpManager(options: {
     ready,
     handlers: () => handlers,
     handlerFor: (server, tool) => named.find((entry) => entry.server === server && entry.tool === tool)?.handler,
-    servers: () =>
-      [...entries.values()]
-        .sort((a, b) => (a.config.name < b.config.name ? -1 : a.config.name > b.config.name ? 1 : 0))
-        .map((entry) => ({
-          name: entry.config.name,
-          type: entry.config.type,
-          status: entry.status,
-          ...(entry.reason === undefined ? {} : { reason: entry.reason }),
-          tools: entry.tools.map((tool) => tool.name),
-        })),
+    servers,
     async close() {
       closing = true;
       stopAll.abort();

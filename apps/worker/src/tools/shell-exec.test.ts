@@ -103,6 +103,7 @@ describe('shell_exec', () => {
     expect(result.meta?.outputPath).toBe(join('.molf', 'tool-output', 'big_output.txt'));
     const spilled = await stat(join(box.workdir, '.molf', 'tool-output', 'big_output.txt'));
     expect(spilled.size).toBe(200_000_000 + Math.ceil(200_000_000 / 99) - 1);
+    expect(result.meta?.outputBytes).toBe(spilled.size);
     expect(Buffer.byteLength(result.output)).toBeLessThan(64 * 1024);
     expect(result.output).toContain('bytes omitted');
     expect(result.output).toContain('read_file {"path": ".molf/tool-output/big_output.txt"');

@@ -168,7 +168,9 @@ export const shellExecTool = defineToolHandler({
     const meta = {
       exitCode,
       truncated: !captured.fits,
-      ...(captured.outputPath === undefined ? {} : { outputId: toolCallId, outputPath: captured.outputPath }),
+      ...(captured.outputPath === undefined
+        ? {}
+        : { outputId: toolCallId, outputPath: captured.outputPath, outputBytes: captured.totalBytes }),
     };
     if (stoppedBy === 'timeout') {
       return {

@@ -50,6 +50,7 @@ describe('truncateAndStore', () => {
       truncated: true,
       outputId: 'call_1',
       outputPath: join('.molf', 'tool-output', 'call_1.txt'),
+      outputBytes: Buffer.byteLength(text),
     });
     expect(await readFile(join(workdir, '.molf', 'tool-output', 'call_1.txt'), 'utf8')).toBe(text);
     expect(result?.output).toContain('showing lines 1–2000 of 5000 lines');

@@ -67,6 +67,6 @@ export async function truncateAndStore(options: {
     `"endLine": ${next + TRUNCATION_LIMITS.maxLines - 1}}, or search it with grep {"pattern": "…", "path": "${outputPath}"}.]`;
   return {
     output: `${cut.preview}${note}`,
-    meta: { truncated: true, outputId: options.toolCallId, outputPath },
+    meta: { truncated: true, outputId: options.toolCallId, outputPath, outputBytes: totalBytes },
   };
 }
