@@ -44,14 +44,15 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
   );
   const online = (id: string | undefined) => workers.workers().find((item) => item.workerId === id)?.state === 'online';
 
-  void (
-    link.client.rpc as unknown as {
-      models?: { list: { query(): Promise<{ models: { id: string }[]; defaultModel?: string }> } };
-    }
-  ).models?.list
-    .query()
-    .then((list) => setModels(list.models.map((model) => model.id)))
-    .catch(() => {});
+  // The picker's list: the configured default, custom providers' models, recently used ones.
+  createEffect(
+    on(link.reconnects, () => {
+      link.client.rpc.models.list
+        .query()
+        .then((list) => setModels(list.models.map((model) => model.id)))
+        .catch(() => {});
+    }),
+  );
 
   const openTab = (sessionId: string) => {
     if (!tabs().some((tab) => tab.id === sessionId)) {
@@ -152,6 +153,7 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
     tab.type === 'session' ? (
       <SessionView
         model={tab.model}
+        link={link}
         approvals={approvals}
         models={models()}
         active={active}

@@ -189,4 +189,27 @@ describe('a session transcript', () => {
     expect(before.items).toBe(items);
     expect(before.items).toHaveLength(1);
   });
+
+  it('keeps where a cut output is whole and the attachments of a result, from the history and from events', () => {
+    const fullOutput = { path: '.molf/tool-output/tc_1.txt', bytes: 5_000_000 };
+    const attachment = { sha256: 'a'.repeat(64), mimeType: 'image/png', size: 10 };
+    const stored = transcriptFromMessages([
+      asking,
+      { ...result, truncated: true, fullOutput, attachments: [attachment] },
+    ]);
+    expect(stored.items[1]).toMatchObject({ fullOutput, attachments: [attachment], truncated: true });
+    const live = apply(transcriptFromMessages([asking]), [
+      event({
+        type: 'tool-call.ended',
+        turnId: 't1',
+        toolCallId: 'c1',
+        toolName: 'glob',
+        output: 'a.txt',
+        truncated: true,
+        fullOutput,
+        attachments: [attachment],
+      }),
+    ]);
+    expect(live.items[1]).toMatchObject({ fullOutput, attachments: [attachment] });
+  });
 });

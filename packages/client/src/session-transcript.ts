@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionMessage, StoredAttachment } from '@molf/protocol';
+import type { SessionEvent, SessionMessage, StoredAttachment, ToolFullOutput } from '@molf/protocol';
 
 /** A tool call as a client shows it: what was asked, how it runs, how it ended. */
 export type TranscriptToolCall = {
@@ -12,6 +12,8 @@ export type TranscriptToolCall = {
   error?: string;
   errorKind?: string;
   truncated?: boolean;
+  /** Where the whole output of a cut result is kept (`sessions.toolOutput` reads it). */
+  fullOutput?: ToolFullOutput;
   attachments?: StoredAttachment[];
   /** When it started and ended, as the events say (absent for calls loaded from the history). */
   startedAt?: string;
@@ -67,8 +69,12 @@ function toolResultFields(result: {
   error?: string | undefined;
   errorKind?: string | undefined;
   truncated?: boolean | undefined;
+  fullOutput?: ToolFullOutput | undefined;
+  attachments?: StoredAttachment[] | undefined;
 }): Partial<TranscriptToolCall> {
   return {
+    ...(result.fullOutput === undefined ? {} : { fullOutput: result.fullOutput }),
+    ...(result.attachments === undefined ? {} : { attachments: result.attachments }),
     status: result.error === undefined ? 'done' : result.errorKind === 'cancelled' ? 'cancelled' : 'failed',
     output: result.output,
     ...(result.error === undefined ? {} : { error: result.error }),
@@ -141,11 +147,7 @@ function withMessage(items: TranscriptItem[], message: SessionMessage, streamKey
         index === -1
           ? toolItem({ toolCallId: message.toolCallId, toolName: message.toolName, args: {} })
           : (items[index] as TranscriptToolCall);
-      return put(items, index, {
-        ...before,
-        ...toolResultFields(message),
-        ...(message.attachments === undefined ? {} : { attachments: message.attachments }),
-      });
+      return put(items, index, { ...before, ...toolResultFields(message) });
     }
   }
 }

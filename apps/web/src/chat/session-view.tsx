@@ -2,13 +2,16 @@ import { isApprovalOfSession } from '@molf/client';
 import { createMemo, createSignal, For, Show } from 'solid-js';
 import { ApprovalCard } from '../approvals/approval-card.tsx';
 import type { ApprovalsStore } from '../approvals/approvals-store.ts';
+import type { ServerLink } from '../link/server-link.ts';
 import { Composer } from './composer.tsx';
+import { SessionContext } from './session-context.ts';
 import type { SessionModel } from './session-model.ts';
 import { TranscriptView } from './transcript-view.tsx';
 
 /** One open session: its conversation, the approvals it waits for, and the prompt box. */
 export function SessionView(props: {
   model: SessionModel;
+  link: ServerLink;
   approvals: ApprovalsStore;
   models: string[];
   /** This pane has the keyboard (the one on screen, or the focused one of a split). */
@@ -22,61 +25,63 @@ export function SessionView(props: {
   );
   const gone = createMemo(() => props.approvals.gone().filter((item) => item.sessionId === session().sessionId));
   return (
-    <div class="session-view" data-testid="session-view" data-session={session().sessionId}>
-      <header class="session-head">
-        <h2>{session().info()?.name ?? '…'}</h2>
-        <span class="muted">{session().info()?.model ?? ''}</span>
-        <span class="session-status muted" data-testid="session-status">
-          <span class={`status-dot ${session().busy() ? 'busy' : 'idle'}`} />
-          {session().busy() ? 'working' : 'idle'}
-        </span>
-        <Show when={!props.workerOnline}>
-          <span class="badge warn">worker offline</span>
-        </Show>
-      </header>
-      <Show
-        when={session().problem()}
-        fallback={
-          <>
-            <TranscriptView items={session().transcript().items} approvals={waiting()} />
-            <div class="approvals-here">
-              <For each={gone()}>
-                {(item) => (
-                  <div class="notice notice-info" data-testid="approval-gone">
-                    {item.text}
-                  </div>
-                )}
-              </For>
-              <For each={waiting()}>
-                {(approval, index) => (
-                  <ApprovalCard
-                    approval={approval}
-                    keyboard={props.active && index() === 0}
-                    onAnswer={(choice) => props.approvals.answer(approval, choice)}
-                  />
-                )}
-              </For>
+    <SessionContext.Provider value={{ link: props.link, sessionId: session().sessionId }}>
+      <div class="session-view" data-testid="session-view" data-session={session().sessionId}>
+        <header class="session-head">
+          <h2>{session().info()?.name ?? '…'}</h2>
+          <span class="muted">{session().info()?.model ?? ''}</span>
+          <span class="session-status muted" data-testid="session-status">
+            <span class={`status-dot ${session().busy() ? 'busy' : 'idle'}`} />
+            {session().busy() ? 'working' : 'idle'}
+          </span>
+          <Show when={!props.workerOnline}>
+            <span class="badge warn">worker offline</span>
+          </Show>
+        </header>
+        <Show
+          when={session().problem()}
+          fallback={
+            <>
+              <TranscriptView items={session().transcript().items} approvals={waiting()} />
+              <div class="approvals-here">
+                <For each={gone()}>
+                  {(item) => (
+                    <div class="notice notice-info" data-testid="approval-gone">
+                      {item.text}
+                    </div>
+                  )}
+                </For>
+                <For each={waiting()}>
+                  {(approval, index) => (
+                    <ApprovalCard
+                      approval={approval}
+                      keyboard={props.active && index() === 0}
+                      onAnswer={(choice) => props.approvals.answer(approval, choice)}
+                    />
+                  )}
+                </For>
+              </div>
+              <Composer
+                sessionId={session().sessionId}
+                busy={session().busy()}
+                queued={session().transcript().queued}
+                disabled={session().info()?.parent !== undefined}
+                models={props.models}
+                model={model()}
+                onModel={setModel}
+                onSend={(text) => session().prompt(text, model())}
+                onStop={() => session().abort()}
+              />
+            </>
+          }
+        >
+          {(problem) => (
+            <div class="empty" role="alert" data-testid="session-problem">
+              {problem().message}
             </div>
-            <Composer
-              sessionId={session().sessionId}
-              busy={session().busy()}
-              queued={session().transcript().queued}
-              disabled={session().info()?.parent !== undefined}
-              models={props.models}
-              model={model()}
-              onModel={setModel}
-              onSend={(text) => session().prompt(text, model())}
-              onStop={() => session().abort()}
-            />
-          </>
-        }
-      >
-        {(problem) => (
-          <div class="empty" role="alert" data-testid="session-problem">
-            {problem().message}
-          </div>
-        )}
-      </Show>
-    </div>
+          )}
+        </Show>
+      </div>
+    </SessionContext.Provider>
   );
 }

@@ -1,7 +1,9 @@
 import type { TranscriptItem, TranscriptToolCall } from '@molf/client';
 import { createMemo, createSignal, For, Match, onCleanup, Show, Switch } from 'solid-js';
+import { AttachmentView } from './attachment-view.tsx';
 import { DiffView } from './diff-view.tsx';
 import { fileChangeOf } from './file-change.ts';
+import { FullOutput } from './full-output.tsx';
 import { LongText } from './long-text.tsx';
 
 /** The one line that says what a call does: its command, path or pattern. */
@@ -153,18 +155,16 @@ function ToolResult(props: { call: TranscriptToolCall }) {
         <LongText text={props.call.output ?? ''} class={isShell() ? 'terminal' : ''} label="output" />
       </Show>
       <Show when={props.call.truncated === true}>
-        <div class="muted">The model saw a truncated output.</div>
+        <div class="muted small">The output was cut for the model: it saw the start and the end.</div>
+      </Show>
+      <Show when={props.call.fullOutput}>
+        {(fullOutput) => (
+          <FullOutput toolCallId={props.call.toolCallId} fullOutput={fullOutput()} terminal={isShell()} />
+        )}
       </Show>
       <Show when={props.call.attachments !== undefined && props.call.attachments.length > 0}>
         <div class="attachments">
-          <For each={props.call.attachments}>
-            {(attachment) => (
-              <span class="attachment">
-                {attachment.mimeType} · {attachment.size} bytes
-                {attachment.path === undefined ? '' : ` · ${attachment.path}`}
-              </span>
-            )}
-          </For>
+          <For each={props.call.attachments}>{(attachment) => <AttachmentView attachment={attachment} />}</For>
         </div>
       </Show>
     </>

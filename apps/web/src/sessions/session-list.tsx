@@ -39,7 +39,7 @@ export function SessionList(props: {
       offset,
       topLevel: true,
       ...(name === '' ? {} : { name }),
-    } as never);
+    });
   };
   /** Reads the list again from the top, as much of it as is loaded (at least a page). */
   const reload = async () => {

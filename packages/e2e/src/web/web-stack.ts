@@ -3,7 +3,7 @@
  * a real headless Chromium (the system's, driven by playwright-core). Every browser a test opens is
  * closed with the stack.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type MolfServer } from '@molf/server';
@@ -43,10 +43,17 @@ export type WebStack = AsyncDisposable & {
   }): Promise<{ context: BrowserContext; page: Page; errors: string[] }>;
 };
 
-export async function startWebStack(options: { serverOptions?: Record<string, unknown> } = {}): Promise<WebStack> {
+export async function startWebStack(
+  options: {
+    serverOptions?: Record<string, unknown>;
+    /** Files of the project, written before the worker starts (`.mcp.json`, …). */
+    files?: Record<string, string | Uint8Array>;
+  } = {},
+): Promise<WebStack> {
   const root = await mkdtemp(join(tmpdir(), 'molf-web-'));
   const workdir = join(root, 'project');
   await mkdir(workdir);
+  for (const [name, content] of Object.entries(options.files ?? {})) await writeFile(join(workdir, name), content);
   const llm = await startFakeLlm();
   const cleanups: Array<() => Promise<unknown>> = [() => rm(root, { recursive: true, force: true }), () => llm.close()];
   const dispose = async () => {
