@@ -1,5 +1,6 @@
 import type { Approval } from '@molf/protocol';
 import { createEffect, on } from 'solid-js';
+import { callSubject } from '../chat/call-subject.ts';
 
 /**
  * A system notification for each new approval while the page is in the background (another tab,
@@ -13,7 +14,7 @@ export function notifyInBackground(pending: () => Approval[], onOpen: (approval:
         if (notified.has(approval.approvalId)) continue;
         notified.add(approval.approvalId);
         if (!document.hidden || typeof Notification === 'undefined' || Notification.permission !== 'granted') continue;
-        const subject = approval.subjects.map((item) => item.label).join(', ');
+        const subject = callSubject(approval.tool, approval.args);
         const notification = new Notification(`Molf: ${approval.tool} waits for you`, {
           body: subject.slice(0, 200),
           tag: approval.approvalId,

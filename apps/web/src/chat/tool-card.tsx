@@ -1,34 +1,11 @@
 import type { TranscriptItem, TranscriptToolCall } from '@molf/client';
 import { createMemo, createSignal, For, Match, onCleanup, Show, Switch } from 'solid-js';
 import { AttachmentView } from './attachment-view.tsx';
+import { callSubject } from './call-subject.ts';
 import { DiffView } from './diff-view.tsx';
 import { fileChangeOf } from './file-change.ts';
 import { FullOutput } from './full-output.tsx';
 import { LongText } from './long-text.tsx';
-
-/** The one line that says what a call does: its command, path or pattern. */
-export function callSubject(toolName: string, args: Record<string, unknown>): string {
-  const pick = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
-  switch (toolName) {
-    case 'shell_exec':
-      return pick('command') ?? '';
-    case 'read_file':
-    case 'write_file':
-    case 'edit_file':
-      return pick('path') ?? '';
-    case 'glob':
-    case 'grep':
-      return [pick('pattern'), pick('path') === undefined ? undefined : `in ${pick('path')}`].filter(Boolean).join(' ');
-    case 'task':
-      return `${pick('agent') ?? ''}: ${pick('description') ?? ''}`;
-    case 'skill':
-      return pick('name') ?? '';
-    default: {
-      const text = JSON.stringify(args);
-      return text === '{}' ? '' : text;
-    }
-  }
-}
 
 /** The arguments each tool's one-line subject shows: a call with no others needs no argument block. */
 const SUBJECT_KEYS: Record<string, readonly string[]> = {
