@@ -93,10 +93,16 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
   });
   // Opening a session of another worker shows that worker's sessions.
   createEffect(
-    on(activeTab, (tab) => {
-      const owner = tab?.type === 'session' ? tab.model.info()?.workerId : undefined;
-      if (owner !== undefined) setWorkerId(owner);
-    }),
+    on(
+      // Its worker is known once the session's info has loaded.
+      () => {
+        const tab = activeTab();
+        return tab?.type === 'session' ? tab.model.info()?.workerId : undefined;
+      },
+      (owner) => {
+        if (owner !== undefined) setWorkerId(owner);
+      },
+    ),
   );
 
   notifyInBackground(approvals.pending, (approval) => openApproval(approval));
