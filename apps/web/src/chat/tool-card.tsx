@@ -6,6 +6,7 @@ import { DiffView } from './diff-view.tsx';
 import { fileChangeOf } from './file-change.ts';
 import { FullOutput } from './full-output.tsx';
 import { LongText } from './long-text.tsx';
+import { SubagentHistory } from './subagent-history.tsx';
 
 /** The arguments each tool's one-line subject shows: a call with no others needs no argument block. */
 const SUBJECT_KEYS: Record<string, readonly string[]> = {
@@ -58,8 +59,7 @@ export function ToolCard(props: {
   const elapsed = useElapsed(() => props.call);
   const change = createMemo(() => fileChangeOf(props.call.toolName, props.call.args));
   const [open, setOpen] = createSignal(false);
-  const showBody = () =>
-    open() || props.waiting === true || change() !== undefined || props.call.subagent !== undefined;
+  const showBody = () => open() || props.waiting === true || change() !== undefined || props.call.toolName === 'task';
   return (
     <div
       class={`tool-card status-${props.call.status}${props.waiting === true ? ' waiting' : ''}`}
@@ -101,6 +101,13 @@ export function ToolCard(props: {
               </div>
             </Match>
           </Switch>
+          <Show
+            when={
+              props.call.toolName === 'task' && props.call.subagent === undefined && props.call.status !== 'running'
+            }
+          >
+            <SubagentHistory toolCallId={props.call.toolCallId} render={(items) => props.renderItems?.(items)} />
+          </Show>
           <Show when={props.call.subagent}>
             {(subagent) => (
               <div class="subagent" data-testid="subagent">

@@ -63,5 +63,13 @@ describe('the web client with subagents', () => {
     await nested.waitFor();
     await nested.locator('[data-testid=tool-card][data-tool=glob]').waitFor();
     await expect(nested.getByTestId('assistant-message').textContent()).resolves.toContain('It starts in main.ts.');
+
+    // Opened again later, the finished task shows its subagent's work on demand, from its session.
+    await page.reload();
+    await page.locator('[data-testid=assistant-message]', { hasText: 'The explorer says' }).waitFor();
+    await page.locator('[data-testid=tool-card][data-tool=task]').getByTestId('subagent-history').click();
+    const history = page.locator('[data-testid=tool-card][data-tool=task]').getByTestId('subagent');
+    await history.locator('[data-testid=tool-card][data-tool=glob]').waitFor();
+    await expect(history.getByTestId('assistant-message').textContent()).resolves.toContain('It starts in main.ts.');
   });
 });
