@@ -101,23 +101,18 @@ function toolItem(call: { toolCallId: string; toolName: string; args: Record<str
   return { kind: 'tool', key: call.toolCallId, ...call, status: 'running' };
 }
 
-/** The items after one stored message; a message already shown is replaced, never repeated. */
-function withMessage(items: TranscriptItem[], message: SessionMessage, streamKey?: string): TranscriptItem[] {
+type Message<Role extends SessionMessage['role']> = Extract<SessionMessage, { role: Role }>;
+
+/** A stored message's own item (its tool calls aside); undefined for an assistant message with nothing to show. */
+function messageItem(message: Message<'user' | 'summary' | 'assistant'>): TranscriptItem | undefined {
   switch (message.role) {
-    case 'user': {
-      const index = findIndex(items, message.id);
-      return put(items, index, { kind: 'user', key: message.id, text: message.text, at: message.at });
-    }
+    case 'user':
+      return { kind: 'user', key: message.id, text: message.text, at: message.at };
     case 'summary':
-      return put(items, findIndex(items, message.id), {
-        kind: 'summary',
-        key: message.id,
-        text: message.text,
-        at: message.at,
-      });
-    case 'assistant': {
-      let next = items;
-      const item: TranscriptItem = {
+      return { kind: 'summary', key: message.id, text: message.text, at: message.at };
+    case 'assistant':
+      if (message.text === '' && message.interrupted !== true) return undefined;
+      return {
         kind: 'assistant',
         key: message.id,
         text: message.text,
@@ -126,36 +121,71 @@ function withMessage(items: TranscriptItem[], message: SessionMessage, streamKey
         streaming: false,
         ...(message.interrupted === true ? { interrupted: true } : {}),
       };
-      const known = findIndex(next, message.id);
-      const streamed = streamKey === undefined ? -1 : findIndex(next, streamKey);
-      if (known !== -1) {
-        next = put(next, known, item);
-        if (streamed !== -1) next = next.filter((_, index) => index !== streamed);
-      } else if (streamed !== -1) {
-        next = put(next, streamed, item);
-      } else if (message.text !== '' || message.interrupted === true) {
-        next = put(next, -1, item);
-      }
-      for (const call of message.toolCalls) {
-        if (findIndex(next, call.toolCallId) === -1) next = put(next, -1, toolItem(call));
-      }
-      return next;
-    }
-    case 'tool': {
-      const index = findIndex(items, message.toolCallId);
-      const before =
-        index === -1
-          ? toolItem({ toolCallId: message.toolCallId, toolName: message.toolName, args: {} })
-          : (items[index] as TranscriptToolCall);
-      return put(items, index, { ...before, ...toolResultFields(message) });
-    }
   }
 }
 
-/** The transcript of stored messages (what `sessions.get` returns), oldest first. */
+/** A call's card once its stored result is in. */
+function withResult(before: TranscriptToolCall | undefined, message: Message<'tool'>): TranscriptToolCall {
+  const call = before ?? toolItem({ toolCallId: message.toolCallId, toolName: message.toolName, args: {} });
+  return { ...call, ...toolResultFields(message) };
+}
+
+/** The items after one stored message; a message already shown is replaced, never repeated. */
+function withMessage(items: TranscriptItem[], message: SessionMessage, streamKey?: string): TranscriptItem[] {
+  if (message.role === 'tool') {
+    const index = findIndex(items, message.toolCallId);
+    return put(items, index, withResult(index === -1 ? undefined : (items[index] as TranscriptToolCall), message));
+  }
+  const item = messageItem(message);
+  let next = items;
+  const known = findIndex(next, message.id);
+  const streamed = streamKey === undefined ? -1 : findIndex(next, streamKey);
+  if (item !== undefined && known !== -1) {
+    next = put(next, known, item);
+    if (streamed !== -1) next = next.filter((_, index) => index !== streamed);
+  } else if (item !== undefined) {
+    // A message that completes a streamed text takes its place.
+    next = put(next, streamed, item);
+  } else if (streamed !== -1) {
+    next = next.filter((_, index) => index !== streamed);
+  }
+  if (message.role === 'assistant') {
+    for (const call of message.toolCalls) {
+      if (findIndex(next, call.toolCallId) === -1) next = put(next, -1, toolItem(call));
+    }
+  }
+  return next;
+}
+
+/**
+ * The transcript of stored messages (what `sessions.get` returns), oldest first. Built in one pass
+ * over a list of its own (a long history must open fast): each message adds its items, and a tool
+ * result fills its call's card.
+ */
 export function transcriptFromMessages(messages: readonly SessionMessage[]): SessionTranscript {
-  let items: TranscriptItem[] = [];
-  for (const message of messages) items = withMessage(items, message);
+  const items: TranscriptItem[] = [];
+  const positions = new Map<string, number>();
+  const add = (item: TranscriptItem) => {
+    const known = positions.get(item.key);
+    if (known === undefined) {
+      positions.set(item.key, items.length);
+      items.push(item);
+    } else {
+      items[known] = item;
+    }
+  };
+  for (const message of messages) {
+    if (message.role === 'tool') {
+      const known = positions.get(message.toolCallId);
+      add(withResult(known === undefined ? undefined : (items[known] as TranscriptToolCall), message));
+      continue;
+    }
+    const item = messageItem(message);
+    if (item !== undefined) add(item);
+    if (message.role === 'assistant') {
+      for (const call of message.toolCalls) if (!positions.has(call.toolCallId)) add(toolItem(call));
+    }
+  }
   return { items, turn: undefined, queued: 0 };
 }
 

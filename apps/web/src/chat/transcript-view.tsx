@@ -58,19 +58,46 @@ export function TranscriptItemView(props: { item: TranscriptItem; approvals: rea
 }
 
 /**
+ * A row's height before it is measured, close enough that opening a long session at its end
+ * needs few corrections: a line of text is about 22 px, a collapsed card about 40.
+ */
+function estimateHeight(item: TranscriptItem | undefined): number {
+  if (item === undefined) return 80;
+  switch (item.kind) {
+    case 'user':
+    case 'assistant':
+    case 'summary':
+      return 24 + 22 * Math.min(60, Math.ceil(item.text.length / 90) + (item.text.match(/\n/g)?.length ?? 0));
+    case 'tool':
+      return 52;
+    case 'notice':
+      return 40;
+  }
+}
+
+/**
  * A session's conversation, virtualised: only the items on screen are in the page, so a session
  * of thousands of messages opens as fast as a short one. It follows the end while the reader is
  * there, and stays put while they read further up.
  */
 export function TranscriptView(props: { items: TranscriptItem[]; approvals: readonly Approval[] }) {
   let scroller: HTMLDivElement | undefined;
+  /** The reader is at the end: new content keeps it in sight. */
   let atEnd = true;
+  /**
+   * When the reader last moved the view (wheel, touch, keys, the scrollbar). Only their scrolls may
+   * leave the end: the virtualiser's own (a row measured, the end followed) must not.
+   */
+  let movedByReaderAt = 0;
+  const readerMoved = () => {
+    movedByReaderAt = Date.now();
+  };
   const virtualizer = createVirtualizer({
     get count() {
       return props.items.length;
     },
     getScrollElement: () => scroller ?? null,
-    estimateSize: () => 80,
+    estimateSize: (index) => estimateHeight(props.items[index]),
     overscan: 6,
     getItemKey: (index) => props.items[index]?.key ?? index,
   });
@@ -99,9 +126,15 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
       ref={scroller}
       class="transcript"
       data-testid="transcript"
+      onWheel={readerMoved}
+      onTouchMove={readerMoved}
+      onKeyDown={readerMoved}
+      onPointerDown={readerMoved}
       onScroll={(event) => {
         const element = event.currentTarget;
-        atEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
+        const nearEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
+        if (nearEnd) atEnd = true;
+        else if (Date.now() - movedByReaderAt < 1_000) atEnd = false;
       }}
     >
       <div class="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>
@@ -121,8 +154,10 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
                 data-index={row().index}
                 style={{ transform: `translateY(${row().start}px)` }}
               >
-                <Show when={props.items[row().index]}>
-                  {(item) => <TranscriptItemView item={item()} approvals={props.approvals} />}
+                {/* Keyed: a slot reused for an item of another kind builds its view anew (a kept
+                    Switch would read the old kind's accessor, stale). An item unchanged keeps its view. */}
+                <Show when={props.items[row().index]} keyed>
+                  {(item) => <TranscriptItemView item={item} approvals={props.approvals} />}
                 </Show>
               </div>
             );

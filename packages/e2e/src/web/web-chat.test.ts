@@ -73,3 +73,48 @@ describe('the web client with subagents', () => {
     await expect(history.getByTestId('assistant-message').textContent()).resolves.toContain('It starts in main.ts.');
   });
 });
+
+describe('the web client with a long history', () => {
+  it('opens a session of 300 messages of every kind at its end, and shows its start when scrolled up', async () => {
+    await using web = await startWebStack();
+    const session = await web.server.sessions.create({ workerId: web.worker.workerId, name: 'long' });
+    const at = new Date().toISOString();
+    for (let turn = 0; turn < 100; turn += 1) {
+      await web.server.sessions.append(session.sessionId, {
+        id: `u${turn}`,
+        at,
+        role: 'user',
+        text: `question ${turn}`,
+      });
+      await web.server.sessions.append(session.sessionId, {
+        id: `a${turn}`,
+        at,
+        role: 'assistant',
+        // Heights that differ a lot: rows are measured and their slots reused for items of other kinds.
+        text:
+          turn % 3 === 0
+            ? `## Step ${turn}\n\n${'- a point\n'.repeat(12)}\n\`\`\`ts\n${'const x = 1;\n'.repeat(20)}\`\`\``
+            : `Answer **${turn}**`,
+        model: 'fake/m',
+        toolCalls: [{ toolCallId: `c${turn}`, toolName: 'glob', args: { pattern: `*.${turn}` } }],
+      });
+      await web.server.sessions.append(session.sessionId, {
+        id: `r${turn}`,
+        at,
+        role: 'tool',
+        toolCallId: `c${turn}`,
+        toolName: 'glob',
+        output: Array.from({ length: turn % 4 === 0 ? 24 : 1 }, (_, line) => `file${turn}-${line}`).join('\n'),
+      });
+    }
+    const { page, errors } = await web.newPage();
+    await page.goto(`${web.loginUrl.split('#')[0]}s/${session.sessionId}#token=${web.loginUrl.split('#token=')[1]}`);
+    await page.getByTestId('user-message').filter({ hasText: 'question 99' }).waitFor();
+    await page.evaluate("document.querySelector('[data-testid=transcript]').scrollTop = 0");
+    await page
+      .getByTestId('user-message')
+      .filter({ hasText: /^question 0$/ })
+      .waitFor();
+    expect(errors).toEqual([]);
+  });
+});
