@@ -110,8 +110,23 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
     const observer = new ResizeObserver(() => {
       if (atEnd) toEnd();
     });
-    if (scroller !== undefined) observer.observe(scroller);
-    onCleanup(() => observer.disconnect());
+    if (scroller === undefined) return;
+    observer.observe(scroller);
+    // Passive: listening never delays scrolling.
+    const element = scroller;
+    const onScroll = () => {
+      const nearEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
+      if (nearEnd) atEnd = true;
+      else if (Date.now() - movedByReaderAt < 1_000) atEnd = false;
+    };
+    const readerEvents = ['wheel', 'touchmove', 'keydown', 'pointerdown'] as const;
+    for (const type of readerEvents) element.addEventListener(type, readerMoved, { passive: true });
+    element.addEventListener('scroll', onScroll, { passive: true });
+    onCleanup(() => {
+      observer.disconnect();
+      for (const type of readerEvents) element.removeEventListener(type, readerMoved);
+      element.removeEventListener('scroll', onScroll);
+    });
   });
   createEffect(
     on(
@@ -122,21 +137,7 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
     ),
   );
   return (
-    <div
-      ref={scroller}
-      class="transcript"
-      data-testid="transcript"
-      onWheel={readerMoved}
-      onTouchMove={readerMoved}
-      onKeyDown={readerMoved}
-      onPointerDown={readerMoved}
-      onScroll={(event) => {
-        const element = event.currentTarget;
-        const nearEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
-        if (nearEnd) atEnd = true;
-        else if (Date.now() - movedByReaderAt < 1_000) atEnd = false;
-      }}
-    >
+    <div ref={scroller} class="transcript" data-testid="transcript">
       <div class="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>
         {/* Slots by position, not by row object: a row's item updates in place instead of being built again. */}
         <Index each={virtualizer.getVirtualItems()}>
