@@ -18,7 +18,7 @@ async function builtPage(): Promise<{ root: string; [Symbol.asyncDispose](): Pro
   await writeFile(join(dir.path, 'assets', 'app-1a2b3c.js'), SCRIPT);
   await writeFile(join(dir.path, 'assets', 'app-1a2b3c.js.br'), brotliCompressSync(SCRIPT));
   await writeFile(join(dir.path, 'assets', 'app-1a2b3c.js.gz'), gzipSync(SCRIPT));
-  return { root: dir.path, [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose]() };
+  return { root: dir.path, [Symbol.asyncDispose]: async () => dir[Symbol.asyncDispose]() };
 }
 
 describe('the web client served by the server', () => {
