@@ -113,6 +113,9 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
   }
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
+  /** Tells a subscriber that events it should have seen are gone: reload, then follow on. */
+  const resyncOf = (sessionId: string) =>
+    tracked(`${epoch}:0`, { type: 'session.resync', seq: 0, sessionId, at: new Date().toISOString() } as SessionEvent);
   const sweep = setInterval(
     () => {
       const now = Date.now();
@@ -162,12 +165,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
             // A turn whose start is no longer kept is followed from the oldest kept event, after a resync.
             after = Math.max(log.turnStartSeq ?? log.nextSeq, firstKept) - 1;
             if (log.turnStartSeq !== undefined && log.turnStartSeq < firstKept) {
-              yield tracked(`${epoch}:0`, {
-                type: 'session.resync',
-                seq: 0,
-                sessionId,
-                at: new Date().toISOString(),
-              } as SessionEvent);
+              yield resyncOf(sessionId);
             }
           } else if (fromNow === true) {
             after = log.nextSeq - 1;
@@ -177,8 +175,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
           if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
             after = seq;
           } else {
-            const resync = { type: 'session.resync', seq: 0, sessionId, at: new Date().toISOString() } as SessionEvent;
-            yield tracked(`${epoch}:0`, resync);
+            yield resyncOf(sessionId);
             after = firstKept - 1;
           }
         }
@@ -187,12 +184,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
           const first = log.events.firstSeq(log.nextSeq);
           if (after + 1 < first) {
             // This subscriber fell behind what is kept: say so, rather than skip silently.
-            yield tracked(`${epoch}:0`, {
-              type: 'session.resync',
-              seq: 0,
-              sessionId,
-              at: new Date().toISOString(),
-            } as SessionEvent);
+            yield resyncOf(sessionId);
             after = first - 1;
             continue;
           }
