@@ -72,6 +72,8 @@ describe('following a session with the shared client', () => {
       await until(() => backfilled !== undefined, 'the backfill');
       expect(follower.state().busy).toBe(true);
       expect(follower.state().approvals.map((approval) => approval.tool)).toEqual(['shell_exec']);
+      // The approval names the call as the session's events do, so a client can mark the card that waits.
+      expect(follower.state().approvals[0]?.sessionToolCallId).toBe('c1');
       // Answered elsewhere: the follower sees it resolved and the turn end.
       const [approval] = follower.state().approvals;
       await stack.client.rpc.approvals.deny.mutate({ sessionId, approvalId: approval?.approvalId ?? '' });

@@ -35,6 +35,11 @@ export const ApprovalSchema = z.object({
   sessionId: SessionIdSchema,
   workerId: WorkerIdSchema,
   toolCallId: z.string(),
+  /**
+   * The call's id in the session's messages and events (`tool-call.started`), when it differs from
+   * `toolCallId` (the gate's own id): a client marks the call that waits with it.
+   */
+  sessionToolCallId: z.string().optional(),
   tool: z.string(),
   args: z.record(z.string(), z.unknown()),
   /** Set when a subagent made the call: its agent and the session whose `task` call runs it. */

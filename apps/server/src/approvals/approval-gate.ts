@@ -44,6 +44,8 @@ export type GateRequest = {
   sessionId: string;
   workerId: WorkerId;
   toolCallId: string;
+  /** The call's id in the session's messages and events, when it is not `toolCallId`. */
+  sessionToolCallId?: string | undefined;
   tool: string;
   args: Record<string, unknown>;
   /**
@@ -513,6 +515,7 @@ export function createApprovalGate(options: {
       sessionId: request.sessionId,
       workerId: request.workerId,
       toolCallId: request.toolCallId,
+      ...(request.sessionToolCallId === undefined ? {} : { sessionToolCallId: request.sessionToolCallId }),
       tool: request.tool,
       ...(request.agent?.parentSessionId === undefined
         ? {}

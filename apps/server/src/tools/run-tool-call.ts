@@ -87,6 +87,7 @@ export function createToolCallRunner(options: {
         sessionId: call.sessionId,
         workerId: call.workerId,
         toolCallId,
+        ...(call.sessionToolCallId === undefined ? {} : { sessionToolCallId: call.sessionToolCallId }),
         tool: call.tool,
         args: call.args,
         ...(request.paths === undefined ? {} : { paths: request.paths }),

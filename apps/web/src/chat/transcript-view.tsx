@@ -5,11 +5,13 @@ import { createEffect, For, Index, Match, on, onCleanup, onMount, Show, Switch }
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCard } from './tool-card.tsx';
 
-/** Whether a waiting approval is this call's (approvals name the call by the gate's own id). */
+/** Whether a waiting approval is this call's. */
 function isWaiting(item: TranscriptItem, approvals: readonly Approval[]): boolean {
-  if (item.kind !== 'tool' || item.status !== 'running') return false;
-  const args = JSON.stringify(item.args);
-  return approvals.some((approval) => approval.tool === item.toolName && JSON.stringify(approval.args) === args);
+  return (
+    item.kind === 'tool' &&
+    item.status === 'running' &&
+    approvals.some((approval) => approval.sessionToolCallId === item.toolCallId)
+  );
 }
 
 /** One item of a conversation (also a subagent's, nested in its task card). */

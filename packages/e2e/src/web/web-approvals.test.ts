@@ -28,6 +28,8 @@ describe('approvals in the web client', () => {
       expect.arrayContaining(['rm -rf build', 'touch marker']),
     );
     await expect(page.getByTestId('approvals-badge').textContent()).resolves.toContain('1');
+    // The call's own card says it waits.
+    await page.locator('[data-testid=tool-card].waiting', { hasText: 'waiting for approval' }).waitFor();
     await page.keyboard.press('n');
     await page.getByTestId('deny-reason').fill('never delete the build folder');
     await page.getByTestId('deny-reason').press('Enter');
