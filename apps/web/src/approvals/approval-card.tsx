@@ -1,5 +1,5 @@
 import type { Approval } from '@molf/protocol';
-import { createSignal, For, onCleanup, onMount, Show } from 'solid-js';
+import { createSignal, For, type JSX, onCleanup, onMount, Show } from 'solid-js';
 import { DiffView } from '../chat/diff-view.tsx';
 import { fileChangeOf } from '../chat/file-change.ts';
 import { errorMessage } from '../link/rpc-error.ts';
@@ -156,12 +156,12 @@ export function ApprovalCard(props: {
       </Show>
 
       <Show when={mode() === 'always'}>
-        <form
-          class="approval-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            saveAlways();
-          }}
+        <AnswerForm
+          submit="Save and allow"
+          submitClass="primary"
+          disabled={busy() || edited().length === 0}
+          onSubmit={saveAlways}
+          onBack={() => setMode('choose')}
         >
           <label>
             Allow rules to save for {props.approval.tool} (one pattern per line)
@@ -197,24 +197,16 @@ export function ApprovalCard(props: {
               )}
             </For>
           </fieldset>
-          <div class="approval-actions">
-            <button type="submit" class="primary" disabled={busy() || edited().length === 0}>
-              Save and allow
-            </button>
-            <button type="button" onClick={() => setMode('choose')}>
-              Back
-            </button>
-          </div>
-        </form>
+        </AnswerForm>
       </Show>
 
       <Show when={mode() === 'deny'}>
-        <form
-          class="approval-form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            void send({ type: 'deny', feedback: feedback() });
-          }}
+        <AnswerForm
+          submit="Deny"
+          submitClass="danger"
+          disabled={busy()}
+          onSubmit={() => void send({ type: 'deny', feedback: feedback() })}
+          onBack={() => setMode('choose')}
         >
           <label>
             Why (the model reads this)
@@ -225,15 +217,7 @@ export function ApprovalCard(props: {
               ref={(element) => queueMicrotask(() => element.focus())}
             />
           </label>
-          <div class="approval-actions">
-            <button type="submit" class="danger" disabled={busy()}>
-              Deny
-            </button>
-            <button type="button" onClick={() => setMode('choose')}>
-              Back
-            </button>
-          </div>
-        </form>
+        </AnswerForm>
       </Show>
       <Show when={failure()}>
         {(text) => (
@@ -243,5 +227,35 @@ export function ApprovalCard(props: {
         )}
       </Show>
     </section>
+  );
+}
+
+/** The second step of an answer ("Always…", "Deny…"): its fields, the answer's button and Back. */
+function AnswerForm(props: {
+  submit: string;
+  submitClass: 'primary' | 'danger';
+  disabled: boolean;
+  onSubmit: () => void;
+  onBack: () => void;
+  children: JSX.Element;
+}) {
+  return (
+    <form
+      class="approval-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        props.onSubmit();
+      }}
+    >
+      {props.children}
+      <div class="approval-actions">
+        <button type="submit" class={props.submitClass} disabled={props.disabled}>
+          {props.submit}
+        </button>
+        <button type="button" onClick={() => props.onBack()}>
+          Back
+        </button>
+      </div>
+    </form>
   );
 }
