@@ -82,6 +82,19 @@ async function ranWithoutAsking(link: Link, command: string) {
   return running;
 }
 
+/** Answers an approval `asked` returned, with the scope, patterns and expiry given. */
+function approveWith(
+  client: MolfClient,
+  waiting: { sessionId: string; approval: Approval },
+  fields: { scope: 'once' | 'session' | 'always'; patterns?: string[]; expiresAt?: string },
+) {
+  return client.rpc.approvals.approve.mutate({
+    sessionId: waiting.sessionId,
+    approvalId: waiting.approval.approvalId,
+    ...fields,
+  });
+}
+
 async function auditRecords(link: Link): Promise<Array<Record<string, unknown>>> {
   const text = await readFile(join(link.server.dataDir, 'audit', 'approvals.jsonl'), 'utf8');
   return text
@@ -98,9 +111,7 @@ describe('"always" with edited patterns', () => {
     await using client = await clientOf(link);
     const first = await asked(link, 'echo hello world');
     expect(first.approval.alwaysPatterns).toEqual(['echo *']);
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
       patterns: ['echo hello *'],
     });
@@ -119,9 +130,7 @@ describe('"always" with edited patterns', () => {
     await using link = await startTestLink();
     await using client = await clientOf(link);
     const first = await asked(link, 'echo not-covered');
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
       patterns: ['npm test'],
     });
@@ -154,9 +163,7 @@ describe('"always" with edited patterns', () => {
     await writeFile(path, '{ "*": "ask", "shell_exec": { "*": "ask", "pwd": "allow", "rm *": "deny" } }');
     const first = await asked(link, 'pwd && echo covered');
     expect(first.approval.alwaysPatterns).toEqual(['echo *']);
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
     });
     expect((await first.call).output).toContain('covered');
@@ -202,16 +209,12 @@ describe('"always" with edited patterns', () => {
     await using client = await clientOf(link);
     const first = await asked(link, 'echo in-session');
     await expect(
-      client.rpc.approvals.approve.mutate({
-        sessionId: first.sessionId,
-        approvalId: first.approval.approvalId,
+      approveWith(client, first, {
         scope: 'once',
         patterns: ['echo *'],
       }),
     ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'patterns' } });
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'session',
       patterns: ['echo in-*'],
     });
@@ -237,9 +240,7 @@ describe('grants that expire', () => {
     await using client = await clientOf(link);
     const first = await asked(link, 'echo limited');
     const expiresAt = new Date(clock.now() + HOUR).toISOString();
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
       expiresAt,
     });
@@ -335,9 +336,7 @@ describe('permissions.grants', () => {
     await using client = await clientOf(link, 'molf-web/0.1.0');
     const first = await asked(link, 'git --version');
     const expiresAt = new Date(clock.now() + 24 * HOUR).toISOString();
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
       expiresAt,
     });
@@ -372,9 +371,7 @@ describe('permissions.grants', () => {
     await using link = await startTestLink();
     await using client = await clientOf(link);
     const first = await asked(link, 'echo one');
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
     });
     await first.call;
@@ -414,9 +411,7 @@ describe('permissions.grants', () => {
       const link = { server, worker, workdir: workdir.path } as unknown as Link;
       await using client = await clientOf(link);
       const first = await asked(link, 'echo before-restart');
-      await client.rpc.approvals.approve.mutate({
-        sessionId: first.sessionId,
-        approvalId: first.approval.approvalId,
+      await approveWith(client, first, {
         scope: 'always',
       });
       await first.call;
@@ -439,9 +434,7 @@ describe('permissions.revoke', () => {
     await using link = await startTestLink();
     await using client = await clientOf(link);
     const first = await asked(link, 'echo granted');
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
     });
     await first.call;
@@ -474,9 +467,7 @@ describe('permissions.revoke', () => {
     await using link = await startTestLink({ server: { now: clock.now } });
     await using client = await clientOf(link);
     const first = await asked(link, 'echo mine');
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
       expiresAt: new Date(clock.now() + HOUR).toISOString(),
     });
@@ -491,9 +482,7 @@ describe('permissions.revoke', () => {
     await using link = await startTestLink();
     await using client = await clientOf(link);
     const first = await asked(link, 'echo ours');
-    await client.rpc.approvals.approve.mutate({
-      sessionId: first.sessionId,
-      approvalId: first.approval.approvalId,
+    await approveWith(client, first, {
       scope: 'always',
     });
     await first.call;
