@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { WorkerId } from '@molf/protocol';
 import { createServer, type MolfServer } from '@molf/server';
-import { type FakeLlm, startFakeLlm } from '@molf/testkit';
+import { type FakeLlm, SYSTEM_CHROMIUM, startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import { pageProbeScript, type TextWatch } from './web-page-probe.ts';
@@ -19,15 +19,8 @@ const TOKENS = { client: 'molf_c_bench-client-token-0123456789', worker: 'molf_w
 
 /** The browser tests' flags, and precise `performance.memory` figures (else rounded and cached). */
 const CHROMIUM = {
-  executablePath: process.env.MOLF_TEST_CHROMIUM ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--no-first-run',
-    '--enable-precise-memory-info',
-  ],
+  executablePath: SYSTEM_CHROMIUM.executablePath,
+  args: [...SYSTEM_CHROMIUM.args, '--enable-precise-memory-info'],
 };
 
 export type BenchPage = { context: BrowserContext; page: Page; cdp: CDPSession; errors: string[] };

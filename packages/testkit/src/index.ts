@@ -4,3 +4,4 @@ export { type FixtureMcpHttpServer, startFixtureMcpHttpServer } from './fixture-
 export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';
 export { isProcessAlive } from './is-process-alive.ts';
 export { STOP_GRACE_MS, stopProcessGroup } from './stop-process-group.ts';
+export { SYSTEM_CHROMIUM } from './system-chromium.ts';

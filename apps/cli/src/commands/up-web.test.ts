@@ -1,6 +1,7 @@
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SYSTEM_CHROMIUM } from '@molf/testkit';
 import { chromium } from 'playwright-core';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawnMolf, waitForOutput } from '../testing/cli-test-kit.ts';
@@ -30,10 +31,7 @@ describe('molf up and the web client', () => {
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#token=molf_c_/);
     const token = decodeURIComponent(link?.split('#token=')[1] ?? '');
 
-    const browser = await chromium.launch({
-      executablePath: process.env.MOLF_TEST_CHROMIUM ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
-    });
+    const browser = await chromium.launch({ ...SYSTEM_CHROMIUM, args: [...SYSTEM_CHROMIUM.args] });
     onTestFinished(() => browser.close());
     const page = await browser.newPage();
     page.setDefaultTimeout(120_000);

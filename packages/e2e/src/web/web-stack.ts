@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type MolfServer } from '@molf/server';
-import { type FakeLlm, startFakeLlm } from '@molf/testkit';
+import { type FakeLlm, SYSTEM_CHROMIUM, startFakeLlm } from '@molf/testkit';
 import { webDistDir } from '@molf/web/dist-dir';
 import { createWorker, type MolfWorker } from '@molf/worker';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -15,12 +15,6 @@ import { type Browser, type BrowserContext, chromium, type Page } from 'playwrig
 export const WEB_TOKENS = {
   client: 'molf_c_web-client-token-0123456789',
   worker: 'molf_w_web-worker-token-0123456789',
-};
-
-/** The system Chromium, headless, as the machine's notes prescribe. */
-export const CHROMIUM = {
-  executablePath: process.env.MOLF_TEST_CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run'],
 };
 
 export type WebStack = AsyncDisposable & {
@@ -73,7 +67,7 @@ export async function startWebStack(
     const worker = await createWorker({ serverUrl: server.url, token: WEB_TOKENS.worker, workdir, name: 'web-test' });
     cleanups.push(() => worker.close());
     await worker.registered;
-    const browser = await chromium.launch({ ...CHROMIUM, headless: true });
+    const browser = await chromium.launch({ ...SYSTEM_CHROMIUM, args: [...SYSTEM_CHROMIUM.args], headless: true });
     cleanups.push(() => browser.close());
     return {
       llm,
