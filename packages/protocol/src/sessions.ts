@@ -211,6 +211,31 @@ export const SessionListInputSchema = z
 
 export const SessionIdInputSchema = z.object({ sessionId: SessionIdSchema });
 
+/**
+ * `sessions.get`: a session and its stored messages, oldest first. Without `limit`, every message
+ * (before `before`); with it, the last `limit` of them, so a client opens a long session with its
+ * end and reads older pages as the reader scrolls up (`before` = the `start` of the page it has).
+ */
+export const SessionGetInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  limit: z.number().int().min(1).max(100_000).optional(),
+  /** Messages before this index only (default: all of them). */
+  before: z.number().int().min(0).optional(),
+});
+
+export const SessionGetOutputSchema = z.object({
+  session: SessionInfoSchema,
+  messages: z.array(SessionMessageSchema),
+  /**
+   * The index of the first message given in the whole history: older ones exist when it is above 0.
+   * A page never starts with a tool result, so each result comes with its call (a page may hold a
+   * few more messages than `limit` for it).
+   */
+  start: z.number().int().min(0),
+  /** How many messages the session has. */
+  total: z.number().int().min(0),
+});
+
 /** `sessions.toolOutput`: a page of the whole output of one of the session's cut tool results. */
 export const SessionToolOutputInputSchema = ToolOutputRangeSchema.extend({
   sessionId: SessionIdSchema,

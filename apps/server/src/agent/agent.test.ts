@@ -726,6 +726,35 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect((await stack.client.rpc.sessions.list.query({})).total).toBe(0);
   });
 
+  it('gives a session’s history in pages from its end, each tool result with its call, and refuses a bad range', async () => {
+    await using stack = await startStack({
+      turns: [{ toolCalls: [{ id: 'g1', name: 'glob', arguments: { pattern: '*' } }] }, { text: 'Done.' }],
+      permissions: '{ "*": "ask", "glob": "allow" }',
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'List files' });
+    await watch.turnEnded();
+    const get = (range: { limit?: number; before?: number }) =>
+      stack.client.rpc.sessions.get.query({ sessionId: session.sessionId, ...range });
+    const roles = (page: Awaited<ReturnType<typeof get>>) => page.messages.map((message) => message.role);
+
+    const whole = await get({});
+    expect(roles(whole)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(whole).toMatchObject({ start: 0, total: 4 });
+    // The last two would start with the glob result: the page starts at its call instead.
+    const last = await get({ limit: 2 });
+    expect(roles(last)).toEqual(['assistant', 'tool', 'assistant']);
+    expect(last).toMatchObject({ start: 1, total: 4 });
+    const older = await get({ limit: 2, before: last.start });
+    expect(older.messages).toEqual(whole.messages.slice(0, 1));
+    expect(older.start).toBe(0);
+
+    for (const range of [{ limit: 0 }, { limit: -1 }, { before: -1 }, { limit: 1.5 }]) {
+      await expect(get(range)).rejects.toMatchObject({ data: { code: 'invalid_input' } });
+    }
+  });
+
   it('says what to set when no model is configured, without calling any provider', async () => {
     await using stack = await startStack({ defaultModel: null });
     const session = await newSession(stack);

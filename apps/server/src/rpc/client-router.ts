@@ -18,10 +18,11 @@ import {
   SessionAttachmentSchema,
   SessionCreateInputSchema,
   SessionEventsInputSchema,
+  SessionGetInputSchema,
+  SessionGetOutputSchema,
   SessionIdInputSchema,
   SessionInfoSchema,
   SessionListInputSchema,
-  SessionMessageSchema,
   SessionPromptInputSchema,
   SessionRenameInputSchema,
   SessionToolOutputInputSchema,
@@ -35,6 +36,7 @@ import {
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { Answerer } from '../approvals/approval-gate.ts';
+import { historyPage } from '../sessions/history-page.ts';
 import type { RouterServices } from './router-services.ts';
 import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
 
@@ -147,11 +149,11 @@ export function createClientRouter(services: RouterServices) {
         .output(SessionInfoSchema)
         .query(({ input }) => knownSession(input.sessionId)),
       get: clientProcedure
-        .input(SessionIdInputSchema)
-        .output(z.object({ session: SessionInfoSchema, messages: z.array(SessionMessageSchema) }))
+        .input(SessionGetInputSchema)
+        .output(SessionGetOutputSchema)
         .query(async ({ input }) => {
           const session = await knownSession(input.sessionId);
-          return { session, messages: await sessions.messages(input.sessionId) };
+          return { session, ...historyPage(await sessions.messages(input.sessionId), input) };
         }),
       /**
        * A page of the whole output of one of the session's tool calls whose result was cut, read by the
