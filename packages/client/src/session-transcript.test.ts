@@ -110,6 +110,26 @@ describe('a session transcript', () => {
     ]);
   });
 
+  it('puts an older page of the history before what is shown, and a page read again in its place', () => {
+    const older: SessionMessage[] = [
+      { id: 'u0', at: AT, role: 'user', text: 'hello' },
+      { id: 'a0', at: AT, role: 'assistant', text: 'Hi.', model: 'f/m', toolCalls: [] },
+    ];
+    const live = apply(transcriptFromMessages([user, asking, result]), turnEvents().slice(6, 7));
+    const withOlder = withStoredMessages(live, older);
+    const expected = [
+      'user hello',
+      'assistant Hi.',
+      'user list the files',
+      'assistant Looking.',
+      'tool glob done a.txt',
+    ];
+    expect(summary(withOlder)).toEqual([...expected, 'assistant One ']);
+    // The last page read again (after a resync), now from the call on: older items stay first, nothing twice.
+    const reread = withStoredMessages(withOlder, [asking, { ...result, output: 'a.txt b.txt' }]);
+    expect(summary(reread)).toEqual([...expected.slice(0, 4), 'tool glob done a.txt b.txt', 'assistant One ']);
+  });
+
   it('marks an aborted turn: its text interrupted, its running calls cancelled, and a note', () => {
     const calling: SessionMessage = {
       ...asking,

@@ -190,9 +190,10 @@ export function transcriptFromMessages(messages: readonly SessionMessage[]): Ses
 }
 
 /**
- * The transcript after the stored messages were (re)loaded: they replace what was shown of them,
- * and what the events added since stays after them (a live turn's text, a message the history
- * read missed).
+ * The transcript after stored messages were (re)loaded: a page of the history (`sessions.get`)
+ * replaces what was shown of its messages. What was shown before the first of them stays before
+ * it (older pages), the rest after it (a live turn's text, a message the read missed), so an
+ * older page with nothing in common goes first.
  */
 export function withStoredMessages(
   transcript: SessionTranscript,
@@ -200,8 +201,10 @@ export function withStoredMessages(
 ): SessionTranscript {
   const stored = transcriptFromMessages(messages).items;
   const storedKeys = new Set(stored.map((item) => item.key));
-  const live = transcript.items.filter((item) => !storedKeys.has(item.key));
-  return { ...transcript, items: [...stored, ...live] };
+  const firstShared = transcript.items.findIndex((item) => storedKeys.has(item.key));
+  const before = firstShared === -1 ? [] : transcript.items.slice(0, firstShared);
+  const after = transcript.items.slice(Math.max(0, firstShared)).filter((item) => !storedKeys.has(item.key));
+  return { ...transcript, items: [...before, ...stored, ...after] };
 }
 
 /** The key of the text a turn is streaming (replaced by the message once it is complete). */

@@ -15,8 +15,11 @@ export type SessionModel = {
   info: Accessor<SessionInfo | undefined>;
   transcript: Accessor<SessionTranscript>;
   busy: Accessor<boolean>;
-  /** The stored messages are loaded (the transcript is complete). */
+  /** The last page of the stored messages is loaded. */
   loaded: Accessor<boolean>;
+  /** Older stored messages exist than the transcript shows (`loadOlder` reads the page before). */
+  hasOlder: Accessor<boolean>;
+  loadOlder(): Promise<void>;
   /** Set when the session was deleted (here or in another client) or cannot be read. */
   problem: Accessor<{ type: 'deleted' | 'error'; message: string } | undefined>;
   prompt(text: string, model?: string): Promise<{ queued: boolean }>;
@@ -25,8 +28,11 @@ export type SessionModel = {
   dispose(): void;
 };
 
+/** Messages read per page: a session opens with its last page, whatever its length. */
+export const HISTORY_PAGE = 100;
+
 /**
- * One open session: its stored messages, then every event from the running turn's start on, in
+ * One open session: its stored messages (the last page, older ones as the reader asks), then every event from the running turn's start on, in
  * one transcript (the shared one of @molf/client, so nothing is shown twice). After the link comes
  * back the tRPC client resumes the events from the last one seen; when the server no longer keeps
  * them (`session.resync`) the stored messages are read again.
@@ -49,24 +55,59 @@ export function openSession(link: ServerLink, sessionId: string): SessionModel {
     if (events.length > 0) setTranscript((current) => events.reduce(applyTranscriptEvent, current));
   };
 
+  /** Which part of the history the transcript holds: messages `start` to the end of `total`. */
+  let range: { start: number; total: number } | undefined;
+  const [hasOlder, setHasOlder] = createSignal(false);
+  let readingOlder: Promise<void> | undefined;
+
+  const failed = (error: unknown) => {
+    if (disposed) return;
+    setProblem(
+      errorCode(error) === 'session_not_found'
+        ? { type: 'deleted', message: 'This session was deleted (in another tab or client).' }
+        : { type: 'error', message: errorMessage(error) },
+    );
+  };
+
+  /** Reads the last page again, as far back as what is shown (after a resync, the session deleted). */
   const load = async () => {
     try {
-      const { session, messages } = await link.client.rpc.sessions.get.query({ sessionId });
+      const limit = range === undefined ? HISTORY_PAGE : range.total - range.start + HISTORY_PAGE;
+      const page = await link.client.rpc.sessions.get.query({ sessionId, limit });
       if (disposed) return;
       flush();
+      // Many messages came while events were missed: what is shown before them would land after the page.
+      const covered = range === undefined || page.start <= range.start;
+      range = { start: page.start, total: page.total };
       batch(() => {
-        setInfo(session);
-        setTranscript((current) => withStoredMessages(current, messages));
+        setInfo(page.session);
+        setTranscript((current) => withStoredMessages(covered ? current : { ...current, items: [] }, page.messages));
+        setHasOlder(page.start > 0);
         setLoaded(true);
       });
     } catch (error) {
-      if (disposed) return;
-      setProblem(
-        errorCode(error) === 'session_not_found'
-          ? { type: 'deleted', message: 'This session was deleted (in another tab or client).' }
-          : { type: 'error', message: errorMessage(error) },
-      );
+      failed(error);
     }
+  };
+
+  const loadOlder = () => {
+    readingOlder ??= (async () => {
+      try {
+        if (range === undefined || range.start === 0) return;
+        const page = await link.client.rpc.sessions.get.query({ sessionId, limit: HISTORY_PAGE, before: range.start });
+        if (disposed) return;
+        range = { start: page.start, total: range.total };
+        batch(() => {
+          setTranscript((current) => withStoredMessages(current, page.messages));
+          setHasOlder(page.start > 0);
+        });
+      } catch (error) {
+        failed(error);
+      } finally {
+        readingOlder = undefined;
+      }
+    })();
+    return readingOlder;
   };
 
   const follower = followSession(link.client, {
@@ -98,6 +139,8 @@ export function openSession(link: ServerLink, sessionId: string): SessionModel {
     transcript,
     busy,
     loaded,
+    hasOlder,
+    loadOlder,
     problem,
     async prompt(text, model) {
       const answer = await link.client.rpc.sessions.prompt.mutate({

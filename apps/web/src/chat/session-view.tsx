@@ -42,7 +42,15 @@ export function SessionView(props: {
           when={session().problem()}
           fallback={
             <>
-              <TranscriptView items={session().transcript().items} approvals={waiting()} />
+              {/* Drawn once the history is read, so that it opens at its end at once. */}
+              <Show when={session().loaded()} fallback={<div class="transcript" />}>
+                <TranscriptView
+                  items={session().transcript().items}
+                  approvals={waiting()}
+                  hasOlder={session().hasOlder()}
+                  loadOlder={() => session().loadOlder()}
+                />
+              </Show>
               <div class="approvals-here">
                 <For each={gone()}>
                   {(item) => (

@@ -1,7 +1,7 @@
 import type { TranscriptItem } from '@molf/client';
 import type { Approval } from '@molf/protocol';
 import { createVirtualizer } from '@tanstack/solid-virtual';
-import { createEffect, For, Index, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
+import { createEffect, createSignal, For, Index, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCard } from './tool-card.tsx';
 
@@ -77,13 +77,48 @@ function estimateHeight(item: TranscriptItem | undefined): number {
   }
 }
 
+/** About a pane's height, before it is measured. */
+const INITIAL_VIEW_PX = 800;
+/** The height of the "earlier messages" bar above the first item. */
+const OLDER_BAR_PX = 44;
+/** How near the first item shown a reader's scroll reads the page before (a screen or two). */
+const READ_OLDER_WITHIN_PX = 1_500;
+
 /**
  * A session's conversation, virtualised: only the items on screen are in the page, so a session
  * of thousands of messages opens as fast as a short one. It follows the end while the reader is
- * there, and stays put while they read further up.
+ * there, and stays put while they read further up. A long session shows its last page of
+ * messages first; older pages are read as the reader scrolls up to them.
  */
-export function TranscriptView(props: { items: TranscriptItem[]; approvals: readonly Approval[] }) {
+export function TranscriptView(props: {
+  items: TranscriptItem[];
+  approvals: readonly Approval[];
+  /** Older messages exist than `items` shows. */
+  hasOlder: boolean;
+  /** Reads the page before: its items are put first, and what the reader sees stays put. */
+  loadOlder: () => Promise<void>;
+}) {
   let scroller: HTMLDivElement | undefined;
+  const [readingOlder, setReadingOlder] = createSignal(false);
+  /**
+   * Reads the page before. What the reader sees stays put: the view moves down by the height the
+   * page added above, counted from where the first item was to where it is after (added to the
+   * scroll position of that moment, so a scroll still gliding keeps its course).
+   */
+  const readOlder = () => {
+    if (!props.hasOlder || readingOlder()) return;
+    setReadingOlder(true);
+    const firstKey = props.items[0]?.key;
+    const firstStart = virtualizer.measurementsCache[0]?.start ?? 0;
+    void props
+      .loadOlder()
+      .then(() => {
+        const index = props.items.findIndex((item) => item.key === firstKey);
+        const start = index === -1 ? undefined : virtualizer.measurementsCache[index]?.start;
+        if (scroller !== undefined && start !== undefined) scroller.scrollTop += start - firstStart;
+      })
+      .finally(() => setReadingOlder(false));
+  };
   /** The reader is at the end: new content keeps it in sight. */
   let atEnd = true;
   /**
@@ -102,6 +137,13 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
     estimateSize: (index) => estimateHeight(props.items[index]),
     overscan: 6,
     getItemKey: (index) => props.items[index]?.key ?? index,
+    // Opened at its end: the first rows drawn are the last ones, not the first ones then the last.
+    initialOffset: () =>
+      Math.max(0, props.items.reduce((total, item) => total + estimateHeight(item), 0) - INITIAL_VIEW_PX),
+    // Room for the "earlier messages" bar while older pages exist.
+    get paddingStart() {
+      return props.hasOlder ? OLDER_BAR_PX : 0;
+    },
   });
   const toEnd = () => {
     if (props.items.length > 0) virtualizer.scrollToIndex(props.items.length - 1, { align: 'end' });
@@ -120,6 +162,8 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
       const nearEnd = element.scrollHeight - element.scrollTop - element.clientHeight < 48;
       if (nearEnd) atEnd = true;
       else if (Date.now() - movedByReaderAt < 1_000) atEnd = false;
+      // The reader nears the first item shown: the page before is read while they get there.
+      if (!atEnd && element.scrollTop < READ_OLDER_WITHIN_PX) readOlder();
     };
     const readerEvents = ['wheel', 'touchmove', 'keydown', 'pointerdown'] as const;
     for (const type of readerEvents) element.addEventListener(type, readerMoved, { passive: true });
@@ -141,6 +185,20 @@ export function TranscriptView(props: { items: TranscriptItem[]; approvals: read
   return (
     <div ref={scroller} class="transcript" data-testid="transcript">
       <div class="transcript-inner" style={{ height: `${virtualizer.getTotalSize()}px` }}>
+        <Show when={props.hasOlder}>
+          <button
+            type="button"
+            class="older-messages"
+            data-testid="older-messages"
+            disabled={readingOlder()}
+            onClick={() => {
+              atEnd = false;
+              readOlder();
+            }}
+          >
+            {readingOlder() ? 'Reading earlier messages…' : 'Earlier messages'}
+          </button>
+        </Show>
         {/* Slots by position, not by row object: a row's item updates in place instead of being built again. */}
         <Index each={virtualizer.getVirtualItems()}>
           {(row) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startWebStack, WEB_TOKENS } from './web-stack.ts';
+import { startWebStack, until, WEB_TOKENS } from './web-stack.ts';
 
 describe('the web client', () => {
   it('logs in from the printed link, drops the token from the address bar and shows the worker online', async () => {
@@ -75,7 +75,7 @@ describe('the web client with subagents', () => {
 });
 
 describe('the web client with a long history', () => {
-  it('opens a session of 300 messages of every kind at its end, and shows its start when scrolled up', async () => {
+  it('opens a session of 300 messages of every kind at its end, and reads older pages as the reader scrolls up to its start', async () => {
     await using web = await startWebStack();
     const session = await web.server.sessions.create({ workerId: web.worker.workerId, name: 'long' });
     const at = new Date().toISOString();
@@ -110,11 +110,46 @@ describe('the web client with a long history', () => {
     const { page, errors } = await web.newPage();
     await page.goto(`${web.loginUrl.split('#')[0]}s/${session.sessionId}#token=${web.loginUrl.split('#token=')[1]}`);
     await page.getByTestId('user-message').filter({ hasText: 'question 99' }).waitFor();
-    await page.evaluate("document.querySelector('[data-testid=transcript]').scrollTop = 0");
-    await page
-      .getByTestId('user-message')
-      .filter({ hasText: /^question 0$/ })
-      .waitFor();
+    // Only the last page was read: the start is not in the page yet.
+    const question = (turn: number) =>
+      page.getByTestId('user-message').filter({ hasText: new RegExp(`^question ${turn}$`) });
+    expect(await question(0).count()).toBe(0);
+    expect(await page.getByTestId('older-messages').count()).toBe(1);
+
+    // The reader scrolls up with the wheel: older pages come in, and what they see stays in view as they do.
+    const box = await page.getByTestId('transcript').boundingBox();
+    if (box === null) throw new Error('no transcript');
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const inView = (): Promise<string[]> =>
+      page.evaluate(`(() => {
+        const pane = document.querySelector('[data-testid=transcript]').getBoundingClientRect();
+        return [...document.querySelectorAll('.transcript-row')]
+          .filter((e) => { const r = e.getBoundingClientRect(); return r.bottom > pane.top && r.top < pane.bottom; })
+          .map((e) => e.textContent.slice(0, 60));
+      })()`);
+    const height = (): Promise<number> =>
+      page.evaluate("document.querySelector('[data-testid=transcript]').scrollHeight");
+    let pagesRead = 0;
+    await until(async () => {
+      if ((await question(0).count()) > 0) return true;
+      const before = await inView();
+      const heightBefore = await height();
+      await page.mouse.wheel(0, -250);
+      await page.waitForTimeout(100);
+      // A page of 33 turns came in above (a row measured anew changes the height far less).
+      if ((await height()) > heightBefore + 2_000) {
+        pagesRead += 1;
+        const after = await inView();
+        expect(
+          after.filter((text) => before.includes(text)),
+          `in view before: ${before}; after: ${after}`,
+        ).not.toEqual([]);
+      }
+      return false;
+    }, 'the first message after scrolling up');
+    expect(pagesRead).toBe(2);
+    await question(0).waitFor();
+    await until(async () => (await page.getByTestId('older-messages').count()) === 0, 'no earlier messages left');
     expect(errors).toEqual([]);
   });
 });
