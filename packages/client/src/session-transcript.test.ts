@@ -130,6 +130,20 @@ describe('a session transcript', () => {
     expect(summary(reread)).toEqual([...expected.slice(0, 4), 'tool glob done a.txt b.txt', 'assistant One ']);
   });
 
+  it('gives streamed text one stream id from its first delta to its completed message, and text after a call another', () => {
+    const events = turnEvents();
+    const streamIds = (transcript: SessionTranscript) =>
+      transcript.items.flatMap((item) => (item.kind === 'assistant' ? [`${item.key} ${item.streamId}`] : []));
+    const firstDelta = events[1]?.seq;
+    const streaming = apply(createTranscript(), events.slice(0, 3));
+    expect(streamIds(streaming)).toEqual([`stream:t1 stream:t1@${firstDelta}`]);
+    const done = apply(streaming, events.slice(3));
+    const secondDelta = events[6]?.seq;
+    expect(streamIds(done)).toEqual([`a1 stream:t1@${firstDelta}`, `a2 stream:t1@${secondDelta}`]);
+    // Stored messages never streamed here: they have none.
+    expect(streamIds(transcriptFromMessages([user, asking]))).toEqual(['a1 undefined']);
+  });
+
   it('marks an aborted turn: its text interrupted, its running calls cancelled, and a note', () => {
     const calling: SessionMessage = {
       ...asking,

@@ -34,6 +34,12 @@ export type TranscriptItem =
       streaming: boolean;
       /** The answer was cut short (abort, provider error). */
       interrupted?: boolean;
+      /**
+       * Set on text that streamed: the same from its first delta to its completed message, while
+       * `key` changes (the stream's, then the message's id). A client that keys its view by it
+       * draws nothing anew when the answer completes.
+       */
+      streamId?: string;
     }
   | TranscriptToolCall
   | { kind: 'summary'; key: string; text: string; at: string }
@@ -144,8 +150,15 @@ function withMessage(items: TranscriptItem[], message: SessionMessage, streamKey
     next = put(next, known, item);
     if (streamed !== -1) next = next.filter((_, index) => index !== streamed);
   } else if (item !== undefined) {
-    // A message that completes a streamed text takes its place.
-    next = put(next, streamed, item);
+    // A message that completes a streamed text takes its place (and its stream's id).
+    const before = next[streamed];
+    next = put(
+      next,
+      streamed,
+      item.kind === 'assistant' && before?.kind === 'assistant' && before.streamId !== undefined
+        ? { ...item, streamId: before.streamId }
+        : item,
+    );
   } else if (streamed !== -1) {
     next = next.filter((_, index) => index !== streamed);
   }
@@ -243,6 +256,7 @@ export function applyTranscriptEvent(transcript: SessionTranscript, event: Sessi
           text: (streamed?.text ?? '') + event.text,
           at: streamed?.at ?? event.at,
           streaming: true,
+          streamId: streamed?.streamId ?? `${key}@${event.seq}`,
         }),
       };
     }

@@ -7,6 +7,9 @@ import { createPrefixScanner } from './stable-markdown-prefix.ts';
 const LARGE_TAIL_CHARS = 8_000;
 const THROTTLE_MS = 200;
 
+/** `[label]: destination`: a link reference, which links written before it use too. */
+const REFERENCE_DEFINITION = /^ {0,3}\[[^\]\n]+\]:/m;
+
 /** Runs `task` when the page is idle (highlighting is not part of a first render). */
 function whenIdle(task: () => void): void {
   if (typeof requestIdleCallback === 'function') requestIdleCallback(task, { timeout: 1_000 });
@@ -15,8 +18,10 @@ function whenIdle(task: () => void): void {
 
 /**
  * A model's answer: sanitised Markdown. While it streams, each block is drawn once when it is
- * complete and only the growing one again on each update; once complete, the whole answer is drawn once more
- * (a list or a reference that spans blocks comes out right) and its code highlighted when idle.
+ * complete and only the growing one again on each update; once complete, only the rest is drawn
+ * (the whole answer again when it defines a link reference, which earlier blocks may use), and
+ * its code is highlighted when idle. Blocks drawn apart stay apart: a list whose items are
+ * separated by blank lines shows as lists that follow each other, numbered on.
  */
 export function MarkdownView(props: { text: string; streaming: boolean }) {
   let root: HTMLDivElement | undefined;
@@ -24,6 +29,8 @@ export function MarkdownView(props: { text: string; streaming: boolean }) {
   let growing: HTMLDivElement | undefined;
   /** How much of the text the drawn complete blocks cover. */
   let stableCut = 0;
+  /** The text of those blocks. */
+  let drawnPrefix = '';
   let lastDrawn = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const scan = createPrefixScanner();
@@ -38,6 +45,7 @@ export function MarkdownView(props: { text: string; streaming: boolean }) {
       growing = document.createElement('div');
       root.append(stable, growing);
       stableCut = 0;
+      drawnPrefix = '';
     }
     // Blocks completed since the last update are drawn once, after the others: the cost of an
     // update is the new blocks and the growing one, however long the answer is.
@@ -46,9 +54,26 @@ export function MarkdownView(props: { text: string; streaming: boolean }) {
       blocks.innerHTML = renderMarkdown(text.slice(stableCut, cut));
       stable.append(...blocks.childNodes);
       stableCut = cut;
+      drawnPrefix = text.slice(0, cut);
     }
     growing.innerHTML = renderMarkdown(text.slice(cut));
     lastDrawn = Date.now();
+  };
+
+  /**
+   * The answer streamed here is complete: the blocks drawn stay, and only the rest is drawn, so a
+   * long answer's end costs no more than an update. Not when a reference definition could change
+   * blocks drawn before it, or the text is not the one drawn: then the caller draws it whole.
+   */
+  const finishStreamed = (text: string): boolean => {
+    if (root === undefined || stable === undefined || growing === undefined || stable.parentElement !== root) {
+      return false;
+    }
+    if (!text.startsWith(drawnPrefix) || REFERENCE_DEFINITION.test(text)) return false;
+    const rest = document.createElement('div');
+    rest.innerHTML = renderMarkdown(text.slice(stableCut));
+    growing.replaceWith(...rest.childNodes);
+    return true;
   };
 
   createEffect(
@@ -57,7 +82,7 @@ export function MarkdownView(props: { text: string; streaming: boolean }) {
       clearTimeout(timer);
       timer = undefined;
       if (!streaming) {
-        root.innerHTML = renderMarkdown(text);
+        if (!finishStreamed(text)) root.innerHTML = renderMarkdown(text);
         stable = undefined;
         growing = undefined;
         const element = root;

@@ -77,6 +77,14 @@ function estimateHeight(item: TranscriptItem | undefined): number {
   }
 }
 
+/**
+ * What a row's view and size are kept by: an answer keeps its stream's id from its first delta to
+ * its completed message (whose key is the message id), so completing it redraws and re-measures nothing.
+ */
+function viewKeyOf(item: TranscriptItem | undefined): string | undefined {
+  return item?.kind === 'assistant' ? (item.streamId ?? item.key) : item?.key;
+}
+
 /** About a pane's height, before it is measured. */
 const INITIAL_VIEW_PX = 800;
 /** The height of the "earlier messages" bar above the first item. */
@@ -136,7 +144,7 @@ export function TranscriptView(props: {
     getScrollElement: () => scroller ?? null,
     estimateSize: (index) => estimateHeight(props.items[index]),
     overscan: 6,
-    getItemKey: (index) => props.items[index]?.key ?? index,
+    getItemKey: (index) => viewKeyOf(props.items[index]) ?? index,
     // Opened at its end: the first rows drawn are the last ones, not the first ones then the last.
     initialOffset: () =>
       Math.max(0, props.items.reduce((total, item) => total + estimateHeight(item), 0) - INITIAL_VIEW_PX),
@@ -145,6 +153,11 @@ export function TranscriptView(props: {
       return props.hasOlder ? OLDER_BAR_PX : 0;
     },
   });
+  /** The item at `index` while it is the one of `key` (a slot's view never reads another item). */
+  const itemOf = (index: number, key: string) => {
+    const item = props.items[index];
+    return viewKeyOf(item) === key ? item : undefined;
+  };
   const toEnd = () => {
     if (props.items.length > 0) virtualizer.scrollToIndex(props.items.length - 1, { align: 'end' });
   };
@@ -215,10 +228,16 @@ export function TranscriptView(props: {
                 data-index={row().index}
                 style={{ transform: `translateY(${row().start}px)` }}
               >
-                {/* Keyed: a slot reused for an item of another kind builds its view anew (a kept
-                    Switch would read the old kind's accessor, stale). An item unchanged keeps its view. */}
-                <Show when={props.items[row().index]} keyed>
-                  {(item) => <TranscriptItemView item={item} approvals={props.approvals} />}
+                {/* Keyed by the item's view key: a slot reused for another item builds its view anew (a
+                    kept Switch would read the old kind's accessor, stale), while an item that changes
+                    (text streaming in, a call ending) updates the view it has: a streaming answer
+                    draws only what is new. */}
+                <Show when={viewKeyOf(props.items[row().index])} keyed>
+                  {(key) => (
+                    <Show when={itemOf(row().index, key)}>
+                      {(item) => <TranscriptItemView item={item()} approvals={props.approvals} />}
+                    </Show>
+                  )}
                 </Show>
               </div>
             );

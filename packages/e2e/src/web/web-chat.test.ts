@@ -29,9 +29,33 @@ describe('the web client', () => {
     await page.locator('[data-testid=assistant-message][data-streaming=true]').waitFor();
     const partial = await page.getByTestId('assistant-message').textContent();
     expect(partial?.length).toBeLessThan('Hello from the fake model.'.length);
+    // The answer keeps the view it streamed into: each update draws what is new, completing it nothing anew.
+    await page.evaluate("document.querySelector('[data-testid=assistant-message] .markdown').dataset.mark = 'kept'");
     await page.locator('[data-testid=assistant-message][data-streaming=false]').waitFor();
     await expect(page.getByTestId('assistant-message').textContent()).resolves.toContain('Hello from the fake model.');
     await expect(page.locator('[data-testid=assistant-message] strong').textContent()).resolves.toBe('fake');
+    await expect(page.locator('[data-testid=assistant-message] .markdown').getAttribute('data-mark')).resolves.toBe(
+      'kept',
+    );
+  });
+
+  it('draws a streamed answer whole once it is complete when a link reference at its end serves earlier blocks', async () => {
+    await using web = await startWebStack();
+    web.llm.push({
+      text: ['See [the notes][n] ', 'first.\n\n', '- one\n- two\n\n', '[n]: https://example.com/notes\n'],
+      chunkDelayMs: 200,
+    });
+    const { page, errors } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await page.getByTestId('new-session').click();
+    await page.getByTestId('prompt').fill('Where are the notes?');
+    await page.getByTestId('prompt').press('Enter');
+    await page.locator('[data-testid=assistant-message][data-streaming=false]').waitFor();
+    const link = page.locator('[data-testid=assistant-message] a');
+    await expect(link.getAttribute('href')).resolves.toBe('https://example.com/notes');
+    await expect(link.textContent()).resolves.toBe('the notes');
+    await expect(page.locator('[data-testid=assistant-message] li').count()).resolves.toBe(2);
+    expect(errors).toEqual([]);
   });
 });
 
