@@ -7,7 +7,7 @@ import { useSession } from './session-context.ts';
  * A finished `task` call of a session opened later: the events that showed its subagent's work are
  * gone, its session is not. Read on demand and shown nested, like the live work.
  */
-export function SubagentHistory(props: { toolCallId: string; render: (items: TranscriptItem[]) => unknown }) {
+export function SubagentHistory(props: { toolCallId: string; render: (items: () => TranscriptItem[]) => unknown }) {
   const session = useSession();
   const [items, setItems] = createSignal<TranscriptItem[]>();
   const [state, setState] = createSignal<string>();
@@ -45,7 +45,7 @@ export function SubagentHistory(props: { toolCallId: string; render: (items: Tra
     >
       {(loaded) => (
         <div class="subagent" data-testid="subagent">
-          {props.render(loaded()) as never}
+          {props.render(loaded) as never}
         </div>
       )}
     </Show>

@@ -54,7 +54,8 @@ const STATUS_LABEL = { running: 'running', done: 'done', failed: 'failed', cance
 export function ToolCard(props: {
   call: TranscriptToolCall;
   waiting?: boolean;
-  renderItems?: (items: TranscriptItem[]) => unknown;
+  /** Draws a subagent's items, given as an accessor: the view is made once and follows them. */
+  renderItems?: (items: () => TranscriptItem[]) => unknown;
 }) {
   const elapsed = useElapsed(() => props.call);
   const change = createMemo(() => fileChangeOf(props.call.toolName, props.call.args));
@@ -112,7 +113,7 @@ export function ToolCard(props: {
             {(subagent) => (
               <div class="subagent" data-testid="subagent">
                 <div class="subagent-head">subagent {subagent().agent}</div>
-                {props.renderItems?.(subagent().items) as never}
+                {props.renderItems?.(() => subagent().items) as never}
               </div>
             )}
           </Show>

@@ -1,7 +1,19 @@
 import type { TranscriptItem } from '@molf/client';
 import type { Approval } from '@molf/protocol';
 import { createVirtualizer } from '@tanstack/solid-virtual';
-import { createEffect, createSignal, For, Index, Match, on, onCleanup, onMount, Show, Switch } from 'solid-js';
+import {
+  createEffect,
+  createMemo,
+  createSignal,
+  For,
+  Index,
+  Match,
+  on,
+  onCleanup,
+  onMount,
+  Show,
+  Switch,
+} from 'solid-js';
 import { MarkdownView } from './markdown-view.tsx';
 import { ToolCard } from './tool-card.tsx';
 
@@ -38,9 +50,7 @@ export function TranscriptItemView(props: { item: TranscriptItem; approvals: rea
           <ToolCard
             call={item()}
             waiting={isWaiting(item(), props.approvals)}
-            renderItems={(items) => (
-              <For each={items}>{(child) => <TranscriptItemView item={child} approvals={props.approvals} />}</For>
-            )}
+            renderItems={(items) => <NestedItems items={items()} approvals={props.approvals} />}
           />
         )}
       </Match>
@@ -56,6 +66,23 @@ export function TranscriptItemView(props: { item: TranscriptItem; approvals: rea
         {(item) => <div class={`notice notice-${item().level}`}>{item().text}</div>}
       </Match>
     </Switch>
+  );
+}
+
+/**
+ * A subagent's items, in order, not virtualised (a task's work is short). Each keeps its view
+ * while its item changes, like the rows of the transcript.
+ */
+function NestedItems(props: { items: TranscriptItem[]; approvals: readonly Approval[] }) {
+  const byKey = createMemo(() => new Map(props.items.map((item) => [viewKeyOf(item), item])));
+  return (
+    <For each={props.items.map(viewKeyOf)}>
+      {(key) => (
+        <Show when={byKey().get(key)}>
+          {(item) => <TranscriptItemView item={item()} approvals={props.approvals} />}
+        </Show>
+      )}
+    </For>
   );
 }
 

@@ -72,7 +72,7 @@ describe('the web client with subagents', () => {
       ],
     });
     web.llm.push({ toolCalls: [{ id: 'g1', name: 'glob', arguments: { pattern: '*.ts' } }] });
-    web.llm.push({ text: 'It starts in main.ts.' });
+    web.llm.push({ text: ['It starts', ' in', ' main.ts.'], chunkDelayMs: 300 });
     web.llm.push({ text: 'The explorer says: main.ts.' });
     const { page } = await web.newPage();
     await page.goto(web.loginUrl);
@@ -81,8 +81,15 @@ describe('the web client with subagents', () => {
     await page.getByTestId('prompt').press('Enter');
     await page.getByTestId('approval').waitFor();
     await page.keyboard.press('y');
-    await page.locator('[data-testid=assistant-message]', { hasText: 'The explorer says' }).waitFor();
     const task = page.locator('[data-testid=tool-card][data-tool=task]');
+    // The subagent's answer streams under the call into one view, kept when it completes.
+    const streaming = task.locator('[data-testid=assistant-message][data-streaming=true] .markdown');
+    await streaming.waitFor();
+    await streaming.evaluate((element) => element.setAttribute('data-mark', 'kept'));
+    await page.locator('[data-testid=assistant-message]', { hasText: 'The explorer says' }).waitFor();
+    await expect(task.locator('[data-testid=assistant-message] .markdown').getAttribute('data-mark')).resolves.toBe(
+      'kept',
+    );
     const nested = task.getByTestId('subagent');
     await nested.waitFor();
     await nested.locator('[data-testid=tool-card][data-tool=glob]').waitFor();
