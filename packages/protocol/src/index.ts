@@ -1,5 +1,6 @@
 export * from './approvals.ts';
 export * from './auth.ts';
+export * from './cron.ts';
 export * from './errors.ts';
 export * from './grants.ts';
 export * from './ids.ts';

@@ -57,7 +57,13 @@ export const StoredAttachmentSchema = z.object({
 export type StoredAttachment = z.infer<typeof StoredAttachmentSchema>;
 
 export const SessionMessageSchema = z.discriminatedUnion('role', [
-  z.object({ ...MessageBase, role: z.literal('user'), text: z.string() }),
+  z.object({
+    ...MessageBase,
+    role: z.literal('user'),
+    text: z.string(),
+    /** Set when a cron job's run sent the prompt (not a person). */
+    cronJobId: z.string().optional(),
+  }),
   z.object({
     ...MessageBase,
     role: z.literal('assistant'),
@@ -108,6 +114,8 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
     messageId: z.string(),
     /** That message's text (absent from servers older than this field). */
     prompt: z.string().optional(),
+    /** Set when a cron job's run sent the prompt. */
+    cronJobId: z.string().optional(),
     model: z.string(),
   }),
   z.object({ type: z.literal('message.queued'), messageId: z.string(), position: z.number().int() }),
