@@ -363,6 +363,49 @@ describe('approval gate', () => {
     expect(link.server.gate.pending()).toEqual([]);
   });
 
+  it('denies at once an unattended call that asks while nobody watches, when its policy is "deny"', async () => {
+    await using link = await startTestLink();
+    const sessionId = randomUUID();
+    let watched = false;
+    const unattended = {
+      policy: 'deny' as const,
+      waitMs: 60_000,
+      runBy: 'the cron job "nightly"',
+      watched: () => watched,
+    };
+    const refused = await run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo unwatched' }, unattended });
+    expect(refused).toMatchObject({ meta: { errorKind: 'permission_denied' } });
+    expect(refused.output + (refused.error ?? '')).toContain('nobody is watching the cron job "nightly"');
+    expect(link.server.gate.pending({ sessionId })).toEqual([]);
+
+    // A person watching is asked, and their answer counts.
+    await using client = await clientOf(link);
+    using watch = watchApprovals(client, { sessionId });
+    watched = true;
+    const call = run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo watched' }, unattended });
+    await waitFor(() => watch.requested().length === 1, { what: 'approval.requested' });
+    await client.rpc.approvals.approve.mutate({
+      sessionId,
+      approvalId: watch.requested()[0]?.approvalId ?? '',
+      scope: 'once',
+    });
+    expect((await call).output).toContain('watched');
+  });
+
+  it('denies an unattended call nobody answered within its wait, and says why in its resolution', async () => {
+    await using link = await startTestLink();
+    await using client = await clientOf(link);
+    const sessionId = randomUUID();
+    using watch = watchApprovals(client, { sessionId });
+    const unattended = { policy: 'wait' as const, waitMs: 200, runBy: 'the cron job "nightly"', watched: () => false };
+    const result = await run(link, { sessionId, tool: 'shell_exec', args: { command: 'echo late' }, unattended });
+    expect(result).toMatchObject({ meta: { errorKind: 'permission_denied' } });
+    expect(result.output + (result.error ?? '')).toContain('nobody answered within 200 ms');
+    await waitFor(() => watch.resolved().length === 1, { what: 'approval.resolved' });
+    expect(watch.resolved()[0]).toMatchObject({ outcome: 'denied' });
+    expect(watch.resolved()[0]?.by).toContain('nobody answered');
+  });
+
   it('denies pending approvals with a reason when their worker goes offline', async () => {
     await using link = await startTestLink();
     await using client = await clientOf(link);

@@ -69,10 +69,33 @@ export type GateRequest = {
    */
   paths?: 'predicted' | 'worker';
   /**
+   * Set for a call nobody may be there to answer (a cron job's run): what happens when it asks.
+   * `deny` refuses at once unless a client is watching, `wait` asks all the same; either way an
+   * approval nobody answers within `waitMs` is denied. Never an allow.
+   */
+  unattended?: UnattendedAsk | undefined;
+  /**
    * Requests of one worker with the same key share one pending approval: a worker that asks again
    * (after a dropped link) joins the question already waiting instead of asking a second time.
    */
   shareKey?: string;
+};
+
+/** `200 ms`, `45 s`, `10 min`. */
+function formatWait(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  if (ms < 120_000) return `${Math.round(ms / 1_000)} s`;
+  return `${Math.round(ms / 60_000)} min`;
+}
+
+/** What an unattended run does when a call asks (see `GateRequest.unattended`). */
+export type UnattendedAsk = {
+  policy: 'deny' | 'wait';
+  waitMs: number;
+  /** Says why it runs unattended, in a denial's message: `the cron job "nightly" (cj_…)`. */
+  runBy: string;
+  /** Whether a person's client is watching for this session's approvals now. */
+  watched: () => boolean;
 };
 
 type DenyKind = Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'worker_offline'>;
@@ -466,7 +489,36 @@ export function createApprovalGate(options: {
       logger.info({ tool: request.tool, shareKey: request.shareKey }, 'approval request joined the one waiting');
       return joined;
     }
+    const unattended = request.unattended;
+    if (unattended !== undefined && unattended.policy === 'deny' && !unattended.watched()) {
+      return deny(request, {
+        message:
+          `The call was not run: it needs approval, and nobody is watching ${unattended.runBy}, whose onAsk policy is "deny". ` +
+          'Do not retry it; report what you would have done instead.',
+        errorKind: 'permission_denied',
+        subjects,
+      });
+    }
     return ask(request, { evaluation, callPaths: resolved.value, home });
+  }
+
+  /** An unattended run's approval that nobody answered in time is denied (after an answer being applied). */
+  function denyWhenUnanswered(approval: Approval, answer: Promise<GateOutcome>, unattended: UnattendedAsk): void {
+    const timer = setTimeout(() => {
+      const reason = `nobody answered within ${formatWait(unattended.waitMs)} (${unattended.runBy}, onAsk "${unattended.policy}")`;
+      pending.interrupt(approval.approvalId, {
+        outcome: 'denied',
+        by: `server: ${reason}`,
+        reason,
+        gate: {
+          type: 'deny',
+          message: `The call was not run: it needed approval and ${reason}. Do not retry it; report what you would have done instead.`,
+          errorKind: 'permission_denied',
+        },
+      });
+    }, unattended.waitMs);
+    timer.unref();
+    void answer.finally(() => clearTimeout(timer));
   }
 
   /**
@@ -527,6 +579,7 @@ export function createApprovalGate(options: {
       requestedAt: new Date().toISOString(),
     };
     const answer = pending.open({ approval, request, callPaths: context.callPaths, home: context.home });
+    if (request.unattended !== undefined) denyWhenUnanswered(approval, answer, request.unattended);
     watchRules(request.workerId);
     logger.info({ approvalId, sessionId: request.sessionId, tool: request.tool }, 'approval requested');
     emit({ type: 'approval.requested', approval });

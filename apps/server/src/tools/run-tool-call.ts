@@ -30,6 +30,8 @@ export type GatedToolCall = {
   agent?: GateRequest['agent'];
   /** The model of the turn that made the call, for server tools that run one. */
   modelId?: string | undefined;
+  /** Set when a cron job's run makes the call: what an ask does there (see the gate). */
+  unattended?: GateRequest['unattended'];
 };
 
 export type ToolCallRunner = {
@@ -92,6 +94,7 @@ export function createToolCallRunner(options: {
         args: call.args,
         ...(request.paths === undefined ? {} : { paths: request.paths }),
         ...(call.agent === undefined ? {} : { agent: call.agent }),
+        ...(call.unattended === undefined ? {} : { unattended: call.unattended }),
         ...(call.signal === undefined ? {} : { signal: call.signal }),
       })
       .catch((error: unknown): GateOutcome => {
