@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MolfError, type WorkerId } from '@molf/protocol';
+import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
 import { setSessionStatus } from './set-session-status.ts';
@@ -33,6 +34,10 @@ export type AgentRunner = {
     model?: string | undefined;
     /** Skills of the session's worker the person loads with the prompt (stored as `skill` results). */
     skills?: string[] | undefined;
+    /** Set when a cron job's run sends the prompt: its message and `turn.started` carry the id. */
+    cronJobId?: string | undefined;
+    /** What an ask does in the prompt's turn when nobody answers (a cron run's `onAsk`). */
+    unattended?: UnattendedAsk | undefined;
   }): Promise<{ messageId: string; queued: boolean }>;
   /**
    * Runs a subagent's turn in a child session of its own (a `task` call). While it runs, the child is
@@ -51,6 +56,8 @@ type Queued = {
   text: string;
   model: string | undefined;
   skills: string[] | undefined;
+  cronJobId: string | undefined;
+  unattended: UnattendedAsk | undefined;
   at: string;
   /** Where the prompt is kept until its turn stores it as a message. */
   stored: 'history' | 'queue';
@@ -110,6 +117,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
         at: new Date().toISOString(),
         role: 'user',
         text: prompt.text,
+        ...(prompt.cronJobId === undefined ? {} : { cronJobId: prompt.cronJobId }),
       });
       await store.dequeue(sessionId, prompt.messageId);
     }
@@ -119,6 +127,8 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       prompt: prompt.text,
       model: prompt.model,
       ...(prompt.skills === undefined ? {} : { skills: prompt.skills }),
+      ...(prompt.cronJobId === undefined ? {} : { cronJobId: prompt.cronJobId }),
+      ...(prompt.unattended === undefined ? {} : { unattended: prompt.unattended }),
       signal: turns.controller.signal,
     });
   }
@@ -171,7 +181,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   }
 
   return {
-    async prompt({ sessionId, text, model, skills }) {
+    async prompt({ sessionId, text, model, skills, cronJobId, unattended }) {
       if (closing) throw new MolfError('cancelled', 'the server is shutting down');
       const session = await store.get(sessionId);
       if (session === undefined) {
@@ -191,16 +201,30 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
       const turns = running.get(sessionId);
       if (turns === undefined) {
         // Stored before the prompt is acknowledged: an accepted prompt survives any crash.
-        const first: Queued = { messageId, text, model, skills, at, stored: 'history' };
-        await start(sessionId, first, store.append(sessionId, { id: messageId, at, role: 'user', text })).ready;
+        const first: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'history' };
+        const message = {
+          id: messageId,
+          at,
+          role: 'user' as const,
+          text,
+          ...(cronJobId === undefined ? {} : { cronJobId }),
+        };
+        await start(sessionId, first, store.append(sessionId, message)).ready;
         return { messageId, queued: false };
       }
       if (turns.queue.length >= maxQueue) {
         throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
       }
-      const queued: Queued = { messageId, text, model, skills, at, stored: 'queue' };
+      const queued: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
       turns.queue.push(queued);
-      await store.enqueue(sessionId, { messageId, text, model, ...(skills === undefined ? {} : { skills }), at });
+      await store.enqueue(sessionId, {
+        messageId,
+        text,
+        model,
+        ...(skills === undefined ? {} : { skills }),
+        ...(cronJobId === undefined ? {} : { cronJobId }),
+        at,
+      });
       events.publish(sessionId, { type: 'message.queued', messageId, position: turns.queue.length });
       return { messageId, queued: true };
     },

@@ -20,6 +20,8 @@ export type StepToolCalls = {
   modelId: string;
   /** Set when a subagent makes the calls: the gate applies its tools and rules. */
   agent: TurnRequest['agent'];
+  /** Set in a cron job's run: what an ask does when nobody answers. */
+  unattended: TurnRequest['unattended'];
   signal: AbortSignal;
 };
 
@@ -79,6 +81,7 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
                         parentSessionId: step.agent.parentSessionId,
                       },
                     }),
+                ...(step.unattended === undefined ? {} : { unattended: step.unattended }),
                 signal,
               });
       if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {

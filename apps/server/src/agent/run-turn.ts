@@ -8,6 +8,7 @@ import {
   type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ToolSet, tool } from 'ai';
+import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { AttachmentSupport } from '../providers/resolve-model.ts';
 import { pruneHistory } from '../sessions/prune-history.ts';
 import type { AgentProfile } from './agent-profiles.ts';
@@ -40,6 +41,10 @@ export type TurnRequest = {
    * instructions, and its tools, rules and step limit apply.
    */
   agent?: { profile: AgentProfile; parentSessionId: string } | undefined;
+  /** Set when a cron job sent the prompt: `turn.started` carries its id. */
+  cronJobId?: string | undefined;
+  /** Set when nobody may be there to answer an ask (a cron run): the gate's unattended policy. */
+  unattended?: UnattendedAsk | undefined;
 };
 
 /** What one turn carries from step to step. */
@@ -56,6 +61,7 @@ type TurnState = {
   media: Map<string, string>;
   signal: AbortSignal;
   agent: TurnRequest['agent'];
+  unattended: TurnRequest['unattended'];
 };
 
 type StepEnd = 'done' | 'continue' | 'aborted' | 'error' | 'doom_loop' | 'overflow';
@@ -96,6 +102,7 @@ export async function runTurn(
         messageId: request.messageId,
         prompt: request.prompt,
         model: '',
+        ...(request.cronJobId === undefined ? {} : { cronJobId: request.cronJobId }),
       });
       events.publish(sessionId, {
         type: 'error',
@@ -111,6 +118,7 @@ export async function runTurn(
       messageId: request.messageId,
       prompt: request.prompt,
       model: modelId,
+      ...(request.cronJobId === undefined ? {} : { cronJobId: request.cronJobId }),
     });
     const history = await store.messages(sessionId);
     const maxSteps = request.agent?.profile.maxSteps ?? limits.maxSteps;
@@ -131,6 +139,7 @@ export async function runTurn(
       ),
       signal,
       agent: request.agent,
+      unattended: request.unattended,
     };
     if (request.skills !== undefined && request.skills.length > 0) {
       await storeLoadedSkills(services, { ...state, names: request.skills });
@@ -280,6 +289,7 @@ async function takeStep(
     shownInstructions: state.shownInstructions,
     modelId: state.modelId,
     agent: state.agent,
+    unattended: state.unattended,
     signal,
   });
   if (signal.aborted) return 'aborted';

@@ -14,6 +14,7 @@ import {
   TEST_WORKER_TOKEN,
   waitFor,
 } from '../testing/test-link.ts';
+import type { GatedToolCall } from '../tools/run-tool-call.ts';
 
 type Link = Awaited<ReturnType<typeof startTestLink>>;
 
@@ -30,7 +31,13 @@ function watchApprovals(client: MolfClient, input: { sessionId?: string; workerI
 
 function run(
   link: Link,
-  call: { sessionId: string; tool: string; args: Record<string, unknown>; signal?: AbortSignal },
+  call: {
+    sessionId: string;
+    tool: string;
+    args: Record<string, unknown>;
+    signal?: AbortSignal;
+    unattended?: GatedToolCall['unattended'];
+  },
 ) {
   return link.server.toolCalls.run({ workerId: link.worker.workerId, timeoutMs: 10_000, ...call });
 }

@@ -461,6 +461,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
           at: prompt.at,
           role: 'user',
           text: prompt.text,
+          ...(typeof prompt.cronJobId === 'string' ? { cronJobId: prompt.cronJobId } : {}),
         });
       } catch (error) {
         logger.warn({ err: error, sessionId: entry.meta.sessionId }, 'skipping an unreadable queued prompt');

@@ -7,6 +7,8 @@ export type QueuedPrompt = {
   model?: string | undefined;
   /** Skills the person loads with the prompt. */
   skills?: string[] | undefined;
+  /** The cron job whose run sent it. */
+  cronJobId?: string | undefined;
   at: string;
 };
 
