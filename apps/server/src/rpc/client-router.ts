@@ -212,9 +212,15 @@ export function createClientRouter(services: RouterServices) {
         .mutation(({ input, ctx }) => gate.deny({ ...input, by: answererOf(ctx) })),
       list: clientProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
       /** Pending approvals (and broken permission files) first, then live events. */
-      events: clientProcedure
-        .input(ApprovalEventsInputSchema)
-        .subscription(({ input, signal }) => streamApprovalEvents(gate, input, signal)),
+      events: clientProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, signal }) {
+        // Counted while it runs: an unattended run asks only when somebody would see it.
+        const stop = services.approvalWatchers.add(input);
+        try {
+          yield* streamApprovalEvents(gate, input, signal);
+        } finally {
+          stop();
+        }
+      }),
     }),
 
     permissions: router({

@@ -1,6 +1,7 @@
 import type { ModelList, WorkerId } from '@molf/protocol';
 import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
+import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
@@ -20,6 +21,8 @@ export type RouterServices = {
   dispatcher: JobDispatcher;
   serverVersion: string;
   gate: ApprovalGate;
+  /** The clients following approvals now (for unattended runs). */
+  approvalWatchers: ApprovalWatchers;
   permissions: PermissionsStore;
   grants: GrantService;
   sessions: SessionStore;

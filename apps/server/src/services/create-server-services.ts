@@ -15,6 +15,7 @@ import {
 import {
   type ApprovalGate,
   createApprovalGate,
+  createApprovalWatchers,
   createGrantService,
   createPermissionsStore,
   type GrantService,
@@ -308,12 +309,14 @@ export async function createServerServices(config: ServerServicesConfig): Promis
           ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
         });
   const reportCatalog = createCatalogReporter({ registry, agents, logger });
+  const approvalWatchers = createApprovalWatchers();
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
     toolResultFiles: createToolResultFiles({ store: sessions, dispatcher }),
     agent,
     gate,
+    approvalWatchers,
     permissions,
     grants,
     registry,
