@@ -1,0 +1,273 @@
+import { constants } from 'node:fs';
+import { chmod, copyFile, mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { createSilentLogger, type Logger } from '@molf/logging';
+import { type CronJob, CronJobSchema, MAX_CRON_JOBS_PER_WORKER, MolfError } from '@molf/protocol';
+import writeFileAtomic from 'write-file-atomic';
+import { z } from 'zod';
+
+/** The only version of `jobs.json` this server reads and writes. */
+const FILE_VERSION = 1;
+
+/** A job of the file that open could not use: its place in `jobs` and why. */
+export type DamagedCronJob = { index: number; reason: string };
+
+export type CronJobStore = {
+  /** `{dataDir}/cron/jobs.json`, for messages. */
+  readonly path: string;
+  /**
+   * The jobs of the file that open could not use (invalid, or a second job with an id already
+   * seen), as found at open. They stay in the file until the next change, which first keeps the
+   * file as `jobs.json.damaged-<time>`.
+   */
+  readonly damaged: readonly DamagedCronJob[];
+  /** Every job, in creation order (a copy). */
+  list(filter?: { workerId?: string }): CronJob[];
+  /** A copy of the job, or undefined for an unknown id. */
+  get(jobId: string): CronJob | undefined;
+  /**
+   * Adds a job; refuses an invalid one (`invalid_input`), a duplicate id (`conflict`) and a
+   * worker's job beyond `MAX_CRON_JOBS_PER_WORKER` (`busy`).
+   */
+  add(job: CronJob): Promise<void>;
+  /**
+   * Replaces a job by id, keeping its place in the order; refuses an invalid one (`invalid_input`),
+   * an unknown id (`job_not_found`) and a move to a worker that is at the cap (`busy`).
+   */
+  put(job: CronJob): Promise<void>;
+  /** Removes a job; false (and nothing written) for an unknown id. */
+  remove(jobId: string): Promise<boolean>;
+  /** Waits for the pending writes; later writes are refused. */
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+};
+
+export type CronJobStoreOptions = {
+  dataDir: string;
+  /** Where damaged jobs are reported. Default: a logger that drops everything. */
+  logger?: Logger;
+  /** The clock that names the copy of a damaged file. Default: `() => new Date()`. */
+  now?: () => Date;
+};
+
+/**
+ * Every cron job of the server in one file, `{dataDir}/cron/jobs.json` (directory 0700, file
+ * 0600): `{ "version": 1, "jobs": [...] }`, held in memory for reads. A change validates the job,
+ * writes the whole file atomically (fsync, then rename) and only then takes effect in memory, so a
+ * refused job or a failed write leaves memory and disk as they were. Changes run one at a time in
+ * call order, so concurrent ones never lose each other.
+ *
+ * A file that cannot be read as jobs at all (not JSON, another shape, another version) makes open
+ * throw `config_invalid` and is left untouched: starting with no jobs would erase it at the next
+ * change. A file where only some jobs are invalid is used without them; they are reported in
+ * `damaged` and the log, and the file is copied aside before it is first rewritten, so the person
+ * can still recover them by hand.
+ */
+export async function openCronJobStore(options: CronJobStoreOptions): Promise<CronJobStore> {
+  const logger = options.logger ?? createSilentLogger();
+  const now = options.now ?? (() => new Date());
+  const path = join(options.dataDir, 'cron', 'jobs.json');
+  const loaded = await readJobsFile(path);
+  let jobs = new Map(loaded.jobs.map((job) => [job.jobId, job]));
+  /** Set while the file on disk still holds the damaged jobs: copy it before overwriting it. */
+  let keepOriginal = loaded.damaged.length > 0;
+  let writes: Promise<unknown> = Promise.resolve();
+  let closed = false;
+
+  for (const { index, reason } of loaded.damaged) {
+    logger.warn(
+      { path, index, reason },
+      'a cron job of the file is invalid and is not used; the file is copied aside before its next change',
+    );
+  }
+
+  /** Runs `task` after every change queued before it, whether those succeeded or not. */
+  function serialize<T>(task: () => Promise<T>): Promise<T> {
+    if (closed) return Promise.reject(new MolfError('internal', `the cron job store ${path} is closed`));
+    const next = writes.then(task);
+    writes = next.catch(() => undefined);
+    return next;
+  }
+
+  async function commit(next: Map<string, CronJob>): Promise<void> {
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    if (keepOriginal) {
+      const copy = await copyAside(path, now());
+      if (copy !== undefined) logger.warn({ path, copy }, 'the cron jobs file with damaged jobs was copied aside');
+      keepOriginal = false;
+    }
+    const text = `${JSON.stringify({ version: FILE_VERSION, jobs: [...next.values()] }, null, 2)}\n`;
+    await writeFileAtomic(path, text, { mode: 0o600, fsync: true });
+    jobs = next;
+  }
+
+  function refuseAtCap(job: CronJob): void {
+    let count = 0;
+    for (const other of jobs.values()) if (other.workerId === job.workerId && other.jobId !== job.jobId) count += 1;
+    if (count >= MAX_CRON_JOBS_PER_WORKER) {
+      throw new MolfError(
+        'busy',
+        `worker ${job.workerId} already has ${count} cron jobs, the most one worker may have (${MAX_CRON_JOBS_PER_WORKER}): remove one first`,
+        { field: 'workerId' },
+      );
+    }
+  }
+
+  async function close(): Promise<void> {
+    closed = true;
+    await writes;
+  }
+
+  return {
+    path,
+    damaged: loaded.damaged,
+    list(filter = {}) {
+      const all = [...jobs.values()];
+      const chosen = filter.workerId === undefined ? all : all.filter((job) => job.workerId === filter.workerId);
+      return chosen.map((job) => structuredClone(job));
+    },
+    get(jobId) {
+      const job = jobs.get(jobId);
+      return job === undefined ? undefined : structuredClone(job);
+    },
+    async add(job) {
+      const valid = parseJobOrThrow(job);
+      return serialize(async () => {
+        if (jobs.has(valid.jobId)) {
+          throw new MolfError('conflict', `a cron job with the id ${valid.jobId} already exists`, { field: 'jobId' });
+        }
+        refuseAtCap(valid);
+        await commit(new Map(jobs).set(valid.jobId, valid));
+      });
+    },
+    async put(job) {
+      const valid = parseJobOrThrow(job);
+      return serialize(async () => {
+        const current = jobs.get(valid.jobId);
+        if (current === undefined) {
+          throw new MolfError('job_not_found', `there is no cron job ${valid.jobId}`, { field: 'jobId' });
+        }
+        if (current.workerId !== valid.workerId) refuseAtCap(valid);
+        await commit(new Map(jobs).set(valid.jobId, valid));
+      });
+    },
+    async remove(jobId) {
+      return serialize(async () => {
+        if (!jobs.has(jobId)) return false;
+        const next = new Map(jobs);
+        next.delete(jobId);
+        await commit(next);
+        return true;
+      });
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** The job as the schema keeps it (unknown keys dropped), or `invalid_input` naming the first bad field. */
+function parseJobOrThrow(job: CronJob): CronJob {
+  const parsed = CronJobSchema.safeParse(job);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const field = first === undefined ? undefined : first.path.map(String).join('.');
+  throw new MolfError(
+    'invalid_input',
+    `the cron job ${typeof job?.jobId === 'string' ? job.jobId : '(no id)'} is invalid and was not stored: ${describeIssues(parsed.error)}`,
+    field === undefined || field === '' ? {} : { field },
+  );
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => (issue.path.length === 0 ? issue.message : `${issue.path.map(String).join('.')}: ${issue.message}`))
+    .join('; ');
+}
+
+/** The outside of the file, checked before any job: `version` first, since a newer one may change the rest. */
+const VersionedSchema = z.object({ version: z.number() });
+const EnvelopeSchema = z.object({ version: z.literal(FILE_VERSION), jobs: z.array(z.unknown()) });
+
+/** The file's usable jobs and the damaged ones; no file is no jobs. Throws `config_invalid` for a file it cannot use at all. */
+async function readJobsFile(path: string): Promise<{ jobs: CronJob[]; damaged: DamagedCronJob[] }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], damaged: [] };
+    throw new MolfError('config_invalid', `cannot read the cron jobs file ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw refuseFile(path, `it is not valid JSON (${(error as Error).message})`, error);
+  }
+  const versioned = VersionedSchema.safeParse(value);
+  if (!versioned.success) {
+    throw refuseFile(
+      path,
+      `it is not { "version": ${FILE_VERSION}, "jobs": [...] } (${describeIssues(versioned.error)})`,
+    );
+  }
+  if (versioned.data.version !== FILE_VERSION) {
+    throw new MolfError(
+      'config_invalid',
+      `the cron jobs file ${path} has version ${versioned.data.version}, and this server reads only version ${FILE_VERSION}: ` +
+        'a newer Molf server wrote it. Run that server, or move the file away to start with no cron jobs; it was left as it is',
+    );
+  }
+  const envelope = EnvelopeSchema.safeParse(value);
+  if (!envelope.success) {
+    throw refuseFile(
+      path,
+      `it is not { "version": ${FILE_VERSION}, "jobs": [...] } (${describeIssues(envelope.error)})`,
+    );
+  }
+
+  const jobs: CronJob[] = [];
+  const damaged: DamagedCronJob[] = [];
+  const seen = new Set<string>();
+  envelope.data.jobs.forEach((entry, index) => {
+    const parsed = CronJobSchema.safeParse(entry);
+    if (!parsed.success) {
+      damaged.push({ index, reason: describeIssues(parsed.error) });
+    } else if (seen.has(parsed.data.jobId)) {
+      damaged.push({ index, reason: `a second job with the id ${parsed.data.jobId} (the first one is used)` });
+    } else {
+      seen.add(parsed.data.jobId);
+      jobs.push(parsed.data);
+    }
+  });
+  return { jobs, damaged };
+}
+
+function refuseFile(path: string, reason: string, cause?: unknown): MolfError {
+  return new MolfError(
+    'config_invalid',
+    `the cron jobs file ${path} cannot be used: ${reason}. It was left as it is: fix it, or move it away to start with no cron jobs`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * Copies the file to `{path}.damaged-{time}` (0600), never over an earlier copy; undefined when
+ * the file is gone, so there is nothing left to keep.
+ */
+async function copyAside(path: string, at: Date): Promise<string | undefined> {
+  const stamp = at.toISOString().replaceAll(':', '-');
+  for (let attempt = 1; ; attempt += 1) {
+    const copy = `${path}.damaged-${stamp}${attempt === 1 ? '' : `-${attempt}`}`;
+    try {
+      await copyFile(path, copy, constants.COPYFILE_EXCL);
+      await chmod(copy, 0o600);
+      return copy;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return undefined;
+      if (code !== 'EEXIST') throw error;
+    }
+  }
+}
