@@ -739,6 +739,45 @@ describe('MCP tools and tool-name globs', () => {
   });
 });
 
+describe('the cron tool', () => {
+  it('asks to add, change or run a job by default, shows its schedule and prompt, and lists without asking', () => {
+    const add = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'cron',
+      args: { action: 'add', every: '5m', prompt: 'run the tests', session: 'new' },
+      layers: { file: rules },
+    });
+    expect(add.decision.type).toBe('ask');
+    expect(add.verdicts.map((verdict) => verdict.subject.label)).toEqual(['add every 5m session new: "run the tests"']);
+    expect(add.alwaysPatterns).toEqual(['add']);
+    for (const action of ['update', 'remove', 'run_now', 'something']) {
+      const decision = engine.evaluate({
+        now: TEST_NOW,
+        tool: 'cron',
+        args: { action, job_id: 'cj_00000000' },
+        layers: { file: rules },
+      }).decision.type;
+      expect(decision, action).toBe('ask');
+    }
+    expect(
+      engine.evaluate({ now: TEST_NOW, tool: 'cron', args: { action: 'list' }, layers: { file: rules } }).decision.type,
+    ).toBe('allow');
+  });
+
+  it('shows a long prompt cut, with its length', () => {
+    const prompt = 'x'.repeat(5_000);
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: 'cron',
+      args: { action: 'add', cron: '0 9 * * 1-5', tz: 'Europe/Berlin', prompt },
+      layers: { file: rules },
+    });
+    const [label] = evaluation.verdicts.map((verdict) => verdict.subject.label);
+    expect(label?.startsWith('add cron "0 9 * * 1-5" Europe/Berlin: "xxx')).toBe(true);
+    expect(label?.endsWith('…" (5000 characters)')).toBe(true);
+  });
+});
+
 describe('brace expansion in arguments', () => {
   const layers = () => ({
     file: [

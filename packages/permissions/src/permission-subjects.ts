@@ -310,8 +310,47 @@ export function toPermissionSubjects(options: SubjectOptions): ToolCallSubjects 
       };
     }
   }
+  if (tool === CRON_TOOL) return { subjects: [cronSubject(args)], problems: [] };
   // Starting a server of .mcp.json: its name, command line and a digest of its definition.
   if (tool === MCP_SERVER_TOOL) return toMcpServerSubjects(args);
   // MCP and other tools: the rule key is the (qualified) tool name itself.
   return { subjects: [{ kind: 'tool', label: tool, forms: [tool], alwaysPattern: '*' }], problems: [] };
+}
+
+/** The server's tool that schedules prompts. */
+export const CRON_TOOL = 'cron';
+
+/** How much of a scheduled prompt an approval shows (a prompt may be 200,000 characters). */
+const CRON_PROMPT_SHOWN = 2_000;
+
+/**
+ * A `cron` call: ruled by its action (`"cron": { "*": "ask", "list": "allow" }`), shown with what
+ * it would schedule: `add every 5m, session new: "run the tests"`.
+ */
+function cronSubject(args: Record<string, unknown>): PermissionSubject {
+  const action = typeof args.action === 'string' ? args.action : '(no action)';
+  const text = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : undefined);
+  const schedule =
+    text('at') !== undefined
+      ? `at ${text('at')}`
+      : text('every') !== undefined
+        ? `every ${text('every')}`
+        : text('cron') !== undefined
+          ? `cron "${text('cron')}"${text('tz') === undefined ? '' : ` ${text('tz')}`}`
+          : undefined;
+  const prompt = text('prompt');
+  const parts = [
+    action,
+    text('job_id'),
+    text('name') === undefined ? undefined : `"${text('name')}"`,
+    schedule,
+    text('until') === undefined ? undefined : `until ${text('until')}`,
+    text('session') === undefined ? undefined : `session ${text('session')}`,
+    text('on_ask') === undefined ? undefined : `on ask ${text('on_ask')}`,
+  ].filter((part) => part !== undefined);
+  const shown =
+    prompt === undefined
+      ? ''
+      : `: "${prompt.length > CRON_PROMPT_SHOWN ? `${prompt.slice(0, CRON_PROMPT_SHOWN)}…" (${prompt.length} characters)` : `${prompt}"`}`;
+  return { kind: 'name', label: `${parts.join(' ')}${shown}`, forms: [action], alwaysPattern: escapeGlob(action) };
 }
