@@ -28,6 +28,7 @@ export type MolfServer = AsyncDisposable &
     | 'agents'
     | 'sessions'
     | 'agent'
+    | 'cron'
     | 'generatedTokens'
   > &
   Pick<WebSocketTransport, 'host' | 'port' | 'url' | 'httpUrl'> & {
@@ -101,6 +102,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     agents: services.agents,
     sessions: services.sessions,
     agent: services.agent,
+    cron: services.cron,
     generatedTokens: services.generatedTokens,
     close,
     [Symbol.asyncDispose]: close,

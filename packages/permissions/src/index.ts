@@ -40,6 +40,7 @@ export {
   type RuleSource,
 } from './permission-rule.ts';
 export {
+  CRON_TOOL,
   type PathArgument,
   type PermissionSubject,
   permissionPathArguments,

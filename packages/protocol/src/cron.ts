@@ -90,6 +90,7 @@ export const CronCreatorSchema = z.object({
   sessionId: z.string().optional(),
   toolCallId: z.string().optional(),
 });
+export type CronCreator = z.infer<typeof CronCreatorSchema>;
 
 export const CronJobSchema = z.object({
   jobId: CronJobIdSchema,

@@ -2,6 +2,11 @@ import {
   ApprovalAnswerSchema,
   ApprovalEventsInputSchema,
   ApproveInputSchema,
+  CronAddInputSchema,
+  CronJobIdInputSchema,
+  CronJobSchema,
+  CronListInputSchema,
+  CronUpdateInputSchema,
   DamagedSessionSchema,
   DenyInputSchema,
   ModelListSchema,
@@ -36,6 +41,7 @@ import {
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { Answerer } from '../approvals/approval-gate.ts';
+import { streamCronEvents } from '../cron/index.ts';
 import { historyPage } from '../sessions/history-page.ts';
 import type { RouterServices } from './router-services.ts';
 import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
@@ -130,7 +136,7 @@ export function createClientRouter(services: RouterServices) {
         .input(SessionCreateInputSchema)
         .output(SessionInfoSchema)
         .mutation(({ input }) => {
-          knownWorker(input.workerId);
+          knownWorker(input.workerId as WorkerId);
           return sessions.create(input);
         }),
       list: clientProcedure
@@ -221,6 +227,41 @@ export function createClientRouter(services: RouterServices) {
           stop();
         }
       }),
+    }),
+
+    cron: router({
+      list: clientProcedure
+        .input(CronListInputSchema)
+        .output(z.array(CronJobSchema))
+        .query(({ input }) => services.cron.list(input)),
+      /** A job made by a person: without `session`, each run gets a new session. */
+      add: clientProcedure
+        .input(CronAddInputSchema)
+        .output(CronJobSchema)
+        .mutation(({ input, ctx }) => {
+          knownWorker(input.workerId);
+          return services.cron.add(input, {
+            createdBy: { credentialId: ctx.credentialId, ...(ctx.client === undefined ? {} : { client: ctx.client }) },
+            defaultTarget: { type: 'new' },
+          });
+        }),
+      update: clientProcedure
+        .input(CronUpdateInputSchema)
+        .output(CronJobSchema)
+        .mutation(({ input }) => services.cron.update(input)),
+      remove: clientProcedure
+        .input(CronJobIdInputSchema)
+        .output(z.object({ removed: z.boolean() }))
+        .mutation(async ({ input }) => ({ removed: await services.cron.remove(input.jobId) })),
+      /** Runs the job once now, outside its schedule; answers with the job and how the run went. */
+      run: clientProcedure
+        .input(CronJobIdInputSchema)
+        .output(CronJobSchema)
+        .mutation(({ input }) => services.cron.runNow(input.jobId)),
+      /** `cron.fired` and `cron.failed` from now on. */
+      events: clientProcedure
+        .input(CronListInputSchema)
+        .subscription(({ input, signal }) => streamCronEvents(services.cron, input, signal)),
     }),
 
     permissions: router({

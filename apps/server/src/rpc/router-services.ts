@@ -4,6 +4,7 @@ import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
+import type { CronScheduler } from '../cron/index.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { ToolResultFiles } from '../sessions/tool-result-files.ts';
@@ -30,6 +31,8 @@ export type RouterServices = {
   /** The full text of cut tool outputs and the attachments of tool results, for clients. */
   toolResultFiles: ToolResultFiles;
   agent: AgentRunner;
+  /** Scheduled prompts. */
+  cron: CronScheduler;
   /** The subagents each worker's sessions can run. */
   agents: AgentDirectory;
   catalog: ToolCatalog;

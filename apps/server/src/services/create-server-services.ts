@@ -24,6 +24,13 @@ import {
 } from '../approvals/index.ts';
 import { type CredentialStore, openCredentialStore } from '../auth/credential-store.ts';
 import { closeInOrder } from '../close-in-order.ts';
+import {
+  type CronClock,
+  type CronScheduler,
+  createCronFire,
+  openCronJobStore,
+  startCronScheduler,
+} from '../cron/index.ts';
 import { ensureDataDir } from '../data-dir.ts';
 import {
   type ApprovalLinks,
@@ -45,6 +52,7 @@ import {
   type SessionStore,
 } from '../sessions/index.ts';
 import {
+  createCronTool,
   createSkillTool,
   createTaskTool,
   createToolCallRunner,
@@ -56,6 +64,7 @@ import {
 import { SERVER_VERSION } from '../version.ts';
 import { createJobDispatcher, type JobDispatcher } from '../workers/job-dispatcher.ts';
 import { loadWorkerRegistry, type WorkerRegistry } from '../workers/worker-registry.ts';
+import { checkCronJob } from './check-cron-job.ts';
 import { forwardApprovalsToSessions } from './forward-approvals-to-sessions.ts';
 import { type HealthReport, toWorkerHealth } from './health-report.ts';
 import { createCatalogReporter } from './report-worker-catalog.ts';
@@ -87,6 +96,17 @@ export type ServerServicesConfig = {
    * none (and with no targets, nothing is sent and no link answers).
    */
   notify?: NotifyOptions;
+  /** Scheduled prompts: the shortest interval (default 1 min), the default zone, the clock (tests). */
+  cron?: CronSettings;
+};
+
+export type CronSettings = {
+  /** The shortest `every` interval and cron gap in ms. Default 60,000. */
+  minIntervalMs?: number;
+  /** The zone of cron expressions written without one. Default: the server's. */
+  timezone?: string;
+  /** Default: the system clock. */
+  clock?: CronClock;
 };
 
 /**
@@ -121,6 +141,8 @@ export type ServerServices = AsyncDisposable & {
   events: SessionEvents;
   /** The agent loop: prompts, aborts. */
   agent: AgentRunner;
+  /** Scheduled prompts (`cron` jobs), stored in `{dataDir}/cron/jobs.json`. */
+  cron: CronScheduler;
   /** The tRPC router over these services, for a transport to serve. */
   router: AppRouter;
   /** The one-time approve/deny links of notifications, for a transport to serve; undefined without targets. */
@@ -191,6 +213,8 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const engine = await createPermissionEngine({ lazyParser: true });
   const dataDirPath = await realpath(config.dataDir);
   const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
+  // A damaged jobs file stops the start with its path and reason: it is never emptied.
+  const cronStore = await openCronJobStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);
   const now = config.now ?? Date.now;
 
@@ -238,6 +262,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   // the agents through these, set just below.
   let agents: AgentDirectory | undefined;
   let runner: AgentRunner | undefined;
+  let scheduler: CronScheduler | undefined;
   const limits = toTurnLimits(config.agent);
   const builtinTools = [
     createSkillTool({
@@ -260,6 +285,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       ...(config.agent?.maxParallelTasks === undefined ? {} : { maxParallel: config.agent.maxParallelTasks }),
       ...(config.agent?.taskTimeoutMs === undefined ? {} : { timeoutMs: config.agent.taskTimeoutMs }),
     }),
+    createCronTool({ scheduler: () => scheduler }),
   ];
   const catalog = createToolCatalog({
     registry,
@@ -310,11 +336,22 @@ export async function createServerServices(config: ServerServicesConfig): Promis
         });
   const reportCatalog = createCatalogReporter({ registry, agents, logger });
   const approvalWatchers = createApprovalWatchers();
+  const cron = await startCronScheduler({
+    store: cronStore,
+    fire: createCronFire({ sessions, agent, registry, watchers: approvalWatchers }),
+    logger,
+    checkJob: (job) => checkCronJob(job, { registry, sessions }),
+    ...(config.cron?.clock === undefined ? {} : { clock: config.cron.clock }),
+    ...(config.cron?.timezone === undefined ? {} : { defaultTimezone: config.cron.timezone }),
+    ...(config.cron?.minIntervalMs === undefined ? {} : { minIntervalMs: config.cron.minIntervalMs }),
+  });
+  scheduler = cron;
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
     toolResultFiles: createToolResultFiles({ store: sessions, dispatcher }),
     agent,
+    cron,
     gate,
     approvalWatchers,
     permissions,
@@ -345,7 +382,8 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   function stopWork(): Promise<void> {
     // The agent first: its turns end by cancelling their approvals and worker calls, which needs
     // the gate and the dispatcher still open.
-    stopping ??= closeInOrder([() => agent.close(), () => gate?.close(), () => dispatcher.close()]);
+    // No run starts once stopping begins; then the agent as before.
+    stopping ??= closeInOrder([() => cron.close(), () => agent.close(), () => gate?.close(), () => dispatcher.close()]);
     return stopping;
   }
 
@@ -358,6 +396,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       () => registry.flush(),
       () => events.close(),
       () => sessions.close(),
+      () => cronStore.close(),
       () => audit.close(),
     ]);
     return closing;
@@ -378,6 +417,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     sessions,
     events,
     agent,
+    cron,
     router,
     approvalLinks,
     notifier,

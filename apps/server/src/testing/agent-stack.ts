@@ -5,6 +5,7 @@ import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import type { WorkerConfig } from '@molf/worker';
 import type { AgentSettings } from '../agent/agent-runner.ts';
 import type { NotifyOptions } from '../notify/index.ts';
+import type { CronSettings } from '../services/create-server-services.ts';
 import type { ServerTool } from '../tools/index.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from './test-link.ts';
 
@@ -25,6 +26,7 @@ export async function startStack(
     worker?: Partial<WorkerConfig>;
     attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
     notify?: NotifyOptions;
+    cron?: CronSettings;
     logger?: Logger;
   } = {},
 ): Promise<Stack> {
@@ -39,6 +41,7 @@ export async function startStack(
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
       ...(options.notify === undefined ? {} : { notify: options.notify }),
+      ...(options.cron === undefined ? {} : { cron: options.cron }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
     },
     ...(options.worker === undefined ? {} : { worker: options.worker }),

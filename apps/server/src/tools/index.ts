@@ -1,3 +1,4 @@
+export { createCronTool } from './cron-tool.ts';
 export { createToolCallRunner, type GatedToolCall, type ToolCallRunner } from './run-tool-call.ts';
 export type { ServerTool, ServerToolContext, ToolOfferContext } from './server-tool.ts';
 export { createSkillTool, loadSkill, SKILL_TOOL } from './skill-tool.ts';

@@ -1,0 +1,72 @@
+import { type CronJob, isMolfError } from '@molf/protocol';
+import type { AgentRunner } from '../agent/index.ts';
+import type { ApprovalWatchers } from '../approvals/index.ts';
+import type { SessionStore } from '../sessions/index.ts';
+import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import { DEFAULT_ON_ASK_WAIT_MS } from './cron-job-fields.ts';
+import type { CronFire, CronFireResult } from './cron-scheduler.ts';
+
+/** How a job names itself in a denial and a session: `the cron job "nightly tests" (cj_…)`. */
+export function describeRunner(job: Pick<CronJob, 'name' | 'jobId'>): string {
+  return `the cron job "${job.name}" (${job.jobId})`;
+}
+
+/** The name of a session made for one run: the job's name and the slot's time (UTC, to the minute). */
+function runSessionName(job: CronJob, scheduledFor: Date): string {
+  return `${job.name} · ${scheduledFor.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * Sends a job's prompt into its session the way a person's prompt goes in (queued behind a running
+ * turn), marked with the job's id, with the job's `onAsk` policy for the turn's tool calls. A
+ * worker offline or a full queue is worth retrying; a session that is gone is not.
+ */
+export function createCronFire(options: {
+  sessions: SessionStore;
+  agent: AgentRunner;
+  registry: WorkerRegistry;
+  watchers: ApprovalWatchers;
+}): CronFire {
+  const { sessions, agent, registry, watchers } = options;
+  return async (job, scheduledFor): Promise<CronFireResult> => {
+    if (registry.get(job.workerId)?.state !== 'online') {
+      return { outcome: 'failed', reason: `worker ${job.workerId} is offline`, retry: true };
+    }
+    let sessionId: string;
+    if (job.target.type === 'session') {
+      sessionId = job.target.sessionId;
+      if ((await sessions.get(sessionId)) === undefined) {
+        return {
+          outcome: 'failed',
+          reason: `its session ${sessionId} no longer exists: point the job at another session (or "new"), or remove it`,
+          retry: false,
+        };
+      }
+    } else {
+      const created = await sessions.create({
+        workerId: job.workerId,
+        name: runSessionName(job, scheduledFor),
+        ...(job.model === undefined ? {} : { model: job.model }),
+      });
+      sessionId = created.sessionId;
+    }
+    try {
+      const { messageId, queued } = await agent.prompt({
+        sessionId,
+        text: job.prompt,
+        model: job.model,
+        cronJobId: job.jobId,
+        unattended: {
+          policy: job.onAsk,
+          waitMs: job.onAskWaitMs ?? DEFAULT_ON_ASK_WAIT_MS,
+          runBy: describeRunner(job),
+          watched: () => watchers.watching({ sessionId, workerId: job.workerId }),
+        },
+      });
+      return { outcome: queued ? 'queued' : 'started', sessionId, messageId };
+    } catch (error) {
+      const gone = isMolfError(error) && error.code === 'session_not_found';
+      return { outcome: 'failed', reason: (error as Error).message, retry: !gone, sessionId };
+    }
+  };
+}
