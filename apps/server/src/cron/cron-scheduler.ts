@@ -58,6 +58,20 @@ export function backoffMs(consecutiveFailures: number): number {
   return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, consecutiveFailures - 1));
 }
 
+/**
+ * The failed slot that a job's next run retries, or undefined when its next run is a slot of its
+ * own. The store keeps no mark for a retry; it is the run aimed exactly `backoffMs` after the failed
+ * one. A failure alone does not make one: a slot given up (`retry: false`, a retry past `until`), a
+ * failed run on request and a job enabled again each leave the failure in `lastRun` while the next
+ * run is a slot of the schedule.
+ */
+function retriedSlot(job: CronJob): string | undefined {
+  const { lastRun, nextRunAt, consecutiveFailures } = job;
+  if (lastRun?.outcome !== 'failed' || consecutiveFailures === 0 || nextRunAt === undefined) return undefined;
+  const retryAt = Date.parse(lastRun.at) + backoffMs(consecutiveFailures);
+  return Date.parse(nextRunAt) === retryAt ? lastRun.scheduledFor : undefined;
+}
+
 export type CronScheduler = {
   /** A new job; `defaultTarget` is where its runs go without `session`. */
   add(input: CronAddInput, options: { createdBy: CronCreator; defaultTarget: CronTarget }): Promise<CronJob>;
@@ -160,8 +174,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     const job = store.get(jobId);
     if (job?.nextRunAt === undefined) return Promise.resolve();
     // A retry is for the slot that failed, not for the time it is tried again.
-    const slot =
-      job.consecutiveFailures > 0 && job.lastRun?.outcome === 'failed' ? job.lastRun.scheduledFor : job.nextRunAt;
+    const slot = retriedSlot(job) ?? job.nextRunAt;
     return track(jobId, fireAndRecord(job, new Date(slot), { scheduled: true }));
   }
 
@@ -258,7 +271,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     const now = new Date(clock.now());
     for (const job of store.list()) {
       if (!job.enabled || job.nextRunAt === undefined || Date.parse(job.nextRunAt) > now.getTime()) continue;
-      if (job.consecutiveFailures > 0) continue;
+      if (retriedSlot(job) !== undefined) continue;
       // Slots after `until` are not the job's: the run owed is for the latest slot before it.
       const untilMs = job.until === undefined ? Number.POSITIVE_INFINITY : Date.parse(job.until);
       const { runNow } = dueAfterDowntime(job.schedule, {
