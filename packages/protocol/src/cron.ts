@@ -118,6 +118,8 @@ export const CronJobSchema = z.object({
   lastRun: CronLastRunSchema.optional(),
   /** Failed runs in a row: each doubles the wait before the retry (30 s, up to 1 h). */
   consecutiveFailures: z.number().int().nonnegative(),
+  /** Set while the next run retries a failed slot: that slot (the run's `scheduledFor`). */
+  retrySlot: z.string().optional(),
 });
 export type CronJob = z.infer<typeof CronJobSchema>;
 

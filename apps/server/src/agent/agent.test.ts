@@ -51,9 +51,9 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect(request?.messages[0]).toMatchObject({ role: 'system' });
     expect(String(request?.messages[0]?.content)).toContain(stack.link.workdir);
     expect(request?.messages.at(-1)).toEqual({ role: 'user', content: 'Say hello' });
-    // The worker's six tools and the server's task tool (built-in agents); no skill tool: the worker has none.
+    // The worker's six tools and the server's task and cron tools; no skill tool: the worker has none.
     expect(request?.tools.map((entry) => entry.function.name).sort()).toEqual(
-      ['edit_file', 'glob', 'grep', 'read_file', 'shell_exec', 'task', 'write_file'].sort(),
+      ['cron', 'edit_file', 'glob', 'grep', 'read_file', 'shell_exec', 'task', 'write_file'].sort(),
     );
   });
 

@@ -116,10 +116,9 @@ export function updatedCronJob(job: CronJob, change: CronUpdateInput, context: C
     change.maxRuns !== undefined ||
     (change.enabled === true && !job.enabled) ||
     job.nextRunAt === undefined;
-  const nextRunAt = !updated.enabled
-    ? undefined
-    : reaim
-      ? nextRunOf(updated, context.now)
-      : job.nextRunAt;
-  return nextRunAt === undefined ? updated : { ...updated, nextRunAt };
+  const nextRunAt = !updated.enabled ? undefined : reaim ? nextRunOf(updated, context.now) : job.nextRunAt;
+  // Aimed anew, the next run is a slot of the schedule, not a retry of the one that failed.
+  const { retrySlot: _retry, ...fresh } = updated;
+  const base = reaim || !updated.enabled ? fresh : updated;
+  return nextRunAt === undefined ? base : { ...base, nextRunAt };
 }

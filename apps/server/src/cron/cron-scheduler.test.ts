@@ -421,9 +421,10 @@ describe('cron scheduler', () => {
         nextRunAt: iso(T0 + 10 * MINUTE),
         lastRun: { outcome: 'failed', reason },
       });
-      expect(h.events).toEqual([
-        expect.objectContaining({ type: 'cron.failed', reason, retryAt: iso(T0 + 10 * MINUTE) }),
-      ]);
+      // Given up, not retried: the event names no retry, and the job no slot to retry.
+      expect(h.events).toEqual([expect.objectContaining({ type: 'cron.failed', reason })]);
+      expect(h.events[0]).not.toHaveProperty('retryAt');
+      expect(h.job(job.jobId)?.retrySlot).toBeUndefined();
       await h.run(5 * MINUTE - 1);
       expect(h.fire.calls).toHaveLength(1);
       await h.run(1);

@@ -58,20 +58,6 @@ export function backoffMs(consecutiveFailures: number): number {
   return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, consecutiveFailures - 1));
 }
 
-/**
- * The failed slot that a job's next run retries, or undefined when its next run is a slot of its
- * own. The store keeps no mark for a retry; it is the run aimed exactly `backoffMs` after the failed
- * one. A failure alone does not make one: a slot given up (`retry: false`, a retry past `until`), a
- * failed run on request and a job enabled again each leave the failure in `lastRun` while the next
- * run is a slot of the schedule.
- */
-function retriedSlot(job: CronJob): string | undefined {
-  const { lastRun, nextRunAt, consecutiveFailures } = job;
-  if (lastRun?.outcome !== 'failed' || consecutiveFailures === 0 || nextRunAt === undefined) return undefined;
-  const retryAt = Date.parse(lastRun.at) + backoffMs(consecutiveFailures);
-  return Date.parse(nextRunAt) === retryAt ? lastRun.scheduledFor : undefined;
-}
-
 export type CronScheduler = {
   /** A new job; `defaultTarget` is where its runs go without `session`. */
   add(input: CronAddInput, options: { createdBy: CronCreator; defaultTarget: CronTarget }): Promise<CronJob>;
@@ -174,7 +160,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     const job = store.get(jobId);
     if (job?.nextRunAt === undefined) return Promise.resolve();
     // A retry is for the slot that failed, not for the time it is tried again.
-    const slot = retriedSlot(job) ?? job.nextRunAt;
+    const slot = job.retrySlot ?? job.nextRunAt;
     return track(jobId, fireAndRecord(job, new Date(slot), { scheduled: true }));
   }
 
@@ -204,6 +190,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
       ...(result.outcome === 'failed' ? {} : { messageId: result.messageId }),
     };
     let next: CronJob;
+    let event: CronEvent;
     if (result.outcome !== 'failed') {
       const ran = {
         ...current,
@@ -218,8 +205,8 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
         : ran.maxRuns !== undefined && ran.runs >= ran.maxRuns
           ? undefined
           : current.nextRunAt;
-      next = withNextRun(ran, nextRunAt);
-      emit({
+      next = how.scheduled ? withoutRetry(withNextRun(ran, nextRunAt)) : withNextRun(ran, nextRunAt);
+      event = {
         type: 'cron.fired',
         jobId: job.jobId,
         workerId: job.workerId,
@@ -229,32 +216,39 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
         messageId: result.messageId,
         queued: result.outcome === 'queued',
         at,
-      });
+      };
     } else {
       // A run by hand that fails says nothing of the schedule's streak.
       const failures = how.scheduled ? current.consecutiveFailures + 1 : current.consecutiveFailures;
       const failed = { ...current, consecutiveFailures: failures, lastRun };
       // A slot worth retrying keeps its place until it runs; one given up moves on.
       const retryAt = new Date(nowMs + backoffMs(failures)).toISOString();
-      const nextRunAt = !how.scheduled
-        ? current.nextRunAt
-        : result.retry && current.enabled && (current.until === undefined || retryAt <= current.until)
-          ? retryAt
-          : nextRunOf(failed, new Date(Math.max(nowMs, scheduledFor.getTime())));
-      next = withNextRun(failed, nextRunAt);
-      emit({
+      const retrying =
+        how.scheduled && result.retry && current.enabled && (current.until === undefined || retryAt <= current.until);
+      if (!how.scheduled) next = withNextRun(failed, current.nextRunAt);
+      else if (retrying) next = { ...withNextRun(failed, retryAt), retrySlot: scheduledFor.toISOString() };
+      else
+        next = withoutRetry(withNextRun(failed, nextRunOf(failed, new Date(Math.max(nowMs, scheduledFor.getTime())))));
+      event = {
         type: 'cron.failed',
         jobId: job.jobId,
         workerId: job.workerId,
         name: job.name,
         scheduledFor: lastRun.scheduledFor,
         reason: result.reason,
-        ...(next.nextRunAt === undefined ? {} : { retryAt: next.nextRunAt }),
+        ...(retrying ? { retryAt } : {}),
         at,
-      });
+      };
       logger.warn({ jobId: job.jobId, reason: result.reason, retryAt: next.nextRunAt }, 'cron run failed');
     }
+    // Stored first: a client told of the run reads the job as it now is.
     await store.put(next);
+    emit(event);
+  }
+
+  function withoutRetry(job: CronJob): CronJob {
+    const { retrySlot: _slot, ...rest } = job;
+    return rest;
   }
 
   function withNextRun(job: CronJob, nextRunAt: string | undefined): CronJob {
@@ -271,7 +265,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     const now = new Date(clock.now());
     for (const job of store.list()) {
       if (!job.enabled || job.nextRunAt === undefined || Date.parse(job.nextRunAt) > now.getTime()) continue;
-      if (retriedSlot(job) !== undefined) continue;
+      if (job.retrySlot !== undefined) continue;
       // Slots after `until` are not the job's: the run owed is for the latest slot before it.
       const untilMs = job.until === undefined ? Number.POSITIVE_INFINITY : Date.parse(job.until);
       const { runNow } = dueAfterDowntime(job.schedule, {
