@@ -170,6 +170,61 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     expect(results[1]).toMatchObject({ output: expect.stringContaining('from-cron') });
   });
 
+  it('asks before the model’s cron tool schedules a job, showing schedule and prompt; denied, nothing is stored', async () => {
+    const add = (id: string) => ({
+      toolCalls: [{ id, name: 'cron', arguments: { action: 'add', every: '30m', prompt: 'Watch the log for errors' } }],
+    });
+    await using stack = await cronStack({
+      turns: [add('c1'), { text: 'Scheduled.' }, add('c2'), { text: 'Not scheduled.' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    const requested: Array<{ approvalId: string; label: string }> = [];
+    const approvals = stack.client.rpc.approvals.events.subscribe(
+      { sessionId: session.sessionId },
+      {
+        onData: (event) => {
+          if (event.type === 'approval.requested') {
+            requested.push({ approvalId: event.approval.approvalId, label: event.approval.subjects[0]?.label ?? '' });
+          }
+        },
+      },
+    );
+    try {
+      await stack.client.rpc.sessions.prompt.mutate({
+        sessionId: session.sessionId,
+        text: 'Watch the log every 30 min',
+      });
+      await waitFor(() => requested.length === 1, { what: 'the cron approval' });
+      expect(requested[0]?.label).toBe('add every 30m: "Watch the log for errors"');
+      await stack.client.rpc.approvals.approve.mutate({
+        sessionId: session.sessionId,
+        approvalId: requested[0]?.approvalId ?? '',
+        scope: 'once',
+      });
+      await watch.turnEnded();
+      const [job] = await stack.client.rpc.cron.list.query({});
+      // Runs go to the session that asked for them, made by its tool call.
+      expect(job).toMatchObject({
+        schedule: { kind: 'every', everyMs: 1_800_000 },
+        target: { type: 'session', sessionId: session.sessionId },
+        createdBy: { sessionId: session.sessionId, toolCallId: 'c1' },
+      });
+
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'Again' });
+      await waitFor(() => requested.length === 2, { what: 'the second cron approval' });
+      await stack.client.rpc.approvals.deny.mutate({
+        sessionId: session.sessionId,
+        approvalId: requested[1]?.approvalId ?? '',
+        feedback: 'not now',
+      });
+      await watch.turnEnded(2);
+      expect(await stack.client.rpc.cron.list.query({})).toHaveLength(1);
+    } finally {
+      approvals.unsubscribe();
+    }
+  });
+
   it('refuses bad jobs with the field named, storing nothing', async () => {
     await using stack = await cronStack();
     const session = await newSession(stack);
