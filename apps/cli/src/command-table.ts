@@ -64,6 +64,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/permissions.ts')).registerPermissionsCommand,
   },
   {
+    name: 'cron',
+    term: 'cron',
+    description: "scheduled prompts on a worker: list, add, remove, pause, resume or run a worker's cron jobs now",
+    load: async () => (await import('./commands/cron.ts')).registerCronCommand,
+  },
+  {
     name: 'run',
     term: 'run [options] <prompt>',
     description:
