@@ -1,6 +1,7 @@
 export * from './approvals.ts';
 export * from './auth.ts';
 export * from './cron.ts';
+export * from './cron-text.ts';
 export * from './errors.ts';
 export * from './grants.ts';
 export * from './ids.ts';

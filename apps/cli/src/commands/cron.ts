@@ -1,10 +1,19 @@
 import type { MolfClient } from '@molf/client';
-import { type CronAddInput, type CronJob, ErrorDataSchema, MolfError, type WorkerInfo } from '@molf/protocol';
+import {
+  type CronAddInput,
+  type CronJob,
+  describeCronSchedule,
+  ErrorDataSchema,
+  formatUtcTime,
+  MolfError,
+  parseDuration,
+  type WorkerInfo,
+} from '@molf/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { serverUrlOption } from '../cli-options.ts';
 import { connectClient } from '../connect-client.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
-import { describeCronSchedule, describeCronTarget, formatCronJobs, toUtcTime } from './format-cron-jobs.ts';
+import { describeCronTarget, formatCronJobs } from './format-cron-jobs.ts';
 import { pickWorker } from './permissions.ts';
 
 type WorkerOptions = ClientConnectionOptions & { worker?: string };
@@ -49,17 +58,14 @@ const FLAG_OF_FIELD: Readonly<Record<string, string>> = {
   workerId: '--worker',
 };
 
-const WAIT_UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const WAIT_DURATION = /^(?<amount>\d+(?:\.\d+)?)(?<unit>[smhd])$/;
-
-/** `--on-ask-wait`: `30s`, `10m`, `2h`, `1.5h`, from 1 s to 24 h (the server's bounds), in ms. */
+/** `--on-ask-wait`: a duration (`30s`, `10m`, `1.5h`), from 1 s to 24 h (the server's bounds), in ms. */
 function parseWaitDuration(text: string): number {
-  const groups = WAIT_DURATION.exec(text.trim())?.groups;
-  const unitMs = WAIT_UNITS[groups?.unit ?? ''];
-  if (groups === undefined || unitMs === undefined) {
-    throw new InvalidArgumentError('write a number and a unit, as in 30s, 10m or 2h');
+  let ms: number;
+  try {
+    ms = parseDuration(text, '--on-ask-wait');
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message.replace(/^--on-ask-wait: /, ''));
   }
-  const ms = Math.round(Number(groups.amount) * unitMs);
   if (ms < 1_000 || ms > 24 * 3_600_000) throw new InvalidArgumentError('give from 1s to 24h');
   return ms;
 }
@@ -141,7 +147,7 @@ function printJson(value: unknown): void {
 }
 
 function nextRunText(job: CronJob): string {
-  return job.nextRunAt === undefined ? 'no next run' : `next run ${toUtcTime(job.nextRunAt)}`;
+  return job.nextRunAt === undefined ? 'no next run' : `next run ${formatUtcTime(job.nextRunAt)}`;
 }
 
 function title(job: CronJob): string {
@@ -242,12 +248,8 @@ export function registerCronCommand(program: Command): void {
     .option('--json', 'print JSON ({ jobId, removed })')
     .action(async (jobId: string, options: ClientConnectionOptions & JsonOption) => {
       await withClient(options, async (client) => {
+        // An unknown id is refused by the server (job_not_found).
         const { removed } = await client.rpc.cron.remove.mutate({ jobId });
-        if (!removed) {
-          throw new MolfError('job_not_found', `no cron job ${jobId}: \`molf cron list\` shows the jobs`, {
-            field: 'jobId',
-          });
-        }
         if (options.json === true) printJson({ jobId, removed });
         else process.stdout.write(`removed ${jobId}\n`);
       });

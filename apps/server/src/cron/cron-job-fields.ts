@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import type {
-  CronAddInput,
-  CronCreator,
-  CronJob,
-  CronSchedule,
-  CronTarget,
-  CronUpdateInput,
-  WorkerId,
+import {
+  type CronAddInput,
+  type CronCreator,
+  type CronJob,
+  type CronSchedule,
+  type CronTarget,
+  type CronUpdateInput,
+  describeCronSchedule,
+  type WorkerId,
 } from '@molf/protocol';
-import { describeSchedule, nextRunAfter, resolveSchedule, resolveUntil } from './cron-schedule.ts';
-
-/** How long `onAsk: wait` waits for a person when the job does not say. */
-export const DEFAULT_ON_ASK_WAIT_MS = 10 * 60_000;
+import { nextRunAfter, resolveSchedule, resolveUntil } from './cron-schedule.ts';
 
 /** What resolving a job's fields needs to know: the time, the server's zone and minimum interval. */
 export type CronFieldContext = { now: Date; defaultTimezone: string; minIntervalMs: number };
@@ -40,7 +38,7 @@ export function nextRunOf(
 /** A job's default name: what it does and when (`every 5m: run the tests`). */
 function defaultName(schedule: CronSchedule, prompt: string): string {
   const firstLine = prompt.split('\n', 1)[0]?.trim() ?? '';
-  const text = `${describeSchedule(schedule)}: ${firstLine}`;
+  const text = `${describeCronSchedule(schedule)}: ${firstLine}`;
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 

@@ -1,13 +1,6 @@
 import { type CronSchedule, type CronScheduleInput, DEFAULT_MIN_CRON_INTERVAL_MS, MolfError } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
-import {
-  describeSchedule,
-  dueAfterDowntime,
-  nextRunAfter,
-  parseDuration,
-  resolveSchedule,
-  resolveUntil,
-} from './cron-schedule.ts';
+import { dueAfterDowntime, nextRunAfter, resolveSchedule, resolveUntil } from './cron-schedule.ts';
 
 const now = new Date('2026-11-24T08:00:00.000Z');
 const options = { now, defaultTimezone: 'UTC', minIntervalMs: DEFAULT_MIN_CRON_INTERVAL_MS };
@@ -46,45 +39,6 @@ function slots(schedule: CronSchedule, after: string, count: number): string[] {
 }
 
 const berlin = (expression: string): CronSchedule => ({ kind: 'cron', expression, timezone: 'Europe/Berlin' });
-
-describe('parseDuration', () => {
-  it.each([
-    ['30s', 30_000],
-    ['5m', 300_000],
-    ['2h', 7_200_000],
-    ['1d', 86_400_000],
-    ['1w', 604_800_000],
-    ['1.5h', 5_400_000],
-    ['.5m', 30_000],
-    ['  20m ', 1_200_000],
-    ['10 m', 600_000],
-    ['366d', 366 * 86_400_000],
-  ])('reads %j as %i ms', (text, ms) => {
-    expect(parseDuration(text, 'schedule.every')).toBe(ms);
-  });
-
-  it.each([
-    ['', /give a duration/],
-    ['   ', /give a duration/],
-    ['0', /no unit/],
-    ['0m', /more than zero/],
-    ['0.0001s', /more than zero/],
-    ['-1m', /positive/],
-    ['5x', /unknown unit "x"/],
-    ['5M', /unknown unit "M"/],
-    ['5', /has no unit: write 5s, 5m, 5h or 5d/],
-    ['367d', /longest duration, 366d/],
-    ['53w', /longest duration/],
-    ['abc', /not a duration/],
-    ['1h30m', /not a duration/],
-  ])('refuses %j, naming the field', (text, message) => {
-    const error = errorOf(() => parseDuration(text, 'schedule.every'));
-    expect(error.code).toBe('invalid_input');
-    expect(error.field).toBe('schedule.every');
-    expect(error.message).toMatch(/^schedule\.every: /);
-    expect(error.message).toMatch(message);
-  });
-});
 
 describe('resolveSchedule', () => {
   describe('at', () => {
@@ -503,16 +457,5 @@ describe('dueAfterDowntime', () => {
         next: at('2026-04-01T07:00:00Z'),
       });
     });
-  });
-});
-
-describe('describeSchedule', () => {
-  it('says when in a few words', () => {
-    expect(describeSchedule({ kind: 'at', at: '2026-11-24T09:00:00.000Z' })).toBe('at 2026-11-24 09:00 UTC');
-    expect(describeSchedule({ kind: 'at', at: '2026-11-24T09:00:30.250Z' })).toBe('at 2026-11-24 09:00:30 UTC');
-    expect(describeSchedule({ kind: 'every', everyMs: 1_800_000, anchor: now.toISOString() })).toBe('every 30m');
-    expect(describeSchedule({ kind: 'every', everyMs: 5_400_000, anchor: now.toISOString() })).toBe('every 90m');
-    expect(describeSchedule({ kind: 'every', everyMs: 86_400_000, anchor: now.toISOString() })).toBe('every 1d');
-    expect(describeSchedule(berlin('0 9 * * 1-5'))).toBe('cron "0 9 * * 1-5" (Europe/Berlin)');
   });
 });

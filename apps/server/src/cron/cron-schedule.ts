@@ -1,4 +1,11 @@
-import { type CronSchedule, type CronScheduleInput, MolfError } from '@molf/protocol';
+import {
+  type CronSchedule,
+  type CronScheduleInput,
+  formatCronDuration,
+  formatUtcTime,
+  MolfError,
+  parseDuration,
+} from '@molf/protocol';
 import { Cron, CronPattern } from 'croner';
 
 // Schedules as pure functions: what a person or the model wrote, checked and resolved to what is
@@ -8,22 +15,6 @@ import { Cron, CronPattern } from 'croner';
 const SECOND_MS = 1_000;
 const MINUTE_MS = 60 * SECOND_MS;
 const HOUR_MS = 60 * MINUTE_MS;
-const DAY_MS = 24 * HOUR_MS;
-
-/** Duration units, as written after the number. Lower case only: `5M` could as well mean months. */
-const DURATION_UNITS: Readonly<Record<string, number>> = {
-  s: SECOND_MS,
-  m: MINUTE_MS,
-  h: HOUR_MS,
-  d: DAY_MS,
-  w: 7 * DAY_MS,
-};
-
-/** The longest duration: a year (with a leap day). Longer ones are typos (`5000d`) more often than plans. */
-export const MAX_DURATION_MS = 366 * DAY_MS;
-
-/** A number (decimals allowed, a sign only so that `-1m` gets its own message) and a unit. */
-const DURATION = /^(?<sign>-?)(?<amount>\d+(?:\.\d+)?|\.\d+)\s*(?<unit>[a-zA-Z]*)$/;
 
 /** What could be meant as a duration rather than a time: it starts like a number. */
 const LOOKS_LIKE_DURATION = /^-?\.?\d/;
@@ -41,42 +32,6 @@ const CRON_MODE = '5-or-6-parts';
 
 /** What a missed slot does after the server was down over it (`CronJob.missed`). */
 export type MissedPolicy = 'run_once' | 'skip';
-
-/**
- * Milliseconds in a duration such as `30s`, `5m`, `2h`, `1d` or `1w`; decimals allowed (`1.5h`),
- * surrounding whitespace ignored. Throws `invalid_input` naming `field` for an empty text, a
- * number without unit or with an unknown one, zero, a negative duration and one over 366 days.
- */
-export function parseDuration(text: string, field: string): number {
-  const trimmed = text.trim();
-  if (trimmed === '') {
-    throw invalid(field, 'give a duration, such as 30s, 5m, 2h or 1d');
-  }
-  const groups = DURATION.exec(trimmed)?.groups;
-  if (groups === undefined) {
-    throw invalid(field, `"${trimmed}" is not a duration: write a number and a unit, as in 30s, 5m, 2h, 1d or 1.5h`);
-  }
-  const { sign = '', amount = '', unit = '' } = groups;
-  if (sign === '-') {
-    throw invalid(field, `a duration is positive, not "${trimmed}"`);
-  }
-  if (unit === '') {
-    throw invalid(field, `"${trimmed}" has no unit: write ${amount}s, ${amount}m, ${amount}h or ${amount}d`);
-  }
-  const unitMs = DURATION_UNITS[unit];
-  if (unitMs === undefined) {
-    throw invalid(field, `"${trimmed}" has an unknown unit "${unit}": use s, m, h, d or w (seconds to weeks)`);
-  }
-  const exact = Number(amount) * unitMs;
-  if (exact > MAX_DURATION_MS) {
-    throw invalid(field, `"${trimmed}" is longer than the longest duration, 366d`);
-  }
-  const ms = Math.round(exact);
-  if (ms <= 0) {
-    throw invalid(field, `a duration is more than zero, not "${trimmed}"`);
-  }
-  return ms;
-}
 
 /**
  * The stored form of a schedule as written. Exactly one of `at`, `every` and `cron` (else an
@@ -123,7 +78,7 @@ export function resolveSchedule(
     if (at.getTime() <= now.getTime()) {
       throw invalid(
         'schedule.at',
-        `${formatUtc(at)} is in the past (it is now ${formatUtc(now)}): give a later time or a duration from now`,
+        `${formatUtcTime(at)} is in the past (it is now ${formatUtcTime(now)}): give a later time or a duration from now`,
       );
     }
     return { kind: 'at', at: at.toISOString() };
@@ -134,7 +89,7 @@ export function resolveSchedule(
     if (everyMs < options.minIntervalMs) {
       throw invalid(
         'schedule.every',
-        `every ${formatDuration(everyMs)} is too often: ${minimumNote(options.minIntervalMs)}`,
+        `every ${formatCronDuration(everyMs)} is too often: ${minimumNote(options.minIntervalMs)}`,
       );
     }
     const anchor = input.anchor === undefined ? now : parseIsoTime(input.anchor, 'schedule.anchor');
@@ -151,7 +106,7 @@ export function resolveSchedule(
   if (shortestGapMs < options.minIntervalMs) {
     throw invalid(
       'schedule.cron',
-      `"${expression}" runs as often as every ${formatDuration(shortestGapMs)}: ${minimumNote(options.minIntervalMs)}`,
+      `"${expression}" runs as often as every ${formatCronDuration(shortestGapMs)}: ${minimumNote(options.minIntervalMs)}`,
     );
   }
   return { kind: 'cron', expression, timezone };
@@ -164,7 +119,7 @@ export function resolveSchedule(
 export function resolveUntil(text: string, now: Date): string {
   const until = parseTimeOrDuration(text, { now, field: 'until' });
   if (until.getTime() <= now.getTime()) {
-    throw invalid('until', `${formatUtc(until)} is in the past (it is now ${formatUtc(now)})`);
+    throw invalid('until', `${formatUtcTime(until)} is in the past (it is now ${formatUtcTime(now)})`);
   }
   return until.toISOString();
 }
@@ -230,27 +185,12 @@ export function dueAfterDowntime(
   return { runNow: missed ? latest : undefined, next };
 }
 
-/**
- * A schedule in a few words, for approval subjects and `molf cron list`:
- * `at 2026-11-24 09:00 UTC`, `every 30m`, `cron "0 9 * * 1-5" (Europe/Berlin)`.
- */
-export function describeSchedule(schedule: CronSchedule): string {
-  switch (schedule.kind) {
-    case 'at':
-      return `at ${formatUtc(new Date(schedule.at))}`;
-    case 'every':
-      return `every ${formatDuration(schedule.everyMs)}`;
-    case 'cron':
-      return `cron "${schedule.expression}" (${schedule.timezone})`;
-  }
-}
-
 function invalid(field: string, message: string): MolfError {
   return new MolfError('invalid_input', `${field}: ${message}`, { field });
 }
 
 function minimumNote(minIntervalMs: number): string {
-  return `the shortest interval is ${formatDuration(minIntervalMs)} (the server's configuration can lower it)`;
+  return `the shortest interval is ${formatCronDuration(minIntervalMs)} (the server's configuration can lower it)`;
 }
 
 /** An ISO 8601 time (anything starting like `2026-`) or, else, a duration from `now`. */
@@ -391,24 +331,4 @@ function latestSlotAtOrBefore(schedule: CronSchedule, time: Date): Date | undefi
       return latest !== undefined && latest.getTime() <= time.getTime() ? latest : undefined;
     }
   }
-}
-
-/** `2026-11-24 09:00 UTC`, with seconds when there are any. */
-function formatUtc(date: Date): string {
-  const iso = date.toISOString();
-  const seconds = iso.slice(17, 19);
-  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}${seconds === '00' ? '' : `:${seconds}`} UTC`;
-}
-
-/** A duration in the largest unit that divides it (`90m`, `36h`, `1500ms`). */
-function formatDuration(ms: number): string {
-  for (const [unit, unitMs] of [
-    ['d', DAY_MS],
-    ['h', HOUR_MS],
-    ['m', MINUTE_MS],
-    ['s', SECOND_MS],
-  ] as const) {
-    if (ms % unitMs === 0) return `${ms / unitMs}${unit}`;
-  }
-  return `${ms}ms`;
 }

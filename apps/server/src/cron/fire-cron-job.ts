@@ -1,9 +1,8 @@
-import { type CronJob, isMolfError } from '@molf/protocol';
+import { type CronJob, DEFAULT_CRON_ON_ASK_WAIT_MS, isMolfError } from '@molf/protocol';
 import type { AgentRunner } from '../agent/index.ts';
 import type { ApprovalWatchers } from '../approvals/index.ts';
 import type { SessionStore } from '../sessions/index.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
-import { DEFAULT_ON_ASK_WAIT_MS } from './cron-job-fields.ts';
 import type { CronFire, CronFireResult } from './cron-scheduler.ts';
 
 /** How a job names itself in a denial and a session: `the cron job "nightly tests" (cj_…)`. */
@@ -58,7 +57,7 @@ export function createCronFire(options: {
         cronJobId: job.jobId,
         unattended: {
           policy: job.onAsk,
-          waitMs: job.onAskWaitMs ?? DEFAULT_ON_ASK_WAIT_MS,
+          waitMs: job.onAskWaitMs ?? DEFAULT_CRON_ON_ASK_WAIT_MS,
           runBy: describeRunner(job),
           watched: () => watchers.watching({ sessionId, workerId: job.workerId }),
         },

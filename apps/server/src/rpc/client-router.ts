@@ -252,7 +252,12 @@ export function createClientRouter(services: RouterServices) {
       remove: clientProcedure
         .input(CronJobIdInputSchema)
         .output(z.object({ removed: z.boolean() }))
-        .mutation(async ({ input }) => ({ removed: await services.cron.remove(input.jobId) })),
+        .mutation(async ({ input }) => {
+          if (!(await services.cron.remove(input.jobId))) {
+            throw new MolfError('job_not_found', `no cron job ${input.jobId}`, { field: 'jobId' });
+          }
+          return { removed: true };
+        }),
       /** Runs the job once now, outside its schedule; answers with the job and how the run went. */
       run: clientProcedure
         .input(CronJobIdInputSchema)

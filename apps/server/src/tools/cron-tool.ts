@@ -4,13 +4,13 @@ import {
   type CronJob,
   CronOnAskSchema,
   type CronUpdateInput,
+  describeCronSchedule,
   isMolfError,
   MAX_PROMPT_CHARS,
   type ToolResult,
   toErrorResult,
 } from '@molf/protocol';
 import { z } from 'zod';
-import { describeSchedule } from '../cron/cron-schedule.ts';
 import type { CronScheduler } from '../cron/cron-scheduler.ts';
 import type { ServerTool, ServerToolContext } from './server-tool.ts';
 
@@ -49,7 +49,7 @@ const DESCRIPTION =
 function describeJob(job: CronJob): string {
   const target = job.target.type === 'new' ? 'a new session per run' : `session ${job.target.sessionId}`;
   const parts = [
-    `${job.jobId} "${job.name}": ${describeSchedule(job.schedule)}`,
+    `${job.jobId} "${job.name}": ${describeCronSchedule(job.schedule)}`,
     job.enabled ? undefined : 'paused',
     job.nextRunAt === undefined ? 'no next run' : `next ${job.nextRunAt}`,
     job.lastRun === undefined
