@@ -2,7 +2,14 @@ import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
-import { createServer, defaultDataDir, generateToken, loadServerConfigFile, toModelSettings } from '@molf/server';
+import {
+  createServer,
+  defaultDataDir,
+  generateToken,
+  loadServerConfigFile,
+  toCronSettings,
+  toModelSettings,
+} from '@molf/server';
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
@@ -134,6 +141,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
     models,
     agent,
     ...(file.notify === undefined ? {} : { notify: file.notify }),
+    cron: toCronSettings(file),
     logger,
   });
   try {

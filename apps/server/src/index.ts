@@ -1,6 +1,11 @@
 export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
 export { generateToken } from './auth/tokens.ts';
-export { loadServerConfigFile, type ServerConfigFile, toModelSettings } from './config/load-server-config.ts';
+export {
+  loadServerConfigFile,
+  type ServerConfigFile,
+  toCronSettings,
+  toModelSettings,
+} from './config/load-server-config.ts';
 export {
   createServer,
   DEFAULT_HOST,

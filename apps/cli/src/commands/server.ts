@@ -1,6 +1,13 @@
 import { join } from 'node:path';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
-import { createServer, defaultDataDir, loadServerConfigFile, safeParseOrigin, toModelSettings } from '@molf/server';
+import {
+  createServer,
+  defaultDataDir,
+  loadServerConfigFile,
+  safeParseOrigin,
+  toCronSettings,
+  toModelSettings,
+} from '@molf/server';
 import { webDistDir } from '@molf/web/dist-dir';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
@@ -126,6 +133,7 @@ async function runServer(options: ServerOptions): Promise<void> {
     allowedOrigins: [...(file.allowedOrigins ?? []), ...options.allowedOrigin],
     webRoot: webDistDir,
     ...(file.notify === undefined ? {} : { notify: file.notify }),
+    cron: toCronSettings(file),
     generateMissingTokens: true,
     logger,
   });

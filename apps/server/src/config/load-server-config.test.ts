@@ -2,9 +2,26 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTempDir } from '../testing/test-link.ts';
-import { loadServerConfigFile } from './load-server-config.ts';
+import { loadServerConfigFile, toCronSettings } from './load-server-config.ts';
 
 describe('loadServerConfigFile', () => {
+  it('reads the cron settings: a lower minimum interval in seconds and a default zone', async () => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(path, '{ "cron": { "minIntervalSeconds": 10, "timezone": "Europe/Berlin" } }');
+    expect(toCronSettings(await loadServerConfigFile(path))).toEqual({
+      minIntervalMs: 10_000,
+      timezone: 'Europe/Berlin',
+    });
+    for (const cron of ['{ "minIntervalSeconds": 0 }', '{ "timezone": "Mars/Olympus" }', '{ "every": "5m" }']) {
+      await writeFile(path, `{ "cron": ${cron} }`);
+      await expect(loadServerConfigFile(path), cron).rejects.toMatchObject({
+        code: 'config_invalid',
+        message: expect.stringMatching(/config\.jsonc: "cron/),
+      });
+    }
+  });
+
   it('reads allowedOrigins, normalised', async () => {
     await using dir = await createTempDir();
     const path = join(dir.path, 'config.jsonc');

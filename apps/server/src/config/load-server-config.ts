@@ -58,7 +58,35 @@ export const ServerConfigFileSchema = z.strictObject({
    * `{ "publicUrl"?, "linkTtlMinutes"?, "targets": [{ "type": "webhook" | "ntfy", "url", … }] }`. Default none.
    */
   notify: NotifySettingsSchema.optional(),
+  /**
+   * Scheduled prompts: the shortest interval a job may have (seconds, default 60) and the zone of
+   * cron expressions written without one (default: the server's).
+   */
+  cron: z
+    .strictObject({
+      minIntervalSeconds: z.number().int().min(1).max(86_400),
+      timezone: z.string().min(1).max(64).refine(isTimeZone, 'not an IANA time zone, e.g. Europe/Berlin'),
+    })
+    .partial()
+    .optional(),
 });
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The cron settings of a config file, as the server takes them. */
+export function toCronSettings(file: ServerConfigFile): { minIntervalMs?: number; timezone?: string } {
+  return {
+    ...(file.cron?.minIntervalSeconds === undefined ? {} : { minIntervalMs: file.cron.minIntervalSeconds * 1_000 }),
+    ...(file.cron?.timezone === undefined ? {} : { timezone: file.cron.timezone }),
+  };
+}
 export type ServerConfigFile = z.infer<typeof ServerConfigFileSchema>;
 
 /** Reads and validates a server config file; every problem names the file and where. */
