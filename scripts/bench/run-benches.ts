@@ -1,7 +1,7 @@
 /**
- * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up and web
- * client benchmarks, each in its own process (so one's sockets and timers can't skew the other), with the same flags
- * (--quick, --json, --rounds N).
+ * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up, cron
+ * and web client benchmarks, each in its own process (so one's sockets and timers can't skew the other), with the
+ * same flags (--quick, --json, --rounds N).
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ const benches = [
   'subagents-bench.ts',
   'sandbox-bench.ts',
   'startup-bench.ts',
+  'cron-bench.ts',
   'web-bench.ts',
 ];
 let failed = false;
