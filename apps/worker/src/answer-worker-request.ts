@@ -1,7 +1,7 @@
 import { createReadDenial } from '@molf/permissions';
 import type { ProjectCatalog, WorkerRequest, WorkerResponse } from '@molf/protocol';
 import { readSkill } from './catalog/index.ts';
-import { readProjectInstructions } from './tools/read-instructions.ts';
+import { readHeartbeatChecklist, readProjectInstructions } from './tools/read-instructions.ts';
 import { readToolOutput } from './tools/read-tool-output.ts';
 import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.ts';
 
@@ -31,6 +31,8 @@ export async function answerWorkerRequest(
         };
       case 'instructions/read':
         return { method: request.method, result: await readProjectInstructions(context.paths, request.params) };
+      case 'heartbeat/read':
+        return { method: request.method, result: await readHeartbeatChecklist(context.paths) };
       case 'skills/read':
         if (context.catalog === undefined) {
           return {

@@ -69,6 +69,8 @@ export const CronRunOutcomeSchema = z.enum([
   'queued',
   /** It could not run (worker offline, session gone, queue full): see `reason`. */
   'failed',
+  /** Nothing to do, so no turn and no model call: a heartbeat with an empty or absent HEARTBEAT.md. */
+  'skipped',
 ]);
 
 export const CronLastRunSchema = z.object({
@@ -120,6 +122,11 @@ export const CronJobSchema = z.object({
   consecutiveFailures: z.number().int().nonnegative(),
   /** Set while the next run retries a failed slot: that slot (the run's `scheduledFor`). */
   retrySlot: z.string().optional(),
+  /**
+   * The worker's heartbeat: each run sends the checklist in the project's HEARTBEAT.md (skipped
+   * when it is empty or absent), and the run is silent unless the answer reports something.
+   */
+  heartbeat: z.boolean().optional(),
 });
 export type CronJob = z.infer<typeof CronJobSchema>;
 
@@ -213,5 +220,26 @@ export const CronEventSchema = z.discriminatedUnion('type', [
     retryAt: z.string().optional(),
     at: z.string(),
   }),
+  /** A heartbeat's answer reported something (it began with the marker the prompt asks for). */
+  z.object({
+    type: z.literal('cron.reported'),
+    jobId: CronJobIdSchema,
+    workerId: WorkerIdSchema,
+    name: z.string(),
+    sessionId: z.string(),
+    /** What the answer reports, the marker removed. */
+    text: z.string(),
+    at: z.string(),
+  }),
 ]);
+
+/** `cron.heartbeat`: turns a worker's heartbeat on (every `every`, default 30 min) or off. */
+export const CronHeartbeatInputSchema = z
+  .object({
+    workerId: WorkerIdSchema,
+    enabled: z.boolean(),
+    every: z.string().min(1).max(32).optional(),
+  })
+  .strict();
+export type CronHeartbeatInput = z.infer<typeof CronHeartbeatInputSchema>;
 export type CronEvent = z.infer<typeof CronEventSchema>;

@@ -142,6 +142,8 @@ export type ReadToolOutputParams = z.infer<typeof ReadToolOutputParamsSchema>;
 export const WorkerRequestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('paths/resolve'), params: ResolvePathsParamsSchema }),
   z.object({ method: z.literal('instructions/read'), params: ReadInstructionsParamsSchema }),
+  /** The workdir's HEARTBEAT.md, the checklist of a worker's heartbeat job (none when absent). */
+  z.object({ method: z.literal('heartbeat/read'), params: z.object({}) }),
   z.object({ method: z.literal('skills/read'), params: ReadSkillParamsSchema }),
   z.object({ method: z.literal('tool-output/read'), params: ReadToolOutputParamsSchema }),
 ]);
@@ -152,6 +154,7 @@ export type WorkerRequestMethod = WorkerRequest['method'];
 export const WORKER_REQUEST_RESULTS = {
   'paths/resolve': ResolvedPathsSchema,
   'instructions/read': InstructionsSchema,
+  'heartbeat/read': InstructionsSchema,
   'skills/read': SkillContentSchema,
   'tool-output/read': ToolOutputPageSchema,
 } as const satisfies Record<WorkerRequestMethod, z.ZodType>;
@@ -161,6 +164,7 @@ export type WorkerRequestResult<M extends WorkerRequestMethod> = z.infer<(typeof
 export const WorkerResponseSchema = z.union([
   z.object({ method: z.literal('paths/resolve'), result: ResolvedPathsSchema }),
   z.object({ method: z.literal('instructions/read'), result: InstructionsSchema }),
+  z.object({ method: z.literal('heartbeat/read'), result: InstructionsSchema }),
   z.object({ method: z.literal('skills/read'), result: SkillContentSchema }),
   z.object({ method: z.literal('tool-output/read'), result: ToolOutputPageSchema }),
   z.object({

@@ -49,7 +49,7 @@ function defaultName(schedule: CronSchedule, prompt: string): string {
  */
 export function newCronJob(
   input: CronAddInput,
-  context: CronFieldContext & { createdBy: CronCreator; defaultTarget: CronTarget },
+  context: CronFieldContext & { createdBy: CronCreator; defaultTarget: CronTarget; heartbeat?: boolean },
 ): CronJob {
   const schedule = resolveSchedule(input.schedule, context);
   const at = context.now.toISOString();
@@ -72,6 +72,7 @@ export function newCronJob(
     updatedAt: at,
     runs: 0,
     consecutiveFailures: 0,
+    ...(context.heartbeat === true ? { heartbeat: true } : {}),
   };
   const nextRunAt = nextRunOf(job, context.now);
   return nextRunAt === undefined ? job : { ...job, nextRunAt };

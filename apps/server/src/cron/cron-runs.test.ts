@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { CronEvent } from '@molf/protocol';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
@@ -223,6 +225,50 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     } finally {
       approvals.unsubscribe();
     }
+  });
+
+  it('runs a worker’s heartbeat: skipped without a model call when HEARTBEAT.md has nothing, silent when all is well, reported otherwise', async () => {
+    await using stack = await cronStack({
+      turns: [{ text: 'HEARTBEAT_OK' }, { text: 'HEARTBEAT_ALERT: the nightly build is red.' }],
+    });
+    const workerId = stack.link.worker.workerId;
+    const job = await stack.client.rpc.cron.heartbeat.mutate({ workerId, enabled: true });
+    expect(job).toMatchObject({ heartbeat: true, schedule: { kind: 'every', everyMs: 1_800_000 } });
+    const sessionId = job?.target.type === 'session' ? job.target.sessionId : '';
+
+    // No HEARTBEAT.md: skipped, no session message, no model call.
+    stack.time.advance(30 * 60_000);
+    await waitFor(async () => (await stack.client.rpc.cron.list.query({}))[0]?.lastRun?.outcome === 'skipped', {
+      what: 'a skipped heartbeat',
+    });
+    expect(stack.llm.requests).toHaveLength(0);
+    await writeFile(join(stack.link.workdir, 'HEARTBEAT.md'), '# Heartbeat\n<!-- nothing yet -->\n');
+    stack.time.advance(30 * 60_000);
+    await waitFor(
+      async () => (await stack.client.rpc.cron.list.query({}))[0]?.nextRunAt === '2026-11-24T11:30:00.000Z',
+      { what: 'a second skip' },
+    );
+    expect((await stack.client.rpc.cron.list.query({}))[0]).toMatchObject({
+      runs: 0,
+      lastRun: { outcome: 'skipped', reason: 'HEARTBEAT.md has nothing to check' },
+    });
+    expect(stack.llm.requests).toHaveLength(0);
+
+    // A checklist: the model goes through it; all well is silent, something wrong is reported.
+    await writeFile(join(stack.link.workdir, 'HEARTBEAT.md'), '# Heartbeat\n- is the nightly build green?\n');
+    using watch = follow(stack.client, sessionId);
+    stack.time.advance(30 * 60_000);
+    await watch.turnEnded();
+    expect(String(stack.llm.requests[0]?.messages.at(-1)?.content)).toContain('- is the nightly build green?');
+    stack.time.advance(30 * 60_000);
+    await watch.turnEnded(2);
+    await waitFor(() => stack.cronEvents.some((event) => event.type === 'cron.reported'), { what: 'cron.reported' });
+    expect(stack.cronEvents.filter((event) => event.type === 'cron.reported')).toEqual([
+      expect.objectContaining({ jobId: job?.jobId, sessionId, text: 'the nightly build is red.' }),
+    ]);
+
+    expect(await stack.client.rpc.cron.heartbeat.mutate({ workerId, enabled: false })).toBeNull();
+    expect(await stack.client.rpc.cron.list.query({})).toEqual([]);
   });
 
   it('refuses bad jobs with the field named, storing nothing', async () => {

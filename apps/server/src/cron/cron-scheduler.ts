@@ -38,10 +38,19 @@ export type CronFireResult =
       /** Worth trying again later (the worker offline, the queue full); false: the slot is given up. */
       retry: boolean;
       sessionId?: string;
-    };
+    }
+  /** Nothing to do: no turn was started (a heartbeat without a checklist). */
+  | { outcome: 'skipped'; reason: string };
 
-/** Sends a job's prompt into its target session for the slot `scheduledFor`. */
-export type CronFire = (job: CronJob, scheduledFor: Date) => Promise<CronFireResult>;
+/**
+ * Sends a job's prompt into its target session for the slot `scheduledFor`. `report` tells the
+ * people what a run found worth saying (a heartbeat's answer), later, when its turn answers.
+ */
+export type CronFire = (
+  job: CronJob,
+  scheduledFor: Date,
+  context: { report: (report: { sessionId: string; text: string }) => void },
+) => Promise<CronFireResult>;
 
 /** The first retry waits this long, each next one twice as long, up to `MAX_BACKOFF_MS`. */
 export const FIRST_BACKOFF_MS = 30_000;
@@ -60,7 +69,10 @@ export function backoffMs(consecutiveFailures: number): number {
 
 export type CronScheduler = {
   /** A new job; `defaultTarget` is where its runs go without `session`. */
-  add(input: CronAddInput, options: { createdBy: CronCreator; defaultTarget: CronTarget }): Promise<CronJob>;
+  add(
+    input: CronAddInput,
+    options: { createdBy: CronCreator; defaultTarget: CronTarget; heartbeat?: boolean },
+  ): Promise<CronJob>;
   update(change: CronUpdateInput): Promise<CronJob>;
   remove(jobId: string): Promise<boolean>;
   list(filter?: { workerId?: string | undefined }): CronJob[];
@@ -173,7 +185,17 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
   }
 
   async function fireAndRecord(job: CronJob, scheduledFor: Date, how: { scheduled: boolean }): Promise<void> {
-    const result = await fire(job, scheduledFor).catch(
+    const report = ({ sessionId, text }: { sessionId: string; text: string }) =>
+      emit({
+        type: 'cron.reported',
+        jobId: job.jobId,
+        workerId: job.workerId,
+        name: job.name,
+        sessionId,
+        text,
+        at: new Date(clock.now()).toISOString(),
+      });
+    const result = await fire(job, scheduledFor, { report }).catch(
       (error: unknown): CronFireResult => ({ outcome: 'failed', reason: (error as Error).message, retry: true }),
     );
     const nowMs = clock.now();
@@ -185,10 +207,19 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
       at,
       scheduledFor: scheduledFor.toISOString(),
       outcome: result.outcome,
-      ...(result.outcome === 'failed' ? { reason: result.reason } : {}),
-      ...(result.sessionId === undefined ? {} : { sessionId: result.sessionId }),
-      ...(result.outcome === 'failed' ? {} : { messageId: result.messageId }),
+      ...(result.outcome === 'failed' || result.outcome === 'skipped' ? { reason: result.reason } : {}),
+      ...('sessionId' in result && result.sessionId !== undefined ? { sessionId: result.sessionId } : {}),
+      ...(result.outcome === 'started' || result.outcome === 'queued' ? { messageId: result.messageId } : {}),
     };
+    if (result.outcome === 'skipped') {
+      // Not a run: nothing counted, the failure streak ended, on to the next slot.
+      const skipped = { ...current, consecutiveFailures: how.scheduled ? 0 : current.consecutiveFailures, lastRun };
+      const nextRunAt = how.scheduled
+        ? nextRunOf(skipped, new Date(Math.max(nowMs, scheduledFor.getTime())))
+        : current.nextRunAt;
+      await store.put(how.scheduled ? withoutRetry(withNextRun(skipped, nextRunAt)) : withNextRun(skipped, nextRunAt));
+      return;
+    }
     let next: CronJob;
     let event: CronEvent;
     if (result.outcome !== 'failed') {
@@ -288,8 +319,13 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
   arm();
 
   return {
-    async add(input, { createdBy, defaultTarget }) {
-      const job = newCronJob(input, { ...fieldContext(), createdBy, defaultTarget });
+    async add(input, { createdBy, defaultTarget, heartbeat }) {
+      const job = newCronJob(input, {
+        ...fieldContext(),
+        createdBy,
+        defaultTarget,
+        ...(heartbeat === true ? { heartbeat } : {}),
+      });
       await options.checkJob?.(job);
       await store.add(job);
       arm();

@@ -1,9 +1,14 @@
 import { type CronJob, DEFAULT_CRON_ON_ASK_WAIT_MS, isMolfError } from '@molf/protocol';
 import type { AgentRunner } from '../agent/index.ts';
 import type { ApprovalWatchers } from '../approvals/index.ts';
-import type { SessionStore } from '../sessions/index.ts';
+import type { SessionEvents, SessionStore } from '../sessions/index.ts';
+import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { CronFire, CronFireResult } from './cron-scheduler.ts';
+import { heartbeatPrompt, isEmptyChecklist, watchHeartbeatAnswer } from './heartbeat.ts';
+
+/** How long a heartbeat waits for the worker's HEARTBEAT.md. */
+const HEARTBEAT_READ_TIMEOUT_MS = 10_000;
 
 /** How a job names itself in a denial and a session: `the cron job "nightly tests" (cj_…)`. */
 export function describeRunner(job: Pick<CronJob, 'name' | 'jobId'>): string {
@@ -22,14 +27,38 @@ function runSessionName(job: CronJob, scheduledFor: Date): string {
  */
 export function createCronFire(options: {
   sessions: SessionStore;
+  events: SessionEvents;
   agent: AgentRunner;
   registry: WorkerRegistry;
+  dispatcher: JobDispatcher;
   watchers: ApprovalWatchers;
 }): CronFire {
-  const { sessions, agent, registry, watchers } = options;
-  return async (job, scheduledFor): Promise<CronFireResult> => {
+  const { sessions, events, agent, registry, dispatcher, watchers } = options;
+
+  /** The prompt of a heartbeat run from the worker's HEARTBEAT.md; a reason to skip it when there is nothing to check. */
+  async function heartbeatText(job: CronJob): Promise<{ prompt: string } | { skip: string } | { fail: string }> {
+    const answer = await dispatcher.request({
+      workerId: job.workerId,
+      request: { method: 'heartbeat/read', params: {} },
+      timeoutMs: HEARTBEAT_READ_TIMEOUT_MS,
+    });
+    if (!answer.ok) return { fail: `cannot read HEARTBEAT.md: ${answer.message}` };
+    const [file] = answer.result.files;
+    if (file === undefined) return { skip: 'HEARTBEAT.md is absent' };
+    if (isEmptyChecklist(file.text)) return { skip: 'HEARTBEAT.md has nothing to check' };
+    return { prompt: heartbeatPrompt(file.text) };
+  }
+
+  return async (job, scheduledFor, { report }): Promise<CronFireResult> => {
     if (registry.get(job.workerId)?.state !== 'online') {
       return { outcome: 'failed', reason: `worker ${job.workerId} is offline`, retry: true };
+    }
+    let text = job.prompt;
+    if (job.heartbeat === true) {
+      const checklist = await heartbeatText(job);
+      if ('skip' in checklist) return { outcome: 'skipped', reason: checklist.skip };
+      if ('fail' in checklist) return { outcome: 'failed', reason: checklist.fail, retry: true };
+      text = checklist.prompt;
     }
     let sessionId: string;
     if (job.target.type === 'session') {
@@ -49,10 +78,18 @@ export function createCronFire(options: {
       });
       sessionId = created.sessionId;
     }
+    const stopWatching =
+      job.heartbeat === true
+        ? watchHeartbeatAnswer(events, {
+            sessionId,
+            jobId: job.jobId,
+            report: (found) => report({ sessionId, text: found }),
+          })
+        : undefined;
     try {
       const { messageId, queued } = await agent.prompt({
         sessionId,
-        text: job.prompt,
+        text,
         model: job.model,
         cronJobId: job.jobId,
         unattended: {
@@ -64,6 +101,7 @@ export function createCronFire(options: {
       });
       return { outcome: queued ? 'queued' : 'started', sessionId, messageId };
     } catch (error) {
+      stopWatching?.();
       const gone = isMolfError(error) && error.code === 'session_not_found';
       return { outcome: 'failed', reason: (error as Error).message, retry: !gone, sessionId };
     }

@@ -9,3 +9,4 @@ export {
   systemClock,
 } from './cron-scheduler.ts';
 export { createCronFire, describeRunner } from './fire-cron-job.ts';
+export { HEARTBEAT_MARKER, setHeartbeat } from './heartbeat.ts';

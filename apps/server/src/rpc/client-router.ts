@@ -3,6 +3,7 @@ import {
   ApprovalEventsInputSchema,
   ApproveInputSchema,
   CronAddInputSchema,
+  CronHeartbeatInputSchema,
   CronJobIdInputSchema,
   CronJobSchema,
   CronListInputSchema,
@@ -41,7 +42,7 @@ import {
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { Answerer } from '../approvals/approval-gate.ts';
-import { streamCronEvents } from '../cron/index.ts';
+import { setHeartbeat, streamCronEvents } from '../cron/index.ts';
 import { historyPage } from '../sessions/history-page.ts';
 import type { RouterServices } from './router-services.ts';
 import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
@@ -263,7 +264,23 @@ export function createClientRouter(services: RouterServices) {
         .input(CronJobIdInputSchema)
         .output(CronJobSchema)
         .mutation(({ input }) => services.cron.runNow(input.jobId)),
-      /** `cron.fired` and `cron.failed` from now on. */
+      /**
+       * Turns a worker's heartbeat on or off: a job that runs the checklist in the project's
+       * HEARTBEAT.md (skipped when it has none) and reports only what needs attention. Answers the
+       * job, or null when turned off.
+       */
+      heartbeat: clientProcedure
+        .input(CronHeartbeatInputSchema)
+        .output(CronJobSchema.nullable())
+        .mutation(async ({ input, ctx }) => {
+          knownWorker(input.workerId as WorkerId);
+          const job = await setHeartbeat({ scheduler: services.cron, sessions }, input, {
+            credentialId: ctx.credentialId,
+            ...(ctx.client === undefined ? {} : { client: ctx.client }),
+          });
+          return job ?? null;
+        }),
+      /** `cron.fired`, `cron.failed` and `cron.reported` from now on. */
       events: clientProcedure
         .input(CronListInputSchema)
         .subscription(({ input, signal }) => streamCronEvents(services.cron, input, signal)),

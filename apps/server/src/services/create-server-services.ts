@@ -338,7 +338,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const approvalWatchers = createApprovalWatchers();
   const cron = await startCronScheduler({
     store: cronStore,
-    fire: createCronFire({ sessions, agent, registry, watchers: approvalWatchers }),
+    fire: createCronFire({ sessions, events, agent, registry, dispatcher, watchers: approvalWatchers }),
     logger,
     checkJob: (job) => checkCronJob(job, { registry, sessions }),
     ...(config.cron?.clock === undefined ? {} : { clock: config.cron.clock }),

@@ -11,8 +11,9 @@ export const MAX_INSTRUCTIONS_BYTES = 64 * 1024;
 async function readInstructions(
   directory: string,
   workdir: string,
+  names: readonly string[] = INSTRUCTION_FILES,
 ): Promise<Instructions['files'][number] | undefined> {
-  for (const name of INSTRUCTION_FILES) {
+  for (const name of names) {
     const path = join(directory, name);
     const text = await readFile(path, 'utf8').catch(() => undefined);
     if (text === undefined) continue;
@@ -58,4 +59,10 @@ export async function readProjectInstructions(
     }
   }
   return { files };
+}
+
+/** The heartbeat's checklist: the workdir's HEARTBEAT.md, cut like an instruction file; none when absent. */
+export async function readHeartbeatChecklist(policy: PathPolicy): Promise<Instructions> {
+  const file = await readInstructions(policy.workdir, policy.workdir, ['HEARTBEAT.md']);
+  return { files: file === undefined ? [] : [file] };
 }
