@@ -216,6 +216,31 @@ describe('a session transcript', () => {
     expect(next.queued).toBe(1);
   });
 
+  it('marks a prompt a cron run sent with its job, from the history and from a live turn, and a person’s not', () => {
+    const stored = transcriptFromMessages([{ ...user, cronJobId: 'cj_0123abcd' }, answer]);
+    expect(stored.items[0]).toMatchObject({ kind: 'user', cronJobId: 'cj_0123abcd' });
+    const live = apply(createTranscript(), [
+      event({
+        type: 'turn.started',
+        turnId: 't7',
+        messageId: 'u7',
+        prompt: 'check the deploy',
+        cronJobId: 'cj_0123abcd',
+        model: 'f/m',
+      }),
+      event({ type: 'turn.ended', turnId: 't7', reason: 'completed' }),
+      event({ type: 'turn.started', turnId: 't8', messageId: 'u8', prompt: 'thanks', model: 'f/m' }),
+    ]);
+    expect(live.items[0]).toMatchObject({ kind: 'user', text: 'check the deploy', cronJobId: 'cj_0123abcd' });
+    expect(live.items[1]).toMatchObject({ kind: 'user', text: 'thanks' });
+    expect(live.items[1]).not.toHaveProperty('cronJobId');
+    // Its stored message, read after the live turn, keeps the mark.
+    const reloaded = withStoredMessages(live, [
+      { id: 'u7', at: AT, role: 'user', text: 'check the deploy', cronJobId: 'cj_0123abcd' },
+    ]);
+    expect(reloaded.items.find((item) => item.key === 'u7')).toMatchObject({ cronJobId: 'cj_0123abcd' });
+  });
+
   it('leaves the transcript given unchanged', () => {
     const before = transcriptFromMessages([user]);
     const items = before.items;

@@ -23,7 +23,14 @@ export type TranscriptToolCall = {
 };
 
 export type TranscriptItem =
-  | { kind: 'user'; key: string; text: string; at: string }
+  | {
+      kind: 'user';
+      key: string;
+      text: string;
+      at: string;
+      /** Set when a cron job's run sent the prompt (not a person): the job's id. */
+      cronJobId?: string;
+    }
   | {
       kind: 'assistant';
       key: string;
@@ -113,7 +120,13 @@ type Message<Role extends SessionMessage['role']> = Extract<SessionMessage, { ro
 function messageItem(message: Message<'user' | 'summary' | 'assistant'>): TranscriptItem | undefined {
   switch (message.role) {
     case 'user':
-      return { kind: 'user', key: message.id, text: message.text, at: message.at };
+      return {
+        kind: 'user',
+        key: message.id,
+        text: message.text,
+        at: message.at,
+        ...(message.cronJobId === undefined ? {} : { cronJobId: message.cronJobId }),
+      };
     case 'summary':
       return { kind: 'summary', key: message.id, text: message.text, at: message.at };
     case 'assistant':
@@ -233,7 +246,13 @@ export function applyTranscriptEvent(transcript: SessionTranscript, event: Sessi
       const withPrompt =
         event.prompt === undefined || findIndex(items, event.messageId) !== -1
           ? items
-          : put(items, -1, { kind: 'user', key: event.messageId, text: event.prompt, at: event.at });
+          : put(items, -1, {
+              kind: 'user',
+              key: event.messageId,
+              text: event.prompt,
+              at: event.at,
+              ...(event.cronJobId === undefined ? {} : { cronJobId: event.cronJobId }),
+            });
       return {
         items: withPrompt,
         turn: { turnId: event.turnId, model: event.model, startedAt: event.at },
