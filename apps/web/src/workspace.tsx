@@ -1,10 +1,13 @@
 import type { Approval, SessionInfo, WorkerInfo } from '@molf/protocol';
-import { createEffect, createMemo, createSignal, For, on, onCleanup, Show } from 'solid-js';
+import { createEffect, createMemo, createSignal, For, lazy, on, onCleanup, Show } from 'solid-js';
 import { ApprovalsDrawer } from './approvals/approvals-drawer.tsx';
 import { createApprovalsStore } from './approvals/approvals-store.ts';
 import { notifyInBackground } from './approvals/notify-in-background.ts';
 import { openSession, type SessionModel } from './chat/session-model.ts';
 import { SessionView } from './chat/session-view.tsx';
+import { CronFailureNotices } from './cron/cron-failure-notices.tsx';
+import { createCronStore } from './cron/cron-store.ts';
+import { toCronJobState } from './cron/describe-cron-job.ts';
 import { LinkBanner } from './link/link-banner.tsx';
 import { errorMessage } from './link/rpc-error.ts';
 import type { ServerLink } from './link/server-link.ts';
@@ -14,15 +17,23 @@ import { SessionList } from './sessions/session-list.tsx';
 import { WorkerDetails } from './workers/worker-details.tsx';
 import { createWorkersStore } from './workers/workers-store.ts';
 
-type Tab = { type: 'session'; id: string; model: SessionModel } | { type: 'permissions'; id: string; workerId: string };
+/** The Scheduled view loads when first opened: the first paint waits for none of it. */
+const CronView = lazy(() => import('./cron/cron-view.tsx').then((module) => ({ default: module.CronView })));
+
+type Tab =
+  | { type: 'session'; id: string; model: SessionModel }
+  | { type: 'permissions'; id: string; workerId: string }
+  | { type: 'cron'; id: string; workerId: string };
 
 const SESSION_PATH = /^\/s\/([^/]+)$/;
+const CRON_PATH = /^\/w\/([^/]+)\/cron$/;
 
 /** The page once logged in: workers and sessions on the side, open sessions in tabs (two side by side in a split). */
 export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string) => void }) {
   const { link } = props;
   const workers = createWorkersStore(link);
   const approvals = createApprovalsStore(link);
+  const cron = createCronStore(link);
   const [workerId, setWorkerId] = createSignal<string>();
   const [tabs, setTabs] = createSignal<Tab[]>([]);
   const [activeId, setActiveId] = createSignal<string>();
@@ -76,14 +87,42 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
   const activeTab = () => tabs().find((tab) => tab.id === activeId());
   const splitTab = () => tabs().find((tab) => tab.id === splitId() && tab.id !== activeId());
 
-  // The address names the session on screen: a reload or a shared link opens it again.
+  const openScheduled = (id: string) => {
+    const tabId = `cron:${id}`;
+    if (!tabs().some((tab) => tab.id === tabId)) setTabs([...tabs(), { type: 'cron', id: tabId, workerId: id }]);
+    setActiveId(tabId);
+    setWorkerId(id);
+    setMenu(false);
+  };
+
+  // The address names the session (or worker's Scheduled view) on screen: a reload or a shared link opens it again.
   const initial = SESSION_PATH.exec(window.location.pathname)?.[1];
   if (initial !== undefined) openTab(decodeURIComponent(initial));
+  const initialCron = CRON_PATH.exec(window.location.pathname)?.[1];
+  if (initialCron !== undefined) openScheduled(decodeURIComponent(initialCron));
   createEffect(() => {
     const tab = activeTab();
-    const path = tab?.type === 'session' ? `/s/${encodeURIComponent(tab.id)}` : '/';
+    const path =
+      tab?.type === 'session'
+        ? `/s/${encodeURIComponent(tab.id)}`
+        : tab?.type === 'cron'
+          ? `/w/${encodeURIComponent(tab.workerId)}/cron`
+          : '/';
     if (window.location.pathname !== path) window.history.replaceState(null, '', path);
   });
+  // Failures of the worker whose Scheduled view is on screen are shown there: no notice for them.
+  createEffect(() => {
+    if (cron.failures().length === 0) return;
+    for (const tab of [activeTab(), splitTab()]) if (tab?.type === 'cron') cron.dismissWorker(tab.workerId);
+  });
+  /** A worker's jobs that need a look: failing ones, and failed runs not dismissed. */
+  const cronTrouble = (id: string) => {
+    const jobIds = new Set(cron.failures().flatMap((notice) => (notice.workerId === id ? [notice.jobId] : [])));
+    for (const job of cron.jobs() ?? []) {
+      if (job.workerId === id && toCronJobState(job).type === 'failing') jobIds.add(job.jobId);
+    }
+    return jobIds.size;
+  };
   // What the person saw is no longer unread.
   createEffect(() => {
     const tab = activeTab();
@@ -150,24 +189,38 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
     setMenu(false);
   };
 
-  const tabLabel = (tab: Tab) =>
-    tab.type === 'session'
-      ? (tab.model.info()?.name ?? tab.id.slice(0, 8))
-      : `Permissions · ${workers.workers().find((item) => item.workerId === tab.workerId)?.name ?? ''}`;
+  const workerName = (id: string) => workers.workers().find((item) => item.workerId === id)?.name ?? '';
+  const tabLabel = (tab: Tab) => {
+    switch (tab.type) {
+      case 'session':
+        return tab.model.info()?.name ?? tab.id.slice(0, 8);
+      case 'permissions':
+        return `Permissions · ${workerName(tab.workerId)}`;
+      case 'cron':
+        return `Scheduled · ${workerName(tab.workerId)}`;
+    }
+  };
 
-  const renderTab = (tab: Tab, active: boolean) =>
-    tab.type === 'session' ? (
-      <SessionView
-        model={tab.model}
-        link={link}
-        approvals={approvals}
-        models={models()}
-        active={active}
-        workerOnline={online(tab.model.info()?.workerId) || tab.model.info() === undefined}
-      />
-    ) : (
-      <PermissionsView link={link} workerId={tab.workerId} />
-    );
+  const renderTab = (tab: Tab, active: boolean) => {
+    switch (tab.type) {
+      case 'session':
+        return (
+          <SessionView
+            model={tab.model}
+            link={link}
+            approvals={approvals}
+            models={models()}
+            active={active}
+            workerOnline={online(tab.model.info()?.workerId) || tab.model.info() === undefined}
+            jobName={cron.jobName}
+          />
+        );
+      case 'permissions':
+        return <PermissionsView link={link} workerId={tab.workerId} />;
+      case 'cron':
+        return <CronView link={link} cron={cron} workerId={tab.workerId} onOpenSession={openTab} />;
+    }
+  };
 
   return (
     <div class="workspace" classList={{ 'menu-open': menu() }}>
@@ -216,6 +269,11 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
                     <span class={`status-dot ${item.state === 'online' ? 'online' : 'offline'}`} />
                     {item.name}
                     <span class="muted small"> {item.state}</span>
+                    <Show when={cronTrouble(item.workerId) > 0}>
+                      <span class="badge warn worker-trouble" title="scheduled prompts that failed">
+                        ⏰ {cronTrouble(item.workerId)}
+                      </span>
+                    </Show>
                   </button>
                 </li>
               )}
@@ -225,9 +283,25 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
             {(current) => (
               <>
                 <WorkerDetails worker={current()} />
-                <button type="button" class="link-button" onClick={() => openPermissions(current().workerId)}>
-                  Permissions
-                </button>
+                <div class="worker-links">
+                  <button type="button" class="link-button" onClick={() => openPermissions(current().workerId)}>
+                    Permissions
+                  </button>
+                  <button
+                    type="button"
+                    class="link-button"
+                    data-testid="open-scheduled"
+                    onClick={() => openScheduled(current().workerId)}
+                  >
+                    Scheduled
+                  </button>
+                  <Show when={cronTrouble(current().workerId) > 0}>
+                    <span class="badge warn" data-testid="scheduled-trouble" title="scheduled prompts that failed">
+                      ⚠ {cronTrouble(current().workerId)}
+                      <span class="visually-hidden"> scheduled prompts failed</span>
+                    </span>
+                  </Show>
+                </div>
               </>
             )}
           </Show>
@@ -329,6 +403,7 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
       <Show when={drawer()}>
         <ApprovalsDrawer approvals={approvals} onOpen={openApproval} onClose={() => setDrawer(false)} />
       </Show>
+      <CronFailureNotices cron={cron} onOpen={openScheduled} />
     </div>
   );
 }

@@ -17,6 +17,8 @@ export function SessionView(props: {
   /** This pane has the keyboard (the one on screen, or the focused one of a split). */
   active: boolean;
   workerOnline: boolean;
+  /** A scheduled prompt's name by its job id, for the prompts cron runs sent (default: the id is shown). */
+  jobName?: (jobId: string) => string | undefined;
 }) {
   const session = () => props.model;
   const [model, setModel] = createSignal('');
@@ -25,7 +27,13 @@ export function SessionView(props: {
   );
   const gone = createMemo(() => props.approvals.gone().filter((item) => item.sessionId === session().sessionId));
   return (
-    <SessionContext.Provider value={{ link: props.link, sessionId: session().sessionId }}>
+    <SessionContext.Provider
+      value={{
+        link: props.link,
+        sessionId: session().sessionId,
+        ...(props.jobName === undefined ? {} : { jobName: props.jobName }),
+      }}
+    >
       <div class="session-view" data-testid="session-view" data-session={session().sessionId}>
         <header class="session-head">
           <h2>{session().info()?.name ?? '…'}</h2>

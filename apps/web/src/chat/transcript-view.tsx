@@ -15,6 +15,7 @@ import {
   Switch,
 } from 'solid-js';
 import { MarkdownView } from './markdown-view.tsx';
+import { useSession } from './session-context.ts';
 import { ToolCard } from './tool-card.tsx';
 
 /** Whether a waiting approval is this call's. */
@@ -28,13 +29,24 @@ function isWaiting(item: TranscriptItem, approvals: readonly Approval[]): boolea
 
 /** One item of a conversation (also a subagent's, nested in its task card). */
 export function TranscriptItemView(props: { item: TranscriptItem; approvals: readonly Approval[] }) {
+  const session = useSession();
   return (
     <Switch>
       <Match when={props.item.kind === 'user' && props.item}>
         {(item) => (
-          <div class="message user" data-testid="user-message">
-            {item().text}
-          </div>
+          <>
+            {/* A prompt no person typed: it says which scheduled prompt sent it. */}
+            <Show when={item().cronJobId}>
+              {(jobId) => (
+                <div class="cron-mark" data-testid="cron-mark" data-job={jobId()} title={`cron job ${jobId()}`}>
+                  ⏰ scheduled: {session?.jobName?.(jobId()) ?? jobId()}
+                </div>
+              )}
+            </Show>
+            <div class="message user" data-testid="user-message" data-cron-job={item().cronJobId}>
+              {item().text}
+            </div>
+          </>
         )}
       </Match>
       <Match when={props.item.kind === 'assistant' && props.item}>
@@ -96,7 +108,11 @@ function estimateHeight(item: TranscriptItem | undefined): number {
     case 'user':
     case 'assistant':
     case 'summary':
-      return 24 + 22 * Math.min(60, Math.ceil(item.text.length / 90) + (item.text.match(/\n/g)?.length ?? 0));
+      return (
+        24 +
+        (item.kind === 'user' && item.cronJobId !== undefined ? 22 : 0) +
+        22 * Math.min(60, Math.ceil(item.text.length / 90) + (item.text.match(/\n/g)?.length ?? 0))
+      );
     case 'tool':
       return 52;
     case 'notice':
