@@ -81,12 +81,51 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     );
   }
 
-  /** Runs `task` after every change queued before it, whether those succeeded or not. */
-  function serialize<T>(task: () => Promise<T>): Promise<T> {
+  /**
+   * Changes waiting for the file. They are written together: every change queued while a write
+   * runs goes into the next one (a thousand runs recorded in the same second make a few writes,
+   * not a thousand rewrites of the file), applied in the order they came.
+   */
+  type Change = { apply: (draft: Map<string, CronJob>) => unknown; settle: (outcome: Outcome) => void };
+  type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+  let waiting: Change[] = [];
+
+  /** Queues a change; it resolves once the file holds it (or rejects, nothing kept). */
+  function change<T>(apply: (draft: Map<string, CronJob>) => T): Promise<T> {
     if (closed) return Promise.reject(new MolfError('internal', `the cron job store ${path} is closed`));
-    const next = writes.then(task);
-    writes = next.catch(() => undefined);
-    return next;
+    const done = new Promise<T>((resolve, reject) => {
+      waiting.push({
+        apply,
+        settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error)),
+      });
+    });
+    if (waiting.length === 1) writes = writes.then(writeWaiting);
+    return done;
+  }
+
+  /** Applies the waiting changes to a copy, writes it once, then makes it current. */
+  async function writeWaiting(): Promise<void> {
+    const batch = waiting;
+    waiting = [];
+    const draft = new Map(jobs);
+    const applied: Array<{ change: Change; value: unknown }> = [];
+    let changed = false;
+    for (const entry of batch) {
+      try {
+        // Each change checks before it touches the draft: a refused one leaves it as it was.
+        const value = entry.apply(draft);
+        applied.push({ change: entry, value });
+        if (value !== false) changed = true;
+      } catch (error) {
+        entry.settle({ ok: false, error });
+      }
+    }
+    try {
+      if (changed) await commit(draft);
+      for (const { change: entry, value } of applied) entry.settle({ ok: true, value });
+    } catch (error) {
+      for (const { change: entry } of applied) entry.settle({ ok: false, error });
+    }
   }
 
   async function commit(next: Map<string, CronJob>): Promise<void> {
@@ -101,9 +140,9 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     jobs = next;
   }
 
-  function refuseAtCap(job: CronJob): void {
+  function refuseAtCap(draft: Map<string, CronJob>, job: CronJob): void {
     let count = 0;
-    for (const other of jobs.values()) if (other.workerId === job.workerId && other.jobId !== job.jobId) count += 1;
+    for (const other of draft.values()) if (other.workerId === job.workerId && other.jobId !== job.jobId) count += 1;
     if (count >= MAX_CRON_JOBS_PER_WORKER) {
       throw new MolfError(
         'busy',
@@ -132,33 +171,30 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     },
     async add(job) {
       const valid = parseJobOrThrow(job);
-      return serialize(async () => {
-        if (jobs.has(valid.jobId)) {
+      await change((draft) => {
+        if (draft.has(valid.jobId)) {
           throw new MolfError('conflict', `a cron job with the id ${valid.jobId} already exists`, { field: 'jobId' });
         }
-        refuseAtCap(valid);
-        await commit(new Map(jobs).set(valid.jobId, valid));
+        refuseAtCap(draft, valid);
+        draft.set(valid.jobId, valid);
+        return true;
       });
     },
     async put(job) {
       const valid = parseJobOrThrow(job);
-      return serialize(async () => {
-        const current = jobs.get(valid.jobId);
+      await change((draft) => {
+        const current = draft.get(valid.jobId);
         if (current === undefined) {
           throw new MolfError('job_not_found', `there is no cron job ${valid.jobId}`, { field: 'jobId' });
         }
-        if (current.workerId !== valid.workerId) refuseAtCap(valid);
-        await commit(new Map(jobs).set(valid.jobId, valid));
-      });
-    },
-    async remove(jobId) {
-      return serialize(async () => {
-        if (!jobs.has(jobId)) return false;
-        const next = new Map(jobs);
-        next.delete(jobId);
-        await commit(next);
+        if (current.workerId !== valid.workerId) refuseAtCap(draft, valid);
+        draft.set(valid.jobId, valid);
         return true;
       });
+    },
+    remove(jobId) {
+      // False (nothing written) for an unknown job.
+      return change((draft) => draft.delete(jobId));
     },
     close,
     [Symbol.asyncDispose]: close,

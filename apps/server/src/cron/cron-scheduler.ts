@@ -159,11 +159,17 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
           job.enabled && job.nextRunAt !== undefined && Date.parse(job.nextRunAt) <= now && !firing.has(job.jobId),
       )
       .sort((a, b) => Date.parse(a.nextRunAt as string) - Date.parse(b.nextRunAt as string));
-    // Started in slices: a thousand jobs due at once neither wait in one line nor all hit the store at once.
-    for (let index = 0; index < due.length && !closed; index += PARALLEL_RUNS) {
-      const slice = due.slice(index, index + PARALLEL_RUNS);
-      await Promise.all(slice.map((job) => runDue(job.jobId)));
-    }
+    // At most PARALLEL_RUNS at once, each next one started as soon as one is done: a thousand jobs
+    // due in the same second neither wait in one line nor all start at once.
+    let next = 0;
+    const lane = async () => {
+      while (next < due.length && !closed) {
+        const job = due[next] as CronJob;
+        next += 1;
+        await runDue(job.jobId);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_RUNS, due.length) }, lane));
     arm();
   }
 
