@@ -161,25 +161,36 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
       .sort((a, b) => Date.parse(a.nextRunAt as string) - Date.parse(b.nextRunAt as string));
     // At most PARALLEL_RUNS at once, each next one started as soon as one is done: a thousand jobs
     // due in the same second neither wait in one line nor all start at once.
+    // A lane goes on once a prompt is sent; the runs are recorded meanwhile (the store writes them
+    // together), and the timer is aimed again once all are.
     let next = 0;
+    const recorded: Promise<void>[] = [];
     const lane = async () => {
       while (next < due.length && !closed) {
         const job = due[next] as CronJob;
         next += 1;
-        await runDue(job.jobId);
+        const run = runDue(job.jobId);
+        recorded.push(run.recorded);
+        await run.fired;
       }
     };
     await Promise.all(Array.from({ length: Math.min(PARALLEL_RUNS, due.length) }, lane));
+    await Promise.all(recorded);
     arm();
   }
 
-  /** Fires a due job for its slot and records how it went. */
-  function runDue(jobId: string): Promise<void> {
+  /** Fires a due job for its slot and records how it went: `fired` once its prompt is sent, `recorded` once stored. */
+  function runDue(jobId: string): { fired: Promise<void>; recorded: Promise<void> } {
     const job = store.get(jobId);
-    if (job?.nextRunAt === undefined) return Promise.resolve();
+    if (job?.nextRunAt === undefined) return { fired: Promise.resolve(), recorded: Promise.resolve() };
     // A retry is for the slot that failed, not for the time it is tried again.
     const slot = job.retrySlot ?? job.nextRunAt;
-    return track(jobId, fireAndRecord(job, new Date(slot), { scheduled: true }));
+    let onFired = () => {};
+    const fired = new Promise<void>((resolve) => {
+      onFired = resolve;
+    });
+    const recorded = track(jobId, fireAndRecord(job, new Date(slot), { scheduled: true, onFired })).finally(onFired);
+    return { fired, recorded };
   }
 
   function track(jobId: string, run: Promise<void>): Promise<void> {
@@ -190,7 +201,11 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     return tracked;
   }
 
-  async function fireAndRecord(job: CronJob, scheduledFor: Date, how: { scheduled: boolean }): Promise<void> {
+  async function fireAndRecord(
+    job: CronJob,
+    scheduledFor: Date,
+    how: { scheduled: boolean; onFired?: () => void },
+  ): Promise<void> {
     const report = ({ sessionId, text }: { sessionId: string; text: string }) =>
       emit({
         type: 'cron.reported',
@@ -204,6 +219,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     const result = await fire(job, scheduledFor, { report }).catch(
       (error: unknown): CronFireResult => ({ outcome: 'failed', reason: (error as Error).message, retry: true }),
     );
+    how.onFired?.();
     const nowMs = clock.now();
     const at = new Date(nowMs).toISOString();
     // The job may have changed or gone while its prompt was sent.

@@ -18,3 +18,4 @@ export {
   type NotifyTarget,
 } from './notify-settings.ts';
 export { type ApprovalNotifier, startApprovalNotifier } from './start-approval-notifier.ts';
+export { startCronNotifier } from './start-cron-notifier.ts';

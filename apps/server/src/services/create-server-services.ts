@@ -40,6 +40,7 @@ import {
   loadLinkKey,
   type NotifyOptions,
   startApprovalNotifier,
+  startCronNotifier,
 } from '../notify/index.ts';
 import { listModels, RECENT_SESSIONS_FOR_MODELS } from '../providers/list-models.ts';
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
@@ -346,6 +347,16 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     ...(config.cron?.minIntervalMs === undefined ? {} : { minIntervalMs: config.cron.minIntervalMs }),
   });
   scheduler = cron;
+  const cronNotifier =
+    notify === undefined
+      ? undefined
+      : startCronNotifier({
+          scheduler: cron,
+          targets: notify.targets,
+          registry,
+          logger,
+          ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
+        });
   const router = createAppRouter({
     sessions,
     sessionEvents: events,
@@ -393,6 +404,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       stopWork,
       stopForwarding,
       () => notifier?.close(),
+      () => cronNotifier?.close(),
       () => registry.flush(),
       () => events.close(),
       () => sessions.close(),

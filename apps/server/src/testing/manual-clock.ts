@@ -13,7 +13,14 @@ export function createManualClock(start: Date) {
     setTimer(callback, delayMs) {
       delays.push(delayMs);
       const timer = { at: now + delayMs, callback, cancelled: false };
-      timers.push(timer);
+      // A timer whose time has come (set after `advance` moved past it) fires at once, as a real one would.
+      if (delayMs <= 0) {
+        setImmediate(() => {
+          if (!timer.cancelled) callback();
+        });
+      } else {
+        timers.push(timer);
+      }
       return () => {
         timer.cancelled = true;
       };
