@@ -157,6 +157,22 @@ describe('molf cron', () => {
     expect(await listed()).toEqual([]);
   });
 
+  it('turns the heartbeat on (every 30m by default, or --every) and off, and refuses a bad interval naming --every', async () => {
+    const { molf, listed } = await startStack();
+    const on = await molf(['heartbeat', 'on']);
+    expect(on.stdout).toMatch(/^heartbeat on for worker .+: every 30m, next run .+ UTC; it reads HEARTBEAT\.md/);
+    expect(await listed()).toEqual([
+      expect.objectContaining({ heartbeat: true, schedule: expect.objectContaining({ everyMs: 1_800_000 }) }),
+    ]);
+    await molf(['heartbeat', 'on', '--every', '2h']);
+    expect((await listed())[0]?.schedule).toMatchObject({ everyMs: 7_200_000 });
+    const bad = await molf(['heartbeat', 'on', '--every', '5x']);
+    expect(bad.exitCode).toBe(1);
+    expect(bad.stderr).toContain('--every');
+    expect(JSON.parse((await molf(['heartbeat', 'off', '--json'])).stdout)).toBeNull();
+    expect(await listed()).toEqual([]);
+  });
+
   it('runs a job now into a new session, and fails with the reason and exit 1 when its worker is offline', async () => {
     const { molf, server, worker, llm } = await startStack();
     const job = await server.cron.add(

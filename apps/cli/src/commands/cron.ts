@@ -255,6 +255,48 @@ export function registerCronCommand(program: Command): void {
       });
     });
 
+  workerOption(
+    clientOptions(
+      cron
+        .command('heartbeat')
+        .description(
+          "turn the worker's heartbeat on or off: every --every (default 30m) the model goes through the checklist " +
+            "in the project's HEARTBEAT.md (skipped when it has none) and you hear only of what needs attention",
+        ),
+    ),
+  )
+    .argument('<on-or-off>', 'on or off')
+    .option('--every <duration>', 'how often, when on (default 30m)')
+    .option('--json', 'print the heartbeat job as JSON (null when off)')
+    .action(async (state: string, options: WorkerOptions & JsonOption & { every?: string }) => {
+      if (state !== 'on' && state !== 'off') {
+        throw new MolfError('invalid_input', `say on or off, not "${state}"`);
+      }
+      await withClient(options, async (client) => {
+        const worker = pickWorker(await client.rpc.workers.list.query(), {
+          worker: options.worker,
+          cwd: process.cwd(),
+        });
+        const job = await client.rpc.cron.heartbeat
+          .mutate({
+            workerId: worker.workerId,
+            enabled: state === 'on',
+            ...(options.every === undefined ? {} : { every: options.every }),
+          })
+          .catch((error: unknown) => {
+            throw namingTheFlag(error);
+          });
+        if (options.json === true) printJson(job);
+        else if (job === null) process.stdout.write(`heartbeat off on worker ${worker.name}\n`);
+        else {
+          process.stdout.write(
+            `heartbeat on for worker ${worker.name}: ${describeCronSchedule(job.schedule)}, ${nextRunText(job)}; ` +
+              `it reads HEARTBEAT.md in the project (${title(job)})\n`,
+          );
+        }
+      });
+    });
+
   clientOptions(cron.command('pause').description('stop a cron job from running until it is resumed'))
     .argument('<job-id>', 'the id `molf cron list` shows (cj_…)')
     .option('--json', 'print the job as JSON')
