@@ -173,6 +173,29 @@ describe('molf cron', () => {
     expect(await listed()).toEqual([]);
   });
 
+  it('runs a job added with --every 1m on its schedule: its turn is in a session with the job id, and list shows last and next run', async () => {
+    const { molf, listed, server, llm } = await startStack();
+    // Anchored 58 s ago: the first slot of `every 1m` comes in about 2 s, on the server's real clock.
+    const anchor = new Date(Date.now() - 58_000).toISOString();
+    const added = await molf(['add', '--every', '1m', '--anchor', anchor, '--name', 'tick', '--json', 'Say tick']);
+    expect(added.exitCode, added.stderr).toBe(0);
+    const job = JSON.parse(added.stdout) as CronJob;
+    await waitUntil(() => llm.requests.length === 1, { what: 'the scheduled run to reach the model' });
+    await waitUntil(async () => (await listed())[0]?.lastRun !== undefined, { what: 'the run recorded' });
+    const [after] = await listed();
+    expect(after).toMatchObject({ jobId: job.jobId, runs: 1, lastRun: { outcome: 'started' } });
+    expect(Date.parse(after?.nextRunAt ?? '') - Date.parse(after?.lastRun?.scheduledFor ?? '')).toBe(MINUTE);
+    const sessionId = after?.lastRun?.sessionId ?? '';
+    await waitUntil(async () => (await server.sessions.messages(sessionId)).length === 2, {
+      what: 'the answer stored',
+    });
+    expect((await server.sessions.messages(sessionId))[0]).toMatchObject({
+      role: 'user',
+      text: 'Say tick',
+      cronJobId: job.jobId,
+    });
+  });
+
   it('runs a job now into a new session, and fails with the reason and exit 1 when its worker is offline', async () => {
     const { molf, server, worker, llm } = await startStack();
     const job = await server.cron.add(
