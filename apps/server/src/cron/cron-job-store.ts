@@ -35,6 +35,13 @@ export type CronJobStore = {
    * an unknown id (`job_not_found`) and a move to a worker that is at the cap (`busy`).
    */
   put(job: CronJob): Promise<void>;
+  /**
+   * Changes a job from its latest state, inside the store's queue of writes: `change` gets the job
+   * as it is when the write is made (after every change queued before), so two changes made at
+   * once never undo each other. Resolves with the job written, or undefined (nothing written) when
+   * there is no such job.
+   */
+  modify(jobId: string, change: (current: CronJob) => CronJob): Promise<CronJob | undefined>;
   /** Removes a job; false (and nothing written) for an unknown id. */
   remove(jobId: string): Promise<boolean>;
   /** Waits for the pending writes; later writes are refused. */
@@ -115,7 +122,7 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
         // Each change checks before it touches the draft: a refused one leaves it as it was.
         const value = entry.apply(draft);
         applied.push({ change: entry, value });
-        if (value !== false) changed = true;
+        if (value !== false && value !== undefined) changed = true;
       } catch (error) {
         entry.settle({ ok: false, error });
       }
@@ -190,6 +197,18 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
         if (current.workerId !== valid.workerId) refuseAtCap(draft, valid);
         draft.set(valid.jobId, valid);
         return true;
+      });
+    },
+    modify(jobId, update) {
+      return change((draft) => {
+        const current = draft.get(jobId);
+        if (current === undefined) return undefined;
+        const next = parseJobOrThrow(update(structuredClone(current)));
+        if (next.jobId !== jobId || next.workerId !== current.workerId) {
+          throw new MolfError('internal', `a change of cron job ${jobId} may not change its id or its worker`);
+        }
+        draft.set(jobId, next);
+        return structuredClone(next);
       });
     },
     remove(jobId) {

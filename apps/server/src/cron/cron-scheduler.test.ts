@@ -152,6 +152,8 @@ type Harness = AsyncDisposable & {
   stop(): Promise<void>;
   /** Opens the store again and starts a new scheduler on it. */
   start(): Promise<void>;
+  /** While true, recording a run fails as a full disk would. */
+  failRecords(failing: boolean): void;
 };
 
 async function startHarness(
@@ -164,8 +166,13 @@ async function startHarness(
   let store: CronJobStore | undefined;
   let scheduler: CronScheduler | undefined;
 
+  let failingRecords = false;
   async function start(): Promise<void> {
-    store = await openCronJobStore({ dataDir: dir.path });
+    const opened = await openCronJobStore({ dataDir: dir.path });
+    const modify = opened.modify.bind(opened);
+    opened.modify = (jobId, change) =>
+      failingRecords ? Promise.reject(new Error('ENOSPC: no space left on device')) : modify(jobId, change);
+    store = opened;
     scheduler = await startCronScheduler({
       store,
       fire: fire.fire,
@@ -238,6 +245,9 @@ async function startHarness(
     },
     stop,
     start,
+    failRecords(failing) {
+      failingRecords = failing;
+    },
     async [Symbol.asyncDispose]() {
       try {
         await stop();
@@ -734,6 +744,80 @@ describe('cron scheduler', () => {
       expect(h.fire.calls.map((call) => call.job.jobId)).toEqual([job.jobId, other.jobId, job.jobId]);
       expect(h.fire.mostAtOncePerJob).toBe(1);
       expect(h.job(job.jobId).runs).toBe(2);
+    });
+  });
+
+  describe('changes made while a run is being fired', () => {
+    it('keeps a pause made while a run is fired, and the run’s record: no second run of the slot', async () => {
+      await using h = await startHarness({ checkJob: () => new Promise((resolve) => setTimeout(resolve, 20)) });
+      const slow = createDeferred<CronFireResult>();
+      h.fire.respond = () => slow.promise;
+      const job = await h.add({ schedule: { every: '5m' }, maxRuns: 1 });
+      h.clock.advance(5 * MINUTE);
+      await until(() => h.fire.calls.length === 1, 'the run being fired');
+      const paused = h.scheduler().update({ jobId: job.jobId, enabled: false, name: 'renamed' });
+      slow.resolve({ outcome: 'started', sessionId: 'ses_1', messageId: 'msg_1' });
+      await paused;
+      await until(() => h.job(job.jobId).runs === 1, 'the run recorded');
+      expect(h.job(job.jobId)).toMatchObject({
+        enabled: false,
+        name: 'renamed',
+        runs: 1,
+        lastRun: { outcome: 'started' },
+      });
+      expect(h.job(job.jobId).nextRunAt).toBeUndefined();
+      await h.run(HOUR);
+      expect(h.fire.calls).toHaveLength(1);
+    });
+
+    it('does not fire a slot again at once when its run cannot be recorded: it waits, then runs', async () => {
+      await using h = await startHarness();
+      const job = await h.add({ schedule: { every: '5m' } });
+      // The disk is full: every record of a run fails.
+      h.failRecords(true);
+      h.clock.advance(5 * MINUTE);
+      await until(() => h.fire.calls.length === 1, 'the first run');
+      for (let turn = 0; turn < 200; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      expect(h.fire.calls).toHaveLength(1);
+      h.clock.advance(29_000);
+      for (let turn = 0; turn < 200; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+      expect(h.fire.calls).toHaveLength(1);
+      // Space again: after the wait, the slot runs once more and is recorded.
+      h.failRecords(false);
+      await h.run(MINUTE);
+      expect(h.fire.calls).toHaveLength(2);
+      expect(h.job(job.jobId).runs).toBe(1);
+    });
+
+    it('runs a job asked to run now with its latest prompt, one run at a time', async () => {
+      await using h = await startHarness();
+      const slow = createDeferred<CronFireResult>();
+      h.fire.respond = () => slow.promise;
+      const job = await h.add({ schedule: { every: '1h' }, prompt: 'old prompt' });
+      const first = h.scheduler().runNow(job.jobId);
+      await until(() => h.fire.calls.length === 1, 'the first run');
+      const second = h.scheduler().runNow(job.jobId);
+      await h.scheduler().update({ jobId: job.jobId, prompt: 'new prompt' });
+      h.fire.respond = () => ({ outcome: 'started', sessionId: 'ses_2', messageId: 'msg_2' });
+      slow.resolve({ outcome: 'started', sessionId: 'ses_1', messageId: 'msg_1' });
+      await Promise.all([first, second]);
+      expect(h.fire.calls.map((call) => call.job.prompt)).toEqual(['old prompt', 'new prompt']);
+      expect(h.fire.mostAtOncePerJob).toBe(1);
+    });
+
+    it('does not run a job asked to run now once it was removed while the run before was fired', async () => {
+      await using h = await startHarness();
+      const slow = createDeferred<CronFireResult>();
+      h.fire.respond = () => slow.promise;
+      const job = await h.add({ schedule: { every: '1h' } });
+      const first = h.scheduler().runNow(job.jobId);
+      await until(() => h.fire.calls.length === 1, 'the first run');
+      const second = h.scheduler().runNow(job.jobId);
+      await h.scheduler().remove(job.jobId);
+      slow.resolve({ outcome: 'started', sessionId: 'ses_1', messageId: 'msg_1' });
+      await expect(first).rejects.toMatchObject({ code: 'job_not_found' });
+      await expect(second).rejects.toMatchObject({ code: 'job_not_found' });
+      expect(h.fire.calls).toHaveLength(1);
     });
   });
 });

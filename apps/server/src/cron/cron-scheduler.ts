@@ -12,6 +12,9 @@ import {
 import { type CronFieldContext, newCronJob, nextRunOf, updatedCronJob } from './cron-job-fields.ts';
 import type { CronJobStore } from './cron-job-store.ts';
 import { dueAfterDowntime } from './cron-schedule.ts';
+import { backoffMs, recordRun, withNextRun } from './record-cron-run.ts';
+
+export { backoffMs, FIRST_BACKOFF_MS, MAX_BACKOFF_MS } from './record-cron-run.ts';
 
 /** The time and the one timer the scheduler uses: tests give their own and move it. */
 export type CronClock = {
@@ -52,9 +55,6 @@ export type CronFire = (
   context: { report: (report: { sessionId: string; text: string }) => void },
 ) => Promise<CronFireResult>;
 
-/** The first retry waits this long, each next one twice as long, up to `MAX_BACKOFF_MS`. */
-export const FIRST_BACKOFF_MS = 30_000;
-export const MAX_BACKOFF_MS = 3_600_000;
 /**
  * The timer never waits longer than this: a wall clock moved (by hand, NTP, a laptop waking) is
  * noticed within a minute, and due jobs run once, not once per slot slept through.
@@ -62,10 +62,6 @@ export const MAX_BACKOFF_MS = 3_600_000;
 export const MAX_TIMER_MS = 60_000;
 /** Runs started at once when many jobs are due in the same second. */
 const PARALLEL_RUNS = 32;
-
-export function backoffMs(consecutiveFailures: number): number {
-  return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, consecutiveFailures - 1));
-}
 
 export type CronScheduler = {
   /** A new job; `defaultTarget` is where its runs go without `session`. */
@@ -112,6 +108,11 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
   const listeners = new Set<(event: CronEvent) => void>();
   /** Jobs being fired now: a job never runs twice at once. */
   const firing = new Map<string, Promise<void>>();
+  /**
+   * Jobs not to fire before a time (ms): a run whose record could not be stored (the disk full, a
+   * job the schedule code cannot read) is not fired again at once, but after a doubling wait.
+   */
+  const held = new Map<string, { until: number; failures: number }>();
   let cancelTimer: (() => void) | undefined;
   let closed = false;
 
@@ -141,7 +142,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     let earliest = Number.POSITIVE_INFINITY;
     for (const job of store.list()) {
       if (job.enabled && job.nextRunAt !== undefined && !firing.has(job.jobId)) {
-        earliest = Math.min(earliest, Date.parse(job.nextRunAt));
+        earliest = Math.min(earliest, Math.max(Date.parse(job.nextRunAt), held.get(job.jobId)?.until ?? 0));
       }
     }
     if (earliest === Number.POSITIVE_INFINITY) return;
@@ -156,7 +157,11 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
       .list()
       .filter(
         (job) =>
-          job.enabled && job.nextRunAt !== undefined && Date.parse(job.nextRunAt) <= now && !firing.has(job.jobId),
+          job.enabled &&
+          job.nextRunAt !== undefined &&
+          Date.parse(job.nextRunAt) <= now &&
+          (held.get(job.jobId)?.until ?? 0) <= now &&
+          !firing.has(job.jobId),
       )
       .sort((a, b) => Date.parse(a.nextRunAt as string) - Date.parse(b.nextRunAt as string));
     // At most PARALLEL_RUNS at once, each next one started as soon as one is done: a thousand jobs
@@ -195,7 +200,12 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
 
   function track(jobId: string, run: Promise<void>): Promise<void> {
     const tracked = run
-      .catch((error: unknown) => logger.error({ err: error, jobId }, 'recording a cron run failed'))
+      .then(
+        () => {
+          held.delete(jobId);
+        },
+        (error: unknown) => hold(jobId, error),
+      )
       .finally(() => firing.delete(jobId));
     firing.set(jobId, tracked);
     return tracked;
@@ -221,92 +231,29 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     );
     how.onFired?.();
     const nowMs = clock.now();
-    const at = new Date(nowMs).toISOString();
-    // The job may have changed or gone while its prompt was sent.
-    const current = store.get(job.jobId);
-    if (current === undefined) return;
-    const lastRun = {
-      at,
-      scheduledFor: scheduledFor.toISOString(),
-      outcome: result.outcome,
-      ...(result.outcome === 'failed' || result.outcome === 'skipped' ? { reason: result.reason } : {}),
-      ...('sessionId' in result && result.sessionId !== undefined ? { sessionId: result.sessionId } : {}),
-      ...(result.outcome === 'started' || result.outcome === 'queued' ? { messageId: result.messageId } : {}),
-    };
-    if (result.outcome === 'skipped') {
-      // Not a run: nothing counted, the failure streak ended, on to the next slot.
-      const skipped = { ...current, consecutiveFailures: how.scheduled ? 0 : current.consecutiveFailures, lastRun };
-      const nextRunAt = how.scheduled
-        ? nextRunOf(skipped, new Date(Math.max(nowMs, scheduledFor.getTime())))
-        : current.nextRunAt;
-      await store.put(how.scheduled ? withoutRetry(withNextRun(skipped, nextRunAt)) : withNextRun(skipped, nextRunAt));
-      return;
-    }
-    let next: CronJob;
-    let event: CronEvent;
-    if (result.outcome !== 'failed') {
-      const ran = {
-        ...current,
-        runs: current.runs + 1,
-        consecutiveFailures: how.scheduled ? 0 : current.consecutiveFailures,
-        lastRun,
-      };
-      // A scheduled run moves on from the later of its slot and now: a late run is not repeated.
-      // A run on request counts towards `maxRuns` too: with the last one used, the slot it kept is dropped.
-      const nextRunAt = how.scheduled
-        ? nextRunOf(ran, new Date(Math.max(nowMs, scheduledFor.getTime())))
-        : ran.maxRuns !== undefined && ran.runs >= ran.maxRuns
-          ? undefined
-          : current.nextRunAt;
-      next = how.scheduled ? withoutRetry(withNextRun(ran, nextRunAt)) : withNextRun(ran, nextRunAt);
-      event = {
-        type: 'cron.fired',
-        jobId: job.jobId,
-        workerId: job.workerId,
-        name: job.name,
-        scheduledFor: lastRun.scheduledFor,
-        sessionId: result.sessionId,
-        messageId: result.messageId,
-        queued: result.outcome === 'queued',
-        at,
-      };
-    } else {
-      // A run by hand that fails says nothing of the schedule's streak.
-      const failures = how.scheduled ? current.consecutiveFailures + 1 : current.consecutiveFailures;
-      const failed = { ...current, consecutiveFailures: failures, lastRun };
-      // A slot worth retrying keeps its place until it runs; one given up moves on.
-      const retryAt = new Date(nowMs + backoffMs(failures)).toISOString();
-      const retrying =
-        how.scheduled && result.retry && current.enabled && (current.until === undefined || retryAt <= current.until);
-      if (!how.scheduled) next = withNextRun(failed, current.nextRunAt);
-      else if (retrying) next = { ...withNextRun(failed, retryAt), retrySlot: scheduledFor.toISOString() };
-      else
-        next = withoutRetry(withNextRun(failed, nextRunOf(failed, new Date(Math.max(nowMs, scheduledFor.getTime())))));
-      event = {
-        type: 'cron.failed',
-        jobId: job.jobId,
-        workerId: job.workerId,
-        name: job.name,
-        scheduledFor: lastRun.scheduledFor,
-        reason: result.reason,
-        ...(retrying ? { retryAt } : {}),
-        at,
-      };
-      logger.warn({ jobId: job.jobId, reason: result.reason, retryAt: next.nextRunAt }, 'cron run failed');
+    let event: CronEvent | undefined;
+    // Recorded on the job as it is when written: a change made meanwhile (paused, renamed) stays.
+    await store.modify(job.jobId, (current) => {
+      const recorded = recordRun(current, result, { scheduledFor, nowMs, scheduled: how.scheduled });
+      event = recorded.event;
+      return recorded.job;
+    });
+    if (result.outcome === 'failed') {
+      logger.warn({ jobId: job.jobId, reason: result.reason }, 'cron run failed');
     }
     // Stored first: a client told of the run reads the job as it now is.
-    await store.put(next);
-    emit(event);
+    if (event !== undefined) emit(event);
   }
 
-  function withoutRetry(job: CronJob): CronJob {
-    const { retrySlot: _slot, ...rest } = job;
-    return rest;
-  }
-
-  function withNextRun(job: CronJob, nextRunAt: string | undefined): CronJob {
-    const { nextRunAt: _old, ...rest } = job;
-    return nextRunAt === undefined ? rest : { ...rest, nextRunAt };
+  /** A job whose run could not be recorded waits, 30 s doubling to 1 h, instead of firing again at once. */
+  function hold(jobId: string, error: unknown): void {
+    const failures = (held.get(jobId)?.failures ?? 0) + 1;
+    const until = clock.now() + backoffMs(failures);
+    held.set(jobId, { until, failures });
+    logger.error(
+      { err: error, jobId, path: store.path, retryAt: new Date(until).toISOString() },
+      'recording a cron run failed; the job waits before it fires again',
+    );
   }
 
   /**
@@ -317,24 +264,37 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
   async function catchUp(): Promise<void> {
     const now = new Date(clock.now());
     for (const job of store.list()) {
-      if (!job.enabled || job.nextRunAt === undefined || Date.parse(job.nextRunAt) > now.getTime()) continue;
-      if (job.retrySlot !== undefined) continue;
-      // Slots after `until` are not the job's: the run owed is for the latest slot before it.
-      const untilMs = job.until === undefined ? Number.POSITIVE_INFINITY : Date.parse(job.until);
-      const { runNow } = dueAfterDowntime(job.schedule, {
-        lastSlot: new Date(Date.parse(job.nextRunAt) - 1),
-        now: new Date(Math.min(now.getTime(), untilMs)),
-        policy: job.missed,
-      });
-      const nextRunAt = runNow?.toISOString() ?? nextRunOf(job, now);
-      if (runNow === undefined) {
-        logger.info(
-          { jobId: job.jobId, missed: job.nextRunAt, nextRunAt },
-          'cron slots missed while stopped are skipped',
+      try {
+        await catchUpJob(job, now);
+      } catch (error) {
+        // One job the schedule code cannot read must not stop the server: it is held, and named.
+        held.set(job.jobId, { until: Number.POSITIVE_INFINITY, failures: 1 });
+        logger.error(
+          { err: error, jobId: job.jobId, path: store.path },
+          'a cron job cannot be scheduled; it is not run',
         );
       }
-      if (nextRunAt !== job.nextRunAt) await store.put(withNextRun(job, nextRunAt));
     }
+  }
+
+  async function catchUpJob(job: CronJob, now: Date): Promise<void> {
+    if (!job.enabled || job.nextRunAt === undefined || Date.parse(job.nextRunAt) > now.getTime()) return;
+    if (job.retrySlot !== undefined) return;
+    // Slots after `until` are not the job's: the run owed is for the latest slot before it.
+    const untilMs = job.until === undefined ? Number.POSITIVE_INFINITY : Date.parse(job.until);
+    const { runNow } = dueAfterDowntime(job.schedule, {
+      lastSlot: new Date(Date.parse(job.nextRunAt) - 1),
+      now: new Date(Math.min(now.getTime(), untilMs)),
+      policy: job.missed,
+    });
+    const nextRunAt = runNow?.toISOString() ?? nextRunOf(job, now);
+    if (runNow === undefined) {
+      logger.info(
+        { jobId: job.jobId, missed: job.nextRunAt, nextRunAt },
+        'cron slots missed while stopped are skipped',
+      );
+    }
+    if (nextRunAt !== job.nextRunAt) await store.put(withNextRun(job, nextRunAt));
   }
 
   await catchUp();
@@ -355,9 +315,11 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     },
 
     async update(change) {
-      const job = updatedCronJob(known(change.jobId), change, fieldContext());
-      await options.checkJob?.(job);
-      await store.put(job);
+      await options.checkJob?.(updatedCronJob(known(change.jobId), change, fieldContext()));
+      // Applied to the job as it is when written: a run recorded meanwhile is kept.
+      const job = await store.modify(change.jobId, (current) => updatedCronJob(current, change, fieldContext()));
+      if (job === undefined) throw new MolfError('job_not_found', `no cron job ${change.jobId}`, { field: 'jobId' });
+      held.delete(change.jobId);
       arm();
       return job;
     },
@@ -373,9 +335,11 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     get: (jobId) => store.get(jobId),
 
     async runNow(jobId) {
+      known(jobId);
+      // One run of a job at a time: wait for the one being fired, then read the job again (it may
+      // have changed, or gone).
+      for (let running = firing.get(jobId); running !== undefined; running = firing.get(jobId)) await running;
       const job = known(jobId);
-      const running = firing.get(jobId);
-      if (running !== undefined) await running;
       await track(jobId, fireAndRecord(job, new Date(clock.now()), { scheduled: false }));
       arm();
       return known(jobId);
