@@ -7,6 +7,7 @@ import {
   type CronTarget,
   type CronUpdateInput,
   describeCronSchedule,
+  MolfError,
   type WorkerId,
 } from '@molf/protocol';
 import { nextRunAfter, resolveSchedule, resolveUntil } from './cron-schedule.ts';
@@ -75,7 +76,17 @@ export function newCronJob(
     ...(context.heartbeat === true ? { heartbeat: true } : {}),
   };
   const nextRunAt = nextRunOf(job, context.now);
+  refuseNeverRunning(job, nextRunAt);
   return nextRunAt === undefined ? job : { ...job, nextRunAt };
+}
+
+/** A job enabled with no run ahead only because of its `until` would never run: refused, naming `until`. */
+function refuseNeverRunning(job: CronJob, nextRunAt: string | undefined): void {
+  if (!job.enabled || nextRunAt !== undefined || job.until === undefined) return;
+  if (job.maxRuns !== undefined && job.runs >= job.maxRuns) return;
+  throw new MolfError('invalid_input', `until: the job would never run: its next slot comes after ${job.until}`, {
+    field: 'until',
+  });
 }
 
 /**
@@ -116,6 +127,7 @@ export function updatedCronJob(job: CronJob, change: CronUpdateInput, context: C
     (change.enabled === true && !job.enabled) ||
     job.nextRunAt === undefined;
   const nextRunAt = !updated.enabled ? undefined : reaim ? nextRunOf(updated, context.now) : job.nextRunAt;
+  if (change.until !== undefined && change.until !== null) refuseNeverRunning(updated, nextRunAt);
   // Aimed anew, the next run is a slot of the schedule, not a retry of the one that failed.
   const { retrySlot: _retry, ...fresh } = updated;
   const base = reaim || !updated.enabled ? fresh : updated;

@@ -300,6 +300,13 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     await expect(
       stack.client.rpc.cron.add.mutate({ workerId, schedule: { every: '5m' }, prompt: 'y'.repeat(200_001) }),
     ).rejects.toMatchObject({ data: { code: 'invalid_input' } });
+    // A job whose first slot comes after its `until` would never run.
+    for (const schedule of [{ at: '2d' }, { cron: '0 9 1 1 *' }]) {
+      await expect(
+        stack.client.rpc.cron.add.mutate({ workerId, schedule, until: '1d', prompt: 'x' }),
+        JSON.stringify(schedule),
+      ).rejects.toMatchObject({ data: { code: 'invalid_input', field: 'until' } });
+    }
     expect(await stack.client.rpc.cron.list.query({})).toEqual([]);
   });
 });
