@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isMolfError, MolfError, type OwnSessionEvent, type WorkerId } from '@molf/protocol';
+import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { AgentProfile } from './agent-profiles.ts';
 import { runTurn, type TurnEndReason } from './run-turn.ts';
 import { setSessionStatus } from './set-session-status.ts';
@@ -20,6 +21,8 @@ export type SubagentRun = {
   signal: AbortSignal;
   /** Told the child session's id once it exists. */
   onStarted?: ((childSessionId: string) => void) | undefined;
+  /** The parent turn's unattended ask policy (a cron run's): the child's asks follow it too. */
+  unattended?: UnattendedAsk | undefined;
 };
 
 export type SubagentOutcome = {
@@ -78,6 +81,7 @@ export async function runSubagent(
       model: run.agent.model ?? run.modelId,
       signal: run.signal,
       agent: { profile: run.agent, parentSessionId: run.parentSessionId },
+      ...(run.unattended === undefined ? {} : { unattended: run.unattended }),
     });
     const history = await store.messages(childSessionId);
     const answers = history.filter((message) => message.role === 'assistant' && message.text.trim() !== '');

@@ -271,6 +271,38 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     expect(await stack.client.rpc.cron.list.query({})).toEqual([]);
   });
 
+  it('applies the job’s onAsk to the asks of a subagent its run starts: denied at once while nobody watches', async () => {
+    await using stack = await cronStack({
+      permissions: '{ "*": "ask", "task": "allow" }',
+      turns: [
+        {
+          toolCalls: [
+            { id: 't1', name: 'task', arguments: { agent: 'general', description: 'check', prompt: 'Run it' } },
+          ],
+        },
+        { toolCalls: [{ id: 's1', name: 'shell_exec', arguments: { command: 'echo from-the-child' } }] },
+        { text: 'The shell was refused.' },
+        { text: 'The subagent could not run it.' },
+      ],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.cron.add.mutate({
+      workerId: stack.link.worker.workerId,
+      schedule: { every: '1h' },
+      prompt: 'Delegate the check',
+      session: session.sessionId,
+    });
+    stack.time.advance(3_600_000);
+    await watch.turnEnded();
+    const child = (await stack.client.rpc.sessions.list.query({ parentSessionId: session.sessionId })).sessions[0];
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: child?.sessionId ?? '' });
+    const refused = messages.find((message) => message.role === 'tool');
+    expect(refused).toMatchObject({ toolName: 'shell_exec', errorKind: 'permission_denied' });
+    expect(refused?.role === 'tool' ? refused.error : '').toContain('nobody is watching');
+    expect(stack.link.server.gate.pending()).toEqual([]);
+  });
+
   it('refuses bad jobs with the field named, storing nothing', async () => {
     await using stack = await cronStack();
     const session = await newSession(stack);

@@ -127,6 +127,7 @@ export function createToolCallRunner(options: {
         toolCallId: toolCallId as ToolCallId,
         sessionToolCallId: call.sessionToolCallId,
         modelId: call.modelId,
+        ...(call.unattended === undefined ? {} : { unattended: call.unattended }),
         signal,
         logger: options.logger,
       });

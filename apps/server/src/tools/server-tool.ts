@@ -9,6 +9,7 @@ import type {
 } from '@molf/protocol';
 import type { z } from 'zod';
 import type { AgentProfile } from '../agent/agent-profiles.ts';
+import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 
 /** What a server-side tool knows about the call it runs. */
 export type ServerToolContext = {
@@ -25,6 +26,8 @@ export type ServerToolContext = {
   modelId?: string | undefined;
   /** Aborted when the turn is aborted or the call times out. */
   signal: AbortSignal;
+  /** Set in a cron job's run: what an ask does when nobody answers (a subagent's turn keeps it). */
+  unattended?: UnattendedAsk | undefined;
   logger: Logger;
 };
 

@@ -169,6 +169,7 @@ export function createTaskTool(options: {
           description: args.description,
           prompt: args.prompt,
           modelId: context.modelId,
+          ...(context.unattended === undefined ? {} : { unattended: context.unattended }),
           signal,
         });
         if (limit.signal.aborted) {
