@@ -38,6 +38,8 @@ export type AgentRunner = {
     cronJobId?: string | undefined;
     /** What an ask does in the prompt's turn when nobody answers (a cron run's `onAsk`). */
     unattended?: UnattendedAsk | undefined;
+    /** The stored message's id, chosen by the caller (to know its turn before it starts). Default: a new one. */
+    messageId?: string | undefined;
   }): Promise<{ messageId: string; queued: boolean }>;
   /**
    * Runs a subagent's turn in a child session of its own (a `task` call). While it runs, the child is
@@ -181,7 +183,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
   }
 
   return {
-    async prompt({ sessionId, text, model, skills, cronJobId, unattended }) {
+    async prompt({ sessionId, text, model, skills, cronJobId, unattended, messageId: givenId }) {
       if (closing) throw new MolfError('cancelled', 'the server is shutting down');
       const session = await store.get(sessionId);
       if (session === undefined) {
@@ -196,7 +198,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
         );
       }
       if (skills !== undefined && skills.length > 0) checkSkills(services, session.workerId, skills);
-      const messageId = randomUUID();
+      const messageId = givenId ?? randomUUID();
       const at = new Date().toISOString();
       const turns = running.get(sessionId);
       if (turns === undefined) {

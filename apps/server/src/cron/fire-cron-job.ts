@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type CronJob, DEFAULT_CRON_ON_ASK_WAIT_MS, isMolfError } from '@molf/protocol';
 import type { AgentRunner } from '../agent/index.ts';
 import type { ApprovalWatchers } from '../approvals/index.ts';
@@ -78,11 +79,12 @@ export function createCronFire(options: {
       });
       sessionId = created.sessionId;
     }
+    const promptId = randomUUID();
     const stopWatching =
       job.heartbeat === true
         ? watchHeartbeatAnswer(events, {
             sessionId,
-            jobId: job.jobId,
+            messageId: promptId,
             report: (found) => report({ sessionId, text: found }),
           })
         : undefined;
@@ -92,6 +94,7 @@ export function createCronFire(options: {
         text,
         model: job.model,
         cronJobId: job.jobId,
+        messageId: promptId,
         unattended: {
           policy: job.onAsk,
           waitMs: job.onAskWaitMs ?? DEFAULT_CRON_ON_ASK_WAIT_MS,

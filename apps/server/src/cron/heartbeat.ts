@@ -39,20 +39,19 @@ export function heartbeatPrompt(checklist: string): string {
 }
 
 /**
- * Watches the next turn of the session that the job's run starts (its `turn.started` carries the
- * job's id), and calls `report` with what its last answer reports when it begins with the marker.
- * Attached before the prompt is sent, so the turn's start cannot be missed. Returns a function
- * that stops watching (the prompt was refused).
+ * Watches the turn that answers the run's prompt (`messageId`, chosen before the prompt is sent,
+ * so that its start cannot be missed), and calls `report` with what its last answer reports when it
+ * begins with the marker. Returns a function that stops watching (the prompt was refused).
  */
 export function watchHeartbeatAnswer(
   events: SessionEvents,
-  options: { sessionId: string; jobId: string; report: (text: string) => void },
+  options: { sessionId: string; messageId: string; report: (text: string) => void },
 ): () => void {
   let turnId: string | undefined;
   let answer = '';
   const stop = events.observe(options.sessionId, (event: SessionEvent) => {
     if (turnId === undefined) {
-      if (event.type === 'turn.started' && event.cronJobId === options.jobId) turnId = event.turnId;
+      if (event.type === 'turn.started' && event.messageId === options.messageId) turnId = event.turnId;
       return;
     }
     if (event.type === 'message.completed' && event.turnId === turnId && event.message.role === 'assistant') {
