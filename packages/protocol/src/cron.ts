@@ -73,11 +73,14 @@ export const CronRunOutcomeSchema = z.enum([
   'skipped',
 ]);
 
+/** A time as the server stores it: ISO 8601 with an offset (a damaged file's garbage is refused). */
+const IsoTimeSchema = z.iso.datetime({ offset: true });
+
 export const CronLastRunSchema = z.object({
   /** When it fired. */
-  at: z.string(),
+  at: IsoTimeSchema,
   /** The slot it was for (the scheduled time). */
-  scheduledFor: z.string(),
+  scheduledFor: IsoTimeSchema,
   outcome: CronRunOutcomeSchema,
   reason: z.string().optional(),
   sessionId: z.string().optional(),
@@ -100,7 +103,7 @@ export const CronJobSchema = z.object({
   workerId: WorkerIdSchema,
   schedule: CronScheduleSchema,
   /** No run after this time (ISO 8601). */
-  until: z.string().optional(),
+  until: IsoTimeSchema.optional(),
   /** No run after this many. */
   maxRuns: z.number().int().positive().optional(),
   prompt: z.string().min(1).max(MAX_PROMPT_CHARS),
@@ -112,16 +115,16 @@ export const CronJobSchema = z.object({
   missed: CronMissedSchema,
   enabled: z.boolean(),
   createdBy: CronCreatorSchema,
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: IsoTimeSchema,
+  updatedAt: IsoTimeSchema,
   /** The next run's time; absent when the job will not run again (done, disabled, past `until`). */
-  nextRunAt: z.string().optional(),
+  nextRunAt: IsoTimeSchema.optional(),
   runs: z.number().int().nonnegative(),
   lastRun: CronLastRunSchema.optional(),
   /** Failed runs in a row: each doubles the wait before the retry (30 s, up to 1 h). */
   consecutiveFailures: z.number().int().nonnegative(),
   /** Set while the next run retries a failed slot: that slot (the run's `scheduledFor`). */
-  retrySlot: z.string().optional(),
+  retrySlot: IsoTimeSchema.optional(),
   /**
    * The worker's heartbeat: each run sends the checklist in the project's HEARTBEAT.md (skipped
    * when it is empty or absent), and the run is silent unless the answer reports something.

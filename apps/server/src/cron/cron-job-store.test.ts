@@ -245,7 +245,14 @@ describe('cron job store', () => {
     const alsoGood = makeJob({ name: 'also good' });
     const text = `${JSON.stringify({
       version: 1,
-      jobs: [good, { ...makeJob(), schedule: { kind: 'sometimes' } }, alsoGood, { ...good, name: 'twin' }],
+      jobs: [
+        good,
+        { ...makeJob(), schedule: { kind: 'sometimes' } },
+        alsoGood,
+        { ...good, name: 'twin' },
+        // A time the scheduler could not read (it would fire the job again and again).
+        { ...makeJob(), retrySlot: 'garbage' },
+      ],
     })}\n`;
     await mkdir(join(dir.path, 'cron'));
     await writeFile(jobsPath(dir.path), text);
@@ -257,8 +264,9 @@ describe('cron job store', () => {
     expect(store.damaged).toEqual([
       { index: 1, reason: expect.stringContaining('schedule') },
       { index: 3, reason: expect.stringContaining(`a second job with the id ${good.jobId}`) },
+      { index: 4, reason: expect.stringContaining('retrySlot') },
     ]);
-    expect(lines.filter((line) => line.level === 40).map((line) => line.index)).toEqual([1, 3]);
+    expect(lines.filter((line) => line.level === 40).map((line) => line.index)).toEqual([1, 3, 4]);
     // Opening rewrites nothing.
     expect(await readFile(jobsPath(dir.path), 'utf8')).toBe(text);
 
