@@ -4,6 +4,7 @@ import type { ApprovalGate } from '../approvals/index.ts';
 import type { SessionStore } from '../sessions/index.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { ApprovalLinks } from './approval-links.ts';
+import { createBackgroundSends } from './background-sends.ts';
 import type { ApprovalPlace } from './describe-approval.ts';
 import type { NotifyTarget } from './notify-settings.ts';
 import type { OutgoingRequest } from './outgoing-request.ts';
@@ -43,8 +44,7 @@ export function startApprovalNotifier(options: {
 }): ApprovalNotifier {
   const { gate, links, targets, logger } = options;
   let defaultBaseUrl: string | undefined;
-  const stopping = new AbortController();
-  const inFlight = new Set<Promise<void>>();
+  const sends = createBackgroundSends(logger);
 
   async function placeOf(approval: Approval): Promise<ApprovalPlace> {
     const worker = { workerId: approval.workerId, name: options.registry.get(approval.workerId)?.name };
@@ -84,7 +84,7 @@ export function startApprovalNotifier(options: {
         const request = toRequest(target, { ...place, approval, links: pair });
         const result = await sendRequest({
           request,
-          signal: stopping.signal,
+          signal: sends.signal,
           ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
         });
         const fields = { approvalId: approval.approvalId, target: describeTarget(target) };
@@ -95,26 +95,21 @@ export function startApprovalNotifier(options: {
   }
 
   const unsubscribe = gate.subscribe((event) => {
-    if (event.type !== 'approval.requested' || stopping.signal.aborted) return;
-    const sending = notify(event.approval).catch((error: unknown) => {
-      logger.error({ err: error, approvalId: event.approval.approvalId }, 'approval notification failed');
-    });
-    inFlight.add(sending);
-    void sending.finally(() => inFlight.delete(sending));
+    if (event.type !== 'approval.requested' || sends.stopped) return;
+    sends.start(
+      () => notify(event.approval),
+      { approvalId: event.approval.approvalId },
+      'approval notification failed',
+    );
   });
 
-  let closing: Promise<void> | undefined;
   return {
     useDefaultBaseUrl(url) {
       defaultBaseUrl = url;
     },
     close() {
-      closing ??= (async () => {
-        unsubscribe();
-        stopping.abort();
-        await Promise.allSettled([...inFlight]);
-      })();
-      return closing;
+      unsubscribe();
+      return sends.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Logger } from '@molf/logging';
 import type { CronScheduler } from '../cron/index.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import { createBackgroundSends } from './background-sends.ts';
 import type { NotifyTarget } from './notify-settings.ts';
 import { sendRequest } from './send-request.ts';
 import { type CronNotice, toCronRequest } from './to-cron-request.ts';
@@ -19,8 +20,7 @@ export function startCronNotifier(options: {
   timeoutMs?: number;
 }): { close(): Promise<void> } {
   const { targets, logger } = options;
-  const stopping = new AbortController();
-  const inFlight = new Set<Promise<void>>();
+  const sends = createBackgroundSends(logger);
 
   async function notify(notice: CronNotice): Promise<void> {
     const worker = { workerId: notice.workerId, name: options.registry.get(notice.workerId)?.name };
@@ -28,7 +28,7 @@ export function startCronNotifier(options: {
       targets.map(async (target) => {
         const result = await sendRequest({
           request: toCronRequest(notice, worker, target),
-          signal: stopping.signal,
+          signal: sends.signal,
           ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
         });
         const fields = { jobId: notice.jobId, type: notice.type, target: `${target.type} ${new URL(target.url).host}` };
@@ -39,23 +39,14 @@ export function startCronNotifier(options: {
   }
 
   const unsubscribe = options.scheduler.subscribe((event) => {
-    if ((event.type !== 'cron.failed' && event.type !== 'cron.reported') || stopping.signal.aborted) return;
-    const sending = notify(event).catch((error: unknown) => {
-      logger.error({ err: error, jobId: event.jobId }, 'cron notification failed');
-    });
-    inFlight.add(sending);
-    void sending.finally(() => inFlight.delete(sending));
+    if ((event.type !== 'cron.failed' && event.type !== 'cron.reported') || sends.stopped) return;
+    sends.start(() => notify(event), { jobId: event.jobId }, 'cron notification failed');
   });
 
-  let closing: Promise<void> | undefined;
   return {
     close() {
-      closing ??= (async () => {
-        unsubscribe();
-        stopping.abort();
-        await Promise.allSettled([...inFlight]);
-      })();
-      return closing;
+      unsubscribe();
+      return sends.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import { SERVER_VERSION } from '../version.ts';
 import type { NotifyTarget } from './notify-settings.ts';
 import type { OutgoingRequest } from './outgoing-request.ts';
 import { toHeaderText } from './to-ntfy-request.ts';
+import { webhookHeaders } from './to-webhook-request.ts';
 
 /** What people are told of: a run that failed, and a heartbeat that found something. */
 export type CronNotice = Extract<CronEvent, { type: 'cron.failed' | 'cron.reported' }>;
@@ -26,11 +27,7 @@ export function toCronRequest(
   if (target.type === 'webhook') {
     return {
       url: target.url,
-      headers: {
-        ...Object.fromEntries(Object.entries(target.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
-        'content-type': 'application/json',
-        'user-agent': `molf-server/${SERVER_VERSION}`,
-      },
+      headers: webhookHeaders(target),
       body: JSON.stringify({ type: notice.type, event: notice, worker }),
     };
   }

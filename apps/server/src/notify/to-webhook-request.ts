@@ -36,14 +36,15 @@ export function toWebhookRequest(
     session: session ?? null,
     links,
   };
+  return { url: target.url, headers: webhookHeaders(target), body: JSON.stringify(body) };
+}
+
+/** A webhook POST's headers: the target's own, then the JSON content type and the server's user agent. */
+export function webhookHeaders(target: Extract<NotifyTarget, { type: 'webhook' }>): Record<string, string> {
   return {
-    url: target.url,
-    headers: {
-      // Lower-cased, so that a configured Content-Type is replaced, not sent twice.
-      ...Object.fromEntries(Object.entries(target.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
-      'content-type': 'application/json',
-      'user-agent': `molf-server/${SERVER_VERSION}`,
-    },
-    body: JSON.stringify(body),
+    // Lower-cased, so that a configured Content-Type is replaced, not sent twice.
+    ...Object.fromEntries(Object.entries(target.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value])),
+    'content-type': 'application/json',
+    'user-agent': `molf-server/${SERVER_VERSION}`,
   };
 }
