@@ -34,6 +34,16 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
   const workers = createWorkersStore(link);
   const approvals = createApprovalsStore(link);
   const cron = createCronStore(link);
+  /** Sessions that cron runs go into (a job's target, a run's new session), for the session list's mark. */
+  const scheduledSessions = createMemo(() => {
+    const marks = new Map<string, { name: string; failing: boolean }>();
+    for (const job of cron.jobs() ?? []) {
+      const mark = { name: job.name, failing: job.consecutiveFailures > 0 || job.lastRun?.outcome === 'failed' };
+      if (job.lastRun?.sessionId !== undefined) marks.set(job.lastRun.sessionId, mark);
+      if (job.target.type === 'session') marks.set(job.target.sessionId, mark);
+    }
+    return marks;
+  });
   const [workerId, setWorkerId] = createSignal<string>();
   const [tabs, setTabs] = createSignal<Tab[]>([]);
   const [activeId, setActiveId] = createSignal<string>();
@@ -323,6 +333,7 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
                 onOpen={(session) => openTab(session.sessionId)}
                 onRename={(session) => void renameSession(session)}
                 onDelete={(session) => void deleteSession(session)}
+                scheduledBy={(sessionId) => scheduledSessions().get(sessionId)}
               />
             </section>
           )}

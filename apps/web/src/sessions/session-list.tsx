@@ -23,6 +23,8 @@ export function SessionList(props: {
   onOpen: (session: SessionInfo) => void;
   onRename: (session: SessionInfo) => void;
   onDelete: (session: SessionInfo) => void;
+  /** The cron job whose runs go into a session (its target, or its last run's), when there is one. */
+  scheduledBy?: (sessionId: string) => { name: string; failing: boolean } | undefined;
 }) {
   const [search, setSearch] = createSignal('');
   const [sessions, setSessions] = createSignal<SessionInfo[]>([]);
@@ -135,6 +137,22 @@ export function SessionList(props: {
                           <span class="unread-dot" title="unread">
                             <span class="visually-hidden">unread</span>
                           </span>
+                        </Show>
+                        <Show when={props.scheduledBy?.(session().sessionId)}>
+                          {(job) => (
+                            <span
+                              class="cron-mark"
+                              classList={{ failing: job().failing }}
+                              title={`scheduled: ${job().name}${job().failing ? ' (its last run failed)' : ''}`}
+                              data-testid="session-cron"
+                            >
+                              {job().failing ? '⚠' : '⏰'}
+                              <span class="visually-hidden">
+                                scheduled: {job().name}
+                                {job().failing ? ', failing' : ''}
+                              </span>
+                            </span>
+                          )}
                         </Show>
                         {session().name}
                       </span>

@@ -61,6 +61,10 @@ describe('scheduled prompts in the web client', () => {
     await page.reload();
     await page.getByTestId('user-message').filter({ hasText: 'Check the deploys' }).waitFor();
     await page.getByTestId('cron-mark').filter({ hasText: 'scheduled: check deploys' }).waitFor();
+    // The session list marks the session the job's runs go into.
+    const row = page.getByTestId('session-row').filter({ hasText: 'deploys' });
+    await row.getByTestId('session-cron').waitFor();
+    await expect(row.getByTestId('session-cron').getAttribute('title')).resolves.toBe('scheduled: check deploys');
 
     // Pause: shown paused, and the server has it disabled.
     await page.getByTestId('open-scheduled').click();
