@@ -267,6 +267,10 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
       expect.objectContaining({ jobId: job?.jobId, sessionId, text: 'the nightly build is red.' }),
     ]);
 
+    // Off, then turned on twice at once: one heartbeat job, not two.
+    await stack.client.rpc.cron.heartbeat.mutate({ workerId, enabled: false });
+    await Promise.all([1, 2].map(() => stack.client.rpc.cron.heartbeat.mutate({ workerId, enabled: true })));
+    expect((await stack.client.rpc.cron.list.query({})).filter((entry) => entry.heartbeat === true)).toHaveLength(1);
     expect(await stack.client.rpc.cron.heartbeat.mutate({ workerId, enabled: false })).toBeNull();
     expect(await stack.client.rpc.cron.list.query({})).toEqual([]);
   });

@@ -74,7 +74,28 @@ export function watchHeartbeatAnswer(
  * Turns a worker's heartbeat on (one job per worker, every `every`, into a "Heartbeat" session of
  * its own) or off (the job removed). Turned on again, the job's interval changes.
  */
-export async function setHeartbeat(
+export function setHeartbeat(
+  services: { scheduler: CronScheduler; sessions: SessionStore },
+  input: CronHeartbeatInput,
+  createdBy: CronCreator,
+): Promise<CronJob | undefined> {
+  // One change of a worker's heartbeat at a time: two "on" at once make one job, not two.
+  const before = settingHeartbeat.get(input.workerId) ?? Promise.resolve();
+  const change = before.then(() => applyHeartbeat(services, input, createdBy));
+  const settled = change.then(
+    () => undefined,
+    () => undefined,
+  );
+  settingHeartbeat.set(input.workerId, settled);
+  void settled.then(() => {
+    if (settingHeartbeat.get(input.workerId) === settled) settingHeartbeat.delete(input.workerId);
+  });
+  return change;
+}
+
+const settingHeartbeat = new Map<string, Promise<void>>();
+
+async function applyHeartbeat(
   services: { scheduler: CronScheduler; sessions: SessionStore },
   input: CronHeartbeatInput,
   createdBy: CronCreator,
