@@ -49,6 +49,8 @@ export type AgentRunner = {
   /** Aborts the running turn (stream, tool calls, approvals) and drops queued prompts; false when idle. */
   abort(sessionId: string): boolean;
   busy(sessionId: string): boolean;
+  /** Whether this prompt still waits in its session's queue (its turn has not started). */
+  isQueued(sessionId: string, messageId: string): boolean;
   /** Aborts every turn and waits for them to end. */
   close(): Promise<void>;
 };
@@ -269,6 +271,9 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
     },
 
     busy: (sessionId) => running.has(sessionId) || children.has(sessionId),
+
+    isQueued: (sessionId, messageId) =>
+      running.get(sessionId)?.queue.some((prompt) => prompt.messageId === messageId) ?? false,
 
     async close() {
       closing = true;

@@ -83,6 +83,37 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     expect((await stack.client.rpc.cron.list.query({}))[0]?.nextRunAt).toBeUndefined();
   });
 
+  it('skips a slot while the prompt of the slot before still waits behind a long turn, instead of queueing another', async () => {
+    await using stack = await cronStack({
+      turns: [{ text: ['Working', ' on', ' it', '.'], chunkDelayMs: 400 }, { text: 'Checked.' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'A long task' });
+    await waitFor(() => watch.types().includes('message.delta'), { what: 'the long turn streaming' });
+    const job = await stack.client.rpc.cron.add.mutate({
+      workerId: stack.link.worker.workerId,
+      schedule: { every: '1m' },
+      prompt: 'Check the log',
+      session: session.sessionId,
+    });
+    stack.time.advance(60_000);
+    await waitFor(async () => (await stack.client.rpc.cron.list.query({}))[0]?.lastRun?.outcome === 'queued', {
+      what: 'the first slot queued',
+    });
+    stack.time.advance(60_000);
+    await waitFor(async () => (await stack.client.rpc.cron.list.query({}))[0]?.lastRun?.outcome === 'skipped', {
+      what: 'the second slot skipped',
+    });
+    expect((await stack.client.rpc.cron.list.query({}))[0]).toMatchObject({
+      runs: 1,
+      lastRun: { reason: expect.stringContaining('still waits') },
+    });
+    await watch.turnEnded(2);
+    const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+    expect(messages.filter((message) => message.role === 'user' && message.cronJobId === job.jobId)).toHaveLength(1);
+  });
+
   it('records a run while the worker is offline as failed, retries after 30 s, then runs once it is back', async () => {
     await using stack = await cronStack({ turns: [{ text: 'Back.' }] });
     const session = await newSession(stack);

@@ -54,6 +54,20 @@ export function createCronFire(options: {
     if (registry.get(job.workerId)?.state !== 'online') {
       return { outcome: 'failed', reason: `worker ${job.workerId} is offline`, retry: true };
     }
+    // The prompt of the slot before still waits behind a long turn: another copy would only fill
+    // the session's queue (and refuse the person's own prompts).
+    const last = job.lastRun;
+    if (
+      last?.outcome === 'queued' &&
+      last.sessionId !== undefined &&
+      last.messageId !== undefined &&
+      agent.isQueued(last.sessionId, last.messageId)
+    ) {
+      return {
+        outcome: 'skipped',
+        reason: `its prompt of ${last.scheduledFor} still waits in session ${last.sessionId}`,
+      };
+    }
     let text = job.prompt;
     if (job.heartbeat === true) {
       const checklist = await heartbeatText(job);
