@@ -34,15 +34,9 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createSilentLogger } from '@molf/logging';
 import type { CronAddInput, CronEvent, CronJob, CronScheduleInput, WorkerId } from '@molf/protocol';
-import { createServer, openFileSessionStore } from '@molf/server';
+import { createServer, newCronJob, openCronJobStore, openFileSessionStore, startCronScheduler } from '@molf/server';
 import { type FakeLlm, startFakeLlm } from '@molf/testkit';
 import { createWorker, type MolfWorker } from '@molf/worker';
-// The store, the scheduler and the job builder are the server's internals, not its public API:
-// this benchmark measures them alone, so it reaches in on purpose.
-// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- measuring the server's cron internals
-import { newCronJob } from '../../apps/server/src/cron/cron-job-fields.ts';
-// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- measuring the server's cron internals
-import { openCronJobStore, startCronScheduler } from '../../apps/server/src/cron/index.ts';
 import { BENCH_OPTIONS } from './bench-flags.ts';
 import { percentile } from './bench-stats.ts';
 
