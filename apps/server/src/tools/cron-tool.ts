@@ -3,7 +3,6 @@ import {
   type CronAddInput,
   type CronJob,
   CronOnAskSchema,
-  type CronUpdateInput,
   describeCronSchedule,
   isMolfError,
   MAX_PROMPT_CHARS,
@@ -73,9 +72,24 @@ function scheduleOf(args: CronArgs): CronAddInput['schedule'] | undefined {
   return Object.keys(schedule).length === 0 ? undefined : schedule;
 }
 
-function sessionOf(args: CronArgs, context: ServerToolContext): string | undefined {
-  if (args.session === undefined) return undefined;
-  return args.session === 'current' ? context.sessionId : args.session;
+/** What a call sets of a job, in the RPC's terms: each field it gives (`add` and `update` alike). */
+type JobFields = Partial<
+  Pick<CronAddInput, 'schedule' | 'name' | 'prompt' | 'session' | 'until' | 'maxRuns' | 'onAsk' | 'enabled'>
+>;
+
+function fieldsOf(args: CronArgs, context: ServerToolContext): JobFields {
+  const schedule = scheduleOf(args);
+  const session = args.session === 'current' ? context.sessionId : args.session;
+  return {
+    ...(schedule === undefined ? {} : { schedule }),
+    ...(args.name === undefined ? {} : { name: args.name }),
+    ...(args.prompt === undefined ? {} : { prompt: args.prompt }),
+    ...(session === undefined ? {} : { session }),
+    ...(args.until === undefined ? {} : { until: args.until }),
+    ...(args.max_runs === undefined ? {} : { maxRuns: args.max_runs }),
+    ...(args.on_ask === undefined ? {} : { onAsk: args.on_ask }),
+    ...(args.enabled === undefined ? {} : { enabled: args.enabled }),
+  };
 }
 
 /**
@@ -107,45 +121,27 @@ export function createCronTool(options: { scheduler: () => CronScheduler | undef
             return { output: jobs.length === 0 ? 'No cron jobs on this worker.' : jobs.map(describeJob).join('\n') };
           }
           case 'add': {
-            const schedule = scheduleOf(args);
-            if (args.prompt === undefined || schedule === undefined) {
+            const { schedule, prompt, ...fields } = fieldsOf(args, context);
+            if (prompt === undefined || schedule === undefined) {
               return toErrorResult('invalid_arguments', 'add needs prompt and one of at, every or cron.');
             }
-            const session = sessionOf(args, context);
-            const input: CronAddInput = {
-              workerId: context.workerId,
-              schedule,
-              prompt: args.prompt,
-              ...(args.name === undefined ? {} : { name: args.name }),
-              ...(session === undefined ? {} : { session }),
-              ...(args.until === undefined ? {} : { until: args.until }),
-              ...(args.max_runs === undefined ? {} : { maxRuns: args.max_runs }),
-              ...(args.on_ask === undefined ? {} : { onAsk: args.on_ask }),
-              ...(args.enabled === undefined ? {} : { enabled: args.enabled }),
-            };
-            const job = await scheduler.add(input, {
-              createdBy: { sessionId: context.sessionId, toolCallId: context.sessionToolCallId ?? context.toolCallId },
-              defaultTarget: { type: 'session', sessionId: context.sessionId },
-            });
+            const job = await scheduler.add(
+              { ...fields, workerId: context.workerId, schedule, prompt },
+              {
+                createdBy: {
+                  sessionId: context.sessionId,
+                  toolCallId: context.sessionToolCallId ?? context.toolCallId,
+                },
+                defaultTarget: { type: 'session', sessionId: context.sessionId },
+              },
+            );
             return { output: `Scheduled ${describeJob(job)}` };
           }
           case 'update': {
             const job = jobOfWorker();
             if ('output' in job) return job;
-            const schedule = scheduleOf(args);
-            const session = sessionOf(args, context);
-            const change: CronUpdateInput = {
-              jobId: job.jobId,
-              ...(schedule === undefined ? {} : { schedule }),
-              ...(args.name === undefined ? {} : { name: args.name }),
-              ...(args.prompt === undefined ? {} : { prompt: args.prompt }),
-              ...(session === undefined ? {} : { session }),
-              ...(args.until === undefined ? {} : { until: args.until }),
-              ...(args.max_runs === undefined ? {} : { maxRuns: args.max_runs }),
-              ...(args.on_ask === undefined ? {} : { onAsk: args.on_ask }),
-              ...(args.enabled === undefined ? {} : { enabled: args.enabled }),
-            };
-            return { output: `Updated ${describeJob(await scheduler.update(change))}` };
+            const updated = await scheduler.update({ ...fieldsOf(args, context), jobId: job.jobId });
+            return { output: `Updated ${describeJob(updated)}` };
           }
           case 'remove': {
             const job = jobOfWorker();
@@ -166,9 +162,7 @@ export function createCronTool(options: { scheduler: () => CronScheduler | undef
           }
         }
       } catch (error) {
-        if (isMolfError(error) && error.code === 'invalid_input') {
-          return toErrorResult('invalid_arguments', `${error.message}`);
-        }
+        // A refused schedule, session or interval, a job gone meanwhile: the model reads why.
         if (isMolfError(error)) return toErrorResult('invalid_arguments', error.message);
         throw error;
       }
