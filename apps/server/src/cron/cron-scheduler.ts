@@ -14,8 +14,6 @@ import type { CronJobStore } from './cron-job-store.ts';
 import { dueAfterDowntime } from './cron-schedule.ts';
 import { backoffMs, recordRun, withNextRun } from './record-cron-run.ts';
 
-export { backoffMs, FIRST_BACKOFF_MS, MAX_BACKOFF_MS } from './record-cron-run.ts';
-
 /** The time and the one timer the scheduler uses: tests give their own and move it. */
 export type CronClock = {
   now(): number;
@@ -75,7 +73,7 @@ export type CronScheduler = {
   get(jobId: string): CronJob | undefined;
   /** Runs the job once now, outside its schedule (its next slot stays). */
   runNow(jobId: string): Promise<CronJob>;
-  /** `cron.fired` and `cron.failed`; the listener must not throw. */
+  /** `cron.fired`, `cron.failed` and `cron.reported`; the listener must not throw. */
   subscribe(listener: (event: CronEvent) => void): () => void;
   /** Stops the timer and waits for the runs being fired. */
   close(): Promise<void>;

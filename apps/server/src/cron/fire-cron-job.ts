@@ -12,7 +12,7 @@ import { heartbeatPrompt, isEmptyChecklist, watchHeartbeatAnswer } from './heart
 const HEARTBEAT_READ_TIMEOUT_MS = 10_000;
 
 /** How a job names itself in a denial and a session: `the cron job "nightly tests" (cj_…)`. */
-export function describeRunner(job: Pick<CronJob, 'name' | 'jobId'>): string {
+function describeRunner(job: Pick<CronJob, 'name' | 'jobId'>): string {
   return `the cron job "${job.name}" (${job.jobId})`;
 }
 

@@ -6,7 +6,6 @@ export {
   type CronFireResult,
   type CronScheduler,
   startCronScheduler,
-  systemClock,
 } from './cron-scheduler.ts';
-export { createCronFire, describeRunner } from './fire-cron-job.ts';
-export { HEARTBEAT_MARKER, setHeartbeat } from './heartbeat.ts';
+export { createCronFire } from './fire-cron-job.ts';
+export { setHeartbeat } from './heartbeat.ts';
