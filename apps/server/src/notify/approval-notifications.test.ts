@@ -55,6 +55,41 @@ function resolvedEvents(events: SessionEvent[]) {
   return events.flatMap((event) => (event.type === 'approval.resolved' ? [event] : []));
 }
 
+/**
+ * The call of ONE_CALL asked through a webhook target: the stack, the session, its events and the
+ * links of the approval. Disposing it stops the stack, then the receiver.
+ */
+async function askThroughWebhook(notify: Partial<NotifyOptions> = {}) {
+  const receiver = await startHttpReceiver();
+  try {
+    const stack = await startStack({
+      turns: ONE_CALL,
+      notify: { ...notify, targets: [{ type: 'webhook', url: receiver.url }] },
+    });
+    const session = await newSession(stack);
+    const watch = follow(stack.client, session.sessionId);
+    await prompt(stack, session.sessionId);
+    await waitFor(() => receiver.requests.length === 1, { what: 'the webhook call' });
+    return {
+      stack,
+      session,
+      watch,
+      links: webhookLinks(receiver.requests[0] as ReceivedRequest),
+      async [Symbol.asyncDispose]() {
+        watch[Symbol.dispose]();
+        try {
+          await stack[Symbol.asyncDispose]();
+        } finally {
+          await receiver[Symbol.asyncDispose]();
+        }
+      },
+    };
+  } catch (error) {
+    await receiver[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
 describe('approval notifications with one-time links', () => {
   it('sends an ntfy message whose Approve button runs the call, recorded as answered by that link', async () => {
     await using receiver = await startHttpReceiver();
@@ -148,16 +183,8 @@ describe('approval notifications with one-time links', () => {
   });
 
   it('shows a confirm page on GET without answering; after a client answers, the link is gone (410)', async () => {
-    await using receiver = await startHttpReceiver();
-    await using stack = await startStack({
-      turns: ONE_CALL,
-      notify: { targets: [{ type: 'webhook', url: receiver.url }] },
-    });
-    const session = await newSession(stack);
-    using watch = follow(stack.client, session.sessionId);
-    await prompt(stack, session.sessionId);
-    await waitFor(() => receiver.requests.length === 1, { what: 'the webhook call' });
-    const links = webhookLinks(receiver.requests[0] as ReceivedRequest);
+    await using asked = await askThroughWebhook();
+    const { stack, session, watch, links } = asked;
 
     // What a link preview or a mail scanner does: it must not answer.
     const page = await fetch(links.approve);
@@ -186,20 +213,8 @@ describe('approval notifications with one-time links', () => {
 
   it('refuses an expired link with 410 and leaves the approval waiting', async () => {
     let skewMs = 0;
-    await using receiver = await startHttpReceiver();
-    await using stack = await startStack({
-      turns: ONE_CALL,
-      notify: {
-        linkTtlMinutes: 5,
-        now: () => Date.now() + skewMs,
-        targets: [{ type: 'webhook', url: receiver.url }],
-      },
-    });
-    const session = await newSession(stack);
-    using watch = follow(stack.client, session.sessionId);
-    await prompt(stack, session.sessionId);
-    await waitFor(() => receiver.requests.length === 1, { what: 'the webhook call' });
-    const links = webhookLinks(receiver.requests[0] as ReceivedRequest);
+    await using asked = await askThroughWebhook({ linkTtlMinutes: 5, now: () => Date.now() + skewMs });
+    const { stack, session, watch, links } = asked;
     expect(Date.parse(links.expiresAt) - Date.now()).toBeGreaterThan(4 * 60_000);
 
     skewMs = 5 * 60_000 + 1_000;
@@ -212,16 +227,9 @@ describe('approval notifications with one-time links', () => {
   });
 
   it('refuses a tampered or unknown token with the same 404, and a large body with 413', async () => {
-    await using receiver = await startHttpReceiver();
-    await using stack = await startStack({
-      turns: ONE_CALL,
-      notify: { targets: [{ type: 'webhook', url: receiver.url }] },
-    });
-    const session = await newSession(stack);
-    using watch = follow(stack.client, session.sessionId);
-    await prompt(stack, session.sessionId);
-    await waitFor(() => receiver.requests.length === 1, { what: 'the webhook call' });
-    const { deny } = webhookLinks(receiver.requests[0] as ReceivedRequest);
+    await using asked = await askThroughWebhook();
+    const { stack, session, watch } = asked;
+    const { deny } = asked.links;
 
     // A deny link whose claims say approve, with the deny link's signature.
     const [payload = '', signature = ''] = new URL(deny).pathname.split('/').pop()?.split('.') ?? [];
