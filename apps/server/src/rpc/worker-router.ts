@@ -61,6 +61,7 @@ export function createWorkerRouter(services: RouterServices) {
       } finally {
         if (registry.release(lease)) {
           gate.workerOffline(registration.workerId);
+          dispatcher.onOffline(registration.workerId);
           services.onWorkerEvent({
             type: 'worker.disconnected',
             workerId: registration.workerId,

@@ -81,6 +81,8 @@ export type ServerServicesConfig = {
   logger?: Logger;
   /** Extra time beyond a call's own timeout before the server cancels it. Default 5 s. */
   dispatchMarginMs?: number;
+  /** How long a worker may stay offline before its pending calls fail. Default 60 s. */
+  workerOfflineWindowMs?: number;
   /** Model providers: default model, keys, custom OpenAI-compatible endpoints, Ollama host. Default none. */
   models?: ProviderSettings;
   /** Agent loop limits (steps, queue, turn timeout). Default: the agent runner's. */
@@ -224,6 +226,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     logger,
     serverVersion: SERVER_VERSION,
     ...(config.dispatchMarginMs === undefined ? {} : { marginMs: config.dispatchMarginMs }),
+    ...(config.workerOfflineWindowMs === undefined ? {} : { offlineWindowMs: config.workerOfflineWindowMs }),
   });
   const audit = openAuditLog({ dataDir: config.dataDir, logger });
   let gate: ApprovalGate | undefined;

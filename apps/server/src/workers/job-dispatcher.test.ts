@@ -7,10 +7,15 @@ import { createTempDir, createTestRegistration } from '../testing/test-link.ts';
 import { createJobDispatcher } from './job-dispatcher.ts';
 import { loadWorkerRegistry } from './worker-registry.ts';
 
-async function setUp(dataDir: string) {
+async function setUp(dataDir: string, offlineWindowMs?: number) {
   const logger = createSilentLogger();
   const registry = await loadWorkerRegistry({ dataDir, logger });
-  const dispatcher = createJobDispatcher({ registry, logger, serverVersion: 'test' });
+  const dispatcher = createJobDispatcher({
+    registry,
+    logger,
+    serverVersion: 'test',
+    ...(offlineWindowMs === undefined ? {} : { offlineWindowMs }),
+  });
   const registration = createTestRegistration(['echo']);
   const owner = { credentialId: 'test', isActive: () => true, mayClaimAny: false };
   const register = (registration: WorkerRegistration) => {
@@ -188,6 +193,68 @@ describe('job dispatcher streams', () => {
     });
     dispatcher.close();
     expect((await again).meta?.errorKind).toBe('cancelled');
+    await registry.flush();
+  });
+});
+
+describe('a worker that goes offline with calls pending', () => {
+  it('fails its calls as worker_offline when it does not come back within the offline window', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration, register } = await setUp(data.path, 50);
+    const lease = register(registration).lease;
+    const delivered = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'running' },
+      timeoutMs: 600_000,
+    });
+    await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
+    const queued = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'queued' },
+      timeoutMs: 600_000,
+    });
+    registry.release(lease);
+    dispatcher.onOffline(registration.workerId);
+    const [ran, notRun] = await Promise.all([delivered, queued]);
+    expect(ran.meta?.errorKind).toBe('worker_offline');
+    expect(ran.error).toContain('outcome of the call is unknown');
+    expect(notRun.meta?.errorKind).toBe('worker_offline');
+    expect(notRun.error).toContain('was not run');
+    expect(dispatcher.pendingCount(registration.workerId)).toBe(0);
+    await registry.flush();
+  });
+
+  it('keeps the calls of a worker that reconnects within the window, and takes its result', async () => {
+    await using data = await createTempDir();
+    const { registry, dispatcher, registration, register } = await setUp(data.path, 200);
+    const lease = register(registration).lease;
+    const call = dispatcher.dispatch({
+      workerId: registration.workerId,
+      toolName: 'echo',
+      args: { text: 'x' },
+      timeoutMs: 600_000,
+    });
+    const seen = await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
+    registry.release(lease);
+    dispatcher.onOffline(registration.workerId);
+    const again = register(registration);
+    dispatcher.onRegistered({
+      workerId: registration.workerId,
+      instanceId: registration.instanceId,
+      previousInstanceId: again.previousInstanceId,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const toolCallId = seen[1]?.message.type === 'call' ? seen[1].message.job.toolCallId : undefined;
+    expect(
+      dispatcher.acceptResult({
+        workerId: registration.workerId,
+        toolCallId: toolCallId as ToolCallId,
+        result: { output: 'done' },
+      }),
+    ).toBe(true);
+    expect((await call).output).toBe('done');
     await registry.flush();
   });
 });

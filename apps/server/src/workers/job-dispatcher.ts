@@ -22,6 +22,13 @@ import type { WorkerLease, WorkerRegistry } from './worker-registry.ts';
 /** Extra time the server grants a call beyond its own timeout before it gives up and cancels. */
 export const DEFAULT_DISPATCH_MARGIN_MS = 5_000;
 
+/**
+ * How long a worker that went offline may take to come back before its pending calls fail: a
+ * reconnect (backoff up to 30 s) finds them waiting, a worker that is gone does not hold a turn
+ * until each call's own deadline.
+ */
+export const DEFAULT_OFFLINE_WINDOW_MS = 60_000;
+
 export type DispatchOptions = {
   workerId: WorkerId;
   toolName: string;
@@ -105,6 +112,11 @@ export type JobDispatcher = {
   }): AsyncGenerator<TrackedEnvelope<JobMessage>>;
   /** Called on a new registration: a new worker instance can't finish its predecessor's calls. */
   onRegistered(options: { workerId: WorkerId; instanceId: string; previousInstanceId: string | undefined }): void;
+  /**
+   * Called when a worker's link is gone: unless it registers again within the offline window, its
+   * pending calls and requests fail as `worker_offline`.
+   */
+  onOffline(workerId: WorkerId): void;
   /** Fails every pending call (server shutdown). */
   close(): void;
   pendingCount(workerId?: WorkerId): number;
@@ -115,8 +127,13 @@ export function createJobDispatcher(options: {
   logger: Logger;
   serverVersion: string;
   marginMs?: number;
+  /** Default {@link DEFAULT_OFFLINE_WINDOW_MS}. */
+  offlineWindowMs?: number;
 }): JobDispatcher {
   const marginMs = options.marginMs ?? DEFAULT_DISPATCH_MARGIN_MS;
+  const offlineWindowMs = options.offlineWindowMs ?? DEFAULT_OFFLINE_WINDOW_MS;
+  /** Workers that went offline, each with the timer that fails its calls if it stays away. */
+  const offlineTimers = new Map<WorkerId, NodeJS.Timeout>();
   const { registry, logger } = options;
   /** Event ids carry the server's epoch, so ids from before a restart never skip new messages. */
   const epoch = randomBytes(4).toString('hex');
@@ -374,6 +391,8 @@ export function createJobDispatcher(options: {
     },
 
     onRegistered({ workerId, instanceId, previousInstanceId }) {
+      clearTimeout(offlineTimers.get(workerId));
+      offlineTimers.delete(workerId);
       if (previousInstanceId === undefined || previousInstanceId === instanceId) return;
       const box = outboxes.get(workerId);
       if (box === undefined) return;
@@ -390,7 +409,33 @@ export function createJobDispatcher(options: {
       }
     },
 
+    onOffline(workerId) {
+      clearTimeout(offlineTimers.get(workerId));
+      const timer = setTimeout(() => {
+        offlineTimers.delete(workerId);
+        const box = outboxes.get(workerId);
+        if (box === undefined || registry.registration(workerId) !== undefined) return;
+        const seconds = Math.round(offlineWindowMs / 1000);
+        for (const pending of [...box.pending.values()]) {
+          logger.warn({ workerId, toolCallId: pending.toolCallId }, 'worker stayed offline; failing its call');
+          settle(
+            box,
+            pending.toolCallId,
+            failure(
+              'worker_offline',
+              `Worker ${workerId} went offline and did not come back within ${seconds} s; ` +
+                (pending.deliveredTo === undefined ? 'the call was not run.' : 'the outcome of the call is unknown.'),
+            ),
+          );
+        }
+      }, offlineWindowMs);
+      timer.unref();
+      offlineTimers.set(workerId, timer);
+    },
+
     close() {
+      for (const timer of offlineTimers.values()) clearTimeout(timer);
+      offlineTimers.clear();
       for (const box of outboxes.values()) {
         for (const toolCallId of [...box.cancels.keys()]) forgetCancel(box, toolCallId);
         for (const toolCallId of [...box.pending.keys()]) {

@@ -91,7 +91,9 @@ describe('the web client when things go wrong', () => {
   });
 
   it('shows a worker going offline in the middle of a turn: the call ends, the session says so', async () => {
-    await using web = await startWebStack();
+    // A worker that closes reports its cancelled calls; one too slow to (or killed) is given up
+    // after the offline window, shortened here from its minute.
+    await using web = await startWebStack({ serverOptions: { workerOfflineWindowMs: 3_000 } });
     web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'sleep 300' } }] });
     web.llm.push({ text: 'The worker went away.' });
     const { page } = await web.newPage();
