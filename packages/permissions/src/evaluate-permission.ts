@@ -34,6 +34,11 @@ export type PermissionEvaluation = {
    * any of them has no safe pattern (interpreters fed from stdin, run-time command names).
    */
   alwaysPatterns: string[] | null;
+  /**
+   * Why `alwaysPatterns` is only the exact command, or null, when a subject that asked is a
+   * destructive command: one sentence for the approval. Undefined otherwise.
+   */
+  alwaysNote?: string;
 };
 
 type CompiledRule = { home: string | undefined; pattern: string; test: (subject: string) => boolean };

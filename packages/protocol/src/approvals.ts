@@ -49,6 +49,11 @@ export const ApprovalSchema = z.object({
   subjects: z.array(SubjectVerdictInfoSchema),
   /** Exactly what "session" or "always" would add as allow rules; null when "always" is not offered. */
   alwaysPatterns: z.array(z.string()).nullable(),
+  /**
+   * Why "session"/"always" offer no wider pattern (only the exact command, or nothing): one
+   * sentence, set when the call runs a destructive command (`rm -rf`, `git push --force`…).
+   */
+  alwaysNote: z.string().optional(),
   requestedAt: z.string(),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
@@ -191,5 +196,7 @@ export const PermissionExplanationSchema = z.object({
   subjects: z.array(SubjectVerdictInfoSchema),
   problems: z.array(z.string()),
   alwaysPatterns: z.array(z.string()).nullable(),
+  /** Why "always" offers only the exact command, or nothing (see `Approval.alwaysNote`). */
+  alwaysNote: z.string().optional(),
 });
 export type PermissionExplanation = z.infer<typeof PermissionExplanationSchema>;

@@ -243,7 +243,8 @@ function isAborted(signal: AbortSignal | undefined): boolean {
 /** Makes an evaluation ask (never allow) for a reason the rules can't see. */
 function atMostAsk(evaluation: ToolCallEvaluation, reason: string): ToolCallEvaluation {
   if (evaluation.decision.type !== 'allow') return evaluation;
-  return { ...evaluation, decision: { type: 'ask', rule: undefined, reason }, alwaysPatterns: null };
+  const { alwaysNote: _note, ...rest } = evaluation;
+  return { ...rest, decision: { type: 'ask', rule: undefined, reason }, alwaysPatterns: null };
 }
 
 export function createApprovalGate(options: {
@@ -576,6 +577,7 @@ export function createApprovalGate(options: {
       reason: reasonOf(context.evaluation),
       subjects: toSubjectInfo(context.evaluation),
       alwaysPatterns: context.evaluation.alwaysPatterns,
+      ...(context.evaluation.alwaysNote === undefined ? {} : { alwaysNote: context.evaluation.alwaysNote }),
       requestedAt: new Date().toISOString(),
     };
     const answer = pending.open({ approval, request, callPaths: context.callPaths, home: context.home });
@@ -797,6 +799,7 @@ export function createApprovalGate(options: {
           ...(resolved.ok ? [] : [`paths not resolved on the worker: ${resolved.message}`]),
         ],
         alwaysPatterns: guarded === undefined ? evaluation.alwaysPatterns : null,
+        ...(guarded === undefined && evaluation.alwaysNote !== undefined ? { alwaysNote: evaluation.alwaysNote } : {}),
       };
     },
 
