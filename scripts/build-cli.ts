@@ -32,6 +32,7 @@ import { isBuiltin } from 'node:module';
 import { isAbsolute, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { readBuildCommit } from '@molf/cli/build-commit';
 import { bundleIsFresh } from '@molf/cli/bundle-is-fresh';
 import type { Plugin, build as rolldownBuild } from 'rolldown';
 
@@ -179,8 +180,14 @@ async function main(): Promise<void> {
     // so the bundle names the very files of each dependency that the sources load.
     resolve: { conditionNames: ['node', 'import', 'module-sync', 'default'], mainFields: ['main'] },
     plugins: [keepDependenciesExternal, keepSourceUrls],
-    // Code that must know it runs bundled (`molf up` hands over to the supervisor bundled beside it).
-    transform: { define: { __MOLF_BUNDLE__: 'true' } },
+    // Code that must know it runs bundled (`molf up` hands over to the supervisor bundled beside it),
+    // and the commit `molf --version` names (read now: the bundle may run where git is not).
+    transform: {
+      define: {
+        __MOLF_BUNDLE__: 'true',
+        __MOLF_BUILD_COMMIT__: JSON.stringify(readBuildCommit({ root: ROOT })),
+      },
+    },
     treeshake: { moduleSideEffects: (id, external) => external || !isWorkspaceSource(id) },
     logLevel: 'warn',
     output: {

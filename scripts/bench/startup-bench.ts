@@ -249,7 +249,7 @@ async function main(): Promise<void> {
   if (!existsSync(TIME))
     progress(`startup bench: ${TIME} not found (apt-get install time): peak RSS of short runs not measured`);
   progress(`startup bench: molf --version and node -e 0, ${SHORT_RUNS} runs each`);
-  const version = measureShort(['--version'], (stdout) => /^\d+\.\d+\.\d+\s*$/.test(stdout));
+  const version = measureShort(['--version'], (stdout) => /^molf \d+\.\d+\.\d+ \(.+\)\s*$/.test(stdout));
   progress(`startup bench: molf --help and node -e 0, ${SHORT_RUNS} runs each`);
   const help = measureShort(['--help'], (stdout) => stdout.includes('Usage: molf'));
   const rounds: Round[] = [];

@@ -1,5 +1,6 @@
 import { Command, Help } from 'commander';
 import { CLI_VERSION } from './cli-version.ts';
+import { cliVersionLine } from './cli-version-line.ts';
 import { COMMANDS, findCommandEntry } from './command-table.ts';
 
 export { CLI_VERSION };
@@ -10,15 +11,17 @@ export { CLI_VERSION };
  * command table, so none of their modules is imported.
  */
 export async function createProgram(argv: readonly string[]): Promise<Command> {
+  const words = argv.slice(2);
   const program = new Command('molf')
     .description('Molf — a self-hosted server, workers and clients for running LLM coding agents')
-    .version(CLI_VERSION)
+    // The commit is looked up only when asked for: from the sources that costs three git runs.
+    .version(words.includes('--version') || words.includes('-V') ? cliVersionLine() : CLI_VERSION)
     .showHelpAfterError()
     .addHelpText(
       'after',
       '\nStart everything for the current project with `molf up`; see `molf <command> --help` for each command.',
     );
-  const wanted = findCommandEntry(argv.slice(2));
+  const wanted = findCommandEntry(words);
   if (wanted !== undefined) {
     (await wanted.load())(program);
     return program;
