@@ -273,7 +273,14 @@ async function takeStep(
         calls: toolCalls,
         reason: 'The model call failed before this tool call ran.',
       });
-      events.publish(sessionId, { type: 'error', code: 'provider_error', message: describeProviderError(end.error) });
+      events.publish(sessionId, {
+        type: 'error',
+        code: 'provider_error',
+        message: describeProviderError(end.error, {
+          provider: state.modelId.slice(0, state.modelId.indexOf('/')),
+          secrets: services.models.secrets(state.modelId),
+        }),
+      });
       return 'error';
     case 'finished':
       break;

@@ -54,6 +54,11 @@ export type ResolvedModel = { id: string; model: LanguageModel; attachments: Att
 export type ModelResolver = {
   /** The model for a prompt: prompt's, else session's, else the server default. */
   resolve(options: { prompt?: string | undefined; session?: string | undefined }): ResolvedModel;
+  /**
+   * What must never be shown of the settings a request to `modelId`'s provider carries (its key,
+   * a custom provider's header values), for redacting its errors. Empty for an unknown provider.
+   */
+  secrets(modelId: string): string[];
 };
 
 function toSupport(view: AttachmentView, inToolResults: boolean): AttachmentSupport {
@@ -82,6 +87,10 @@ export function builtinProviderKey(
   return key === '' ? undefined : key;
 }
 
+function isText(value: string | undefined): value is string {
+  return value !== undefined && value !== '';
+}
+
 function requireKey(provider: string, key: string | undefined, variable: string): string {
   if (key === undefined || key === '') {
     throw new MolfError(
@@ -107,6 +116,16 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
     if (custom !== undefined) return toSupport(custom.attachments ?? 'images', false);
     if (provider === 'ollama') return toSupport('none', false);
     return toSupport('images-and-pdf', inToolResults);
+  }
+
+  /** The key and header values a request of `provider` carries. */
+  function secretsOf(provider: string): string[] {
+    const custom = settings.custom?.[provider];
+    if (custom !== undefined) return [custom.apiKey, ...Object.values(custom.headers ?? {})].filter(isText);
+    if (provider === 'openai' || provider === 'anthropic' || provider === 'google') {
+      return [builtinProviderKey(provider, settings, env)].filter(isText);
+    }
+    return [];
   }
 
   function build(id: string): LanguageModel {
@@ -153,6 +172,7 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
   }
 
   return {
+    secrets: (modelId) => secretsOf(modelId.slice(0, modelId.indexOf('/'))),
     resolve({ prompt, session }) {
       const id = prompt ?? session ?? settings.defaultModel;
       if (id === undefined) {
