@@ -33,6 +33,11 @@ export const SessionInfoSchema = z.object({
   updatedAt: z.string(),
   messageCount: z.number().int(),
   status: SessionStatusSchema,
+  /**
+   * Set while the session has the name the server gave it at its creation (`Session 2025-…`): its
+   * first prompt names it then (`session.renamed`). A name a person gives is never replaced.
+   */
+  untitled: z.boolean().optional(),
 });
 export type SessionInfo = z.infer<typeof SessionInfoSchema>;
 
@@ -155,6 +160,8 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
     by: z.string(),
     reason: z.string().optional(),
   }),
+  /** The session's name changed: a person renamed it, or its first prompt titled it. */
+  z.object({ type: z.literal('session.renamed'), name: z.string() }),
   /** Older messages were summarised: the model now sees the summary instead of them. */
   z.object({ type: z.literal('context.compacted'), summaryMessageId: z.string(), coversUntil: z.string() }),
   /** The subscriber's last event is older than the server keeps: reload the messages, then follow on. */

@@ -12,7 +12,10 @@ export type FakeTurn = {
   error?: { status: number; message?: string };
   /** Pause between streamed chunks. Default 0. */
   chunkDelayMs?: number;
-  /** Send this many chunks, then nothing more while keeping the connection open (a stalled stream). */
+  /**
+   * Send this many chunks, then nothing more while keeping the connection open (a stalled stream).
+   * A request without streaming gets no answer at all.
+   */
   stallAfterChunks?: number;
   /** Send this many chunks, then cut the connection (a broken stream). */
   breakAfterChunks?: number;
@@ -134,6 +137,7 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
     const deltas = toChunks(turn);
 
     if (body.stream !== true) {
+      if (turn.stallAfterChunks !== undefined) return; // keep the socket open, never answer
       const message: Record<string, unknown> = {
         role: 'assistant',
         content: deltas.map((delta) => delta.content ?? '').join(''),

@@ -3,6 +3,7 @@ import { MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
+import { createSessionTitler } from './session-titler.ts';
 import { setSessionStatus } from './set-session-status.ts';
 import type { TurnLimits, TurnServices } from './turn-services.ts';
 
@@ -102,9 +103,21 @@ export function toTurnLimits(settings: AgentSettings = {}): TurnLimits {
  * session's queue (kept in a file, so a crash loses none), an abort ends the running turn and drops
  * the waiting prompts, and close ends them all. The turns themselves are `runTurn`'s.
  */
-export function createAgentRunner(options: { services: TurnServices; settings?: AgentSettings }): AgentRunner {
+export function createAgentRunner(options: {
+  services: TurnServices;
+  settings?: AgentSettings;
+  /** `provider/model` that titles sessions from their first prompt. Default none: the prompt's first words. */
+  titleModel?: string | undefined;
+}): AgentRunner {
   const { services } = options;
   const { store, events, logger } = services;
+  const titler = createSessionTitler({
+    store,
+    events,
+    models: services.models,
+    logger,
+    titleModel: options.titleModel,
+  });
   const limits = toTurnLimits(options.settings);
   const maxQueue = options.settings?.maxQueue ?? DEFAULT_MAX_QUEUE;
   const running = new Map<string, SessionTurns>();
@@ -214,6 +227,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
           ...(cronJobId === undefined ? {} : { cronJobId }),
         };
         await start(sessionId, first, store.append(sessionId, message)).ready;
+        if (session.untitled === true) void titler.titleFrom({ sessionId, prompt: text });
         return { messageId, queued: false };
       }
       if (turns.queue.length >= maxQueue) {
@@ -283,6 +297,7 @@ export function createAgentRunner(options: { services: TurnServices; settings?: 
         turns.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
       }
       await Promise.all([...running.values()].map((turns) => turns.done));
+      await titler.close();
     },
   };
 }

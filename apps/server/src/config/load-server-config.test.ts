@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createTempDir } from '../testing/test-link.ts';
-import { loadServerConfigFile, toCronSettings } from './load-server-config.ts';
+import { loadServerConfigFile, toCronSettings, toModelSettings } from './load-server-config.ts';
 
 describe('loadServerConfigFile', () => {
   it('reads the cron settings: a lower minimum interval in seconds and a default zone', async () => {
@@ -20,6 +20,21 @@ describe('loadServerConfigFile', () => {
         message: expect.stringMatching(/config\.jsonc: "cron/),
       });
     }
+  });
+
+  it('reads the title model into the model settings, and refuses one that is not provider/model', async () => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(path, '{ "model": "openai/gpt-4.1", "titleModel": "openai/gpt-4.1-mini" }');
+    expect(toModelSettings(await loadServerConfigFile(path), {}).models).toMatchObject({
+      defaultModel: 'openai/gpt-4.1',
+      titleModel: 'openai/gpt-4.1-mini',
+    });
+    await writeFile(path, '{ "titleModel": "gpt-4.1-mini" }');
+    await expect(loadServerConfigFile(path)).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: expect.stringMatching(/config\.jsonc: "titleModel": use provider\/model/),
+    });
   });
 
   it('reads allowedOrigins, normalised', async () => {

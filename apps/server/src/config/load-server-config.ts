@@ -14,6 +14,14 @@ export const ServerConfigFileSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_.-]+\/\S+$/, 'use provider/model, e.g. openai/gpt-4.1')
     .optional(),
+  /**
+   * Model that titles new sessions from their first prompt, in the background, `provider/model`.
+   * Default none: a session is named by its first prompt's first words.
+   */
+  titleModel: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]+\/\S+$/, 'use provider/model, e.g. openai/gpt-4.1-mini')
+    .optional(),
   /** API keys of the built-in providers (default: OPENAI_API_KEY, ANTHROPIC_API_KEY, GOOGLE_GENERATIVE_AI_API_KEY). */
   keys: z.strictObject({ openai: z.string(), anthropic: z.string(), google: z.string() }).partial().optional(),
   /** Custom OpenAI-compatible providers: `"name": { "baseURL": …, "apiKey"?, "headers"?, "models"? }`. */
@@ -126,6 +134,7 @@ export function toModelSettings(
   return {
     models: {
       defaultModel: overrides.model ?? file.model,
+      ...(file.titleModel === undefined ? {} : { titleModel: file.titleModel }),
       ...(file.keys === undefined ? {} : { keys: file.keys }),
       ...(file.providers === undefined ? {} : { custom: file.providers }),
       ...(file.ollamaHost === undefined ? {} : { ollamaHost: file.ollamaHost }),

@@ -25,6 +25,11 @@ export type CustomProvider = z.infer<typeof CustomProviderSchema>;
 export type ProviderSettings = {
   /** `provider/model` used when neither the prompt nor the session names one. */
   defaultModel?: string | undefined;
+  /**
+   * `provider/model` that titles new sessions from their first prompt, in the background (a small,
+   * cheap model fits). Default none: the prompt's first words are the title.
+   */
+  titleModel?: string | undefined;
   /** Keys for the built-in providers; default: the usual environment variables. */
   keys?: { openai?: string; anthropic?: string; google?: string };
   /** Custom OpenAI-compatible providers by name. */

@@ -180,7 +180,9 @@ export function createClientRouter(services: RouterServices) {
         .output(SessionInfoSchema)
         .mutation(async ({ input }) => {
           await knownSession(input.sessionId);
-          return sessions.update(input.sessionId, { name: input.name });
+          const session = await sessions.update(input.sessionId, { name: input.name });
+          sessionEvents.publish(input.sessionId, { type: 'session.renamed', name: session.name });
+          return session;
         }),
       /** Deletes a session and its subagents' sessions (they belong to it). */
       delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {

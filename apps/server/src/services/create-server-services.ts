@@ -312,6 +312,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const agent = createAgentRunner({
     services: turnServices,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
+    titleModel: config.models?.titleModel,
   });
   runner = agent;
   const stopForwarding = forwardApprovalsToSessions({ gate, sessions, events, logger });

@@ -20,6 +20,8 @@ const StoredMetaSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   messageCount: z.number().int(),
+  /** Set while the name is the one given at creation (see `SessionInfo.untitled`). */
+  untitled: z.literal(true).optional(),
 });
 type StoredMeta = z.infer<typeof StoredMetaSchema>;
 
@@ -237,6 +239,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         sessionId,
         workerId,
         name: name ?? `Session ${now.slice(0, 16).replace('T', ' ')}`,
+        ...(name === undefined ? { untitled: true as const } : {}),
         ...(model === undefined ? {} : { model }),
         ...(parent === undefined ? {} : { parent }),
         createdAt: now,
@@ -358,9 +361,12 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
 
     async update(sessionId, change) {
       const entry = entryOf(sessionId);
-      if (change.name !== undefined) {
-        entry.meta.name = change.name;
-        entry.searchName = change.name.toLowerCase();
+      // A title takes only while the session has its default name: a person's name stays.
+      const name = change.name ?? (entry.meta.untitled === true ? change.title : undefined);
+      if (name !== undefined) {
+        entry.meta.name = name;
+        entry.searchName = name.toLowerCase();
+        delete entry.meta.untitled;
       }
       if (change.model !== undefined) entry.meta.model = change.model;
       entry.meta.updatedAt = new Date().toISOString();

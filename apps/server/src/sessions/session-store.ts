@@ -20,6 +20,7 @@ export type QueuedPrompt = {
 export type SessionStore = {
   create(options: {
     workerId: WorkerId;
+    /** Default: `Session {date time}`, marked `untitled` until its first prompt names it. */
     name?: string | undefined;
     model?: string | undefined;
     /** Makes it a subagent's session. */
@@ -52,7 +53,11 @@ export type SessionStore = {
    */
   enqueue(sessionId: string, prompt: QueuedPrompt): Promise<void>;
   dequeue(sessionId: string, messageId: string): Promise<void>;
-  update(sessionId: string, change: { name?: string; model?: string }): Promise<SessionInfo>;
+  /**
+   * Changes the name or the model. `name` is a person's and always takes; `title` (the one its first
+   * prompt gives) takes only while the session has the name it was created with (`untitled`).
+   */
+  update(sessionId: string, change: { name?: string; title?: string; model?: string }): Promise<SessionInfo>;
   /** Keeps an attachment's bytes with the session, once per content; returns their SHA-256 (hex). */
   putAttachment(sessionId: string, data: Uint8Array): Promise<string>;
   /** An attachment's bytes by SHA-256; undefined when the session has none such. */

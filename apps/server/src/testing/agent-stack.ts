@@ -21,6 +21,8 @@ export async function startStack(
     turns?: FakeTurn[];
     permissions?: string;
     defaultModel?: string | null;
+    /** The server's title model (`models.titleModel`). Default none. */
+    titleModel?: string;
     agent?: AgentSettings;
     serverTools?: ServerTool[];
     worker?: Partial<WorkerConfig>;
@@ -36,6 +38,7 @@ export async function startStack(
       models: {
         ...(options.defaultModel === null ? {} : { defaultModel: options.defaultModel ?? 'fake/test-model' }),
         custom: { fake: { baseURL: llm.baseURL } },
+        ...(options.titleModel === undefined ? {} : { titleModel: options.titleModel }),
         ...(options.attachments === undefined ? {} : { attachments: options.attachments }),
       },
       ...(options.agent === undefined ? {} : { agent: options.agent }),
