@@ -1,5 +1,6 @@
 import { compileGlob, describeRule, expandHome, isInForce, type PermissionRule } from './permission-rule.ts';
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
+import { type DestructiveCommand, toAlwaysNote } from './shell/destructive-commands.ts';
 
 /**
  * The rules in force for one call: a subagent's own rules, the worker's file, then this session's
@@ -202,10 +203,23 @@ export function evaluatePermission(options: {
   const alwaysPatterns = asking.some((verdict) => verdict.subject.alwaysPattern === null)
     ? null
     : [...new Set(asking.map((verdict) => verdict.subject.alwaysPattern as string))];
-  const base = { tool, verdicts, problems, alwaysPatterns: problems.length > 0 ? null : alwaysPatterns };
+  const offered = problems.length > 0 ? null : alwaysPatterns;
+  const destructive = asking
+    .map((verdict) => verdict.subject.destructive)
+    .filter((found): found is DestructiveCommand => found !== undefined);
+  const alwaysNote = toAlwaysNote(destructive, { offered: offered !== null });
+  const base = {
+    tool,
+    verdicts,
+    problems,
+    alwaysPatterns: offered,
+    ...(alwaysNote === undefined ? {} : { alwaysNote }),
+  };
 
-  if (denied !== undefined)
-    return { ...base, alwaysPatterns: null, decision: denied.decision, decidedBy: denied.subject };
+  if (denied !== undefined) {
+    const { alwaysNote: _note, ...rest } = base;
+    return { ...rest, alwaysPatterns: null, decision: denied.decision, decidedBy: denied.subject };
+  }
   const firstAsk = asking[0];
   if (firstAsk !== undefined) {
     return { ...base, decision: firstAsk.decision, decidedBy: firstAsk.subject };

@@ -10,6 +10,7 @@ import {
 } from './shell/analyze-shell-line.ts';
 import { commandArity, EXACT_ONLY_COMMANDS } from './shell/command-arity.ts';
 import { findDenyProbes } from './shell/deny-probes.ts';
+import { findDestructiveCommand } from './shell/destructive-commands.ts';
 import { withoutGlobalOptions } from './shell/global-options.ts';
 import type { ShellParser } from './shell/shell-parser.ts';
 import { renderWords, toVisible } from './shell/shell-words.ts';
@@ -83,7 +84,11 @@ function pathSubject(given: string, options: SubjectOptions): PermissionSubject 
   };
 }
 
-/** The pattern "always" saves for a shell command: its action prefix, or its exact line. */
+/**
+ * The pattern "always" saves for a shell command: its action prefix, or its exact line. A
+ * destructive command (`rm`, `git push --force`…, see destructive-commands.ts) is saved only as
+ * its exact line, or not at all when even that line does not say what it destroys.
+ */
 export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   if (command.opaque !== undefined) return null;
   // A file write is saved for exactly that file, never as a blanket `> *`.
@@ -92,6 +97,8 @@ export function toCommandAlwaysPattern(command: SimpleCommand): string | null {
   const name = (words[0]?.value ?? '').split('/').pop() ?? '';
   if (readsProgramFromStdin(words)) return null;
   const exact = escapeGlob(command.text);
+  const destructive = findDestructiveCommand(command);
+  if (destructive !== undefined) return destructive.unsavable === undefined ? exact : null;
   if (
     command.derived === true ||
     EXACT_ONLY_COMMANDS.has(name) ||
@@ -186,6 +193,9 @@ function commandSubject(command: SimpleCommand, options: SubjectOptions, probes:
     // Computed only for subjects that ask, when "always" is offered.
     get alwaysPattern() {
       return toCommandAlwaysPattern(command);
+    },
+    get destructive() {
+      return findDestructiveCommand(command);
     },
     ...(command.opaque === undefined ? {} : { problem: command.opaque }),
     ...(command.onlyDeny === true ? { onlyDeny: true as const } : {}),

@@ -1,4 +1,5 @@
 import type { ShellAnalysis } from './shell/analyze-shell-line.ts';
+import type { DestructiveCommand } from './shell/destructive-commands.ts';
 
 /** One thing a tool call's rules are matched against: a path, a simple command, a name. */
 export type PermissionSubject = {
@@ -12,6 +13,11 @@ export type PermissionSubject = {
   forms: string[];
   /** The pattern an "always" answer saves for this subject, or null when none is safe. */
   alwaysPattern: string | null;
+  /**
+   * Set for a shell command that destroys what it touches (`rm`, `git push --force`…): its
+   * `alwaysPattern` is only its exact line (or null), and the approval says why.
+   */
+  destructive?: DestructiveCommand | undefined;
   /** Set when the subject cannot be judged by rules: it is at most `ask`. */
   problem?: string;
   /**

@@ -460,7 +460,12 @@ describe('approval gate', () => {
       tool: 'shell_exec',
       args: { command: 'ls && rm -rf build' },
     });
-    expect(explanation).toMatchObject({ decision: 'ask', alwaysPatterns: ['ls', 'rm *'] });
+    // rm is destructive: "always" offers only its exact command, and says why.
+    expect(explanation).toMatchObject({
+      decision: 'ask',
+      alwaysPatterns: ['ls', 'rm -rf build'],
+      alwaysNote: expect.stringMatching(/^rm deletes files for good/),
+    });
     expect(explanation.subjects.map((subject) => subject.label)).toEqual(['ls', 'rm -rf build']);
 
     await expect(client.rpc.permissions.write.mutate({ workerId, text: '{ "*": "maybe" }' })).rejects.toMatchObject({

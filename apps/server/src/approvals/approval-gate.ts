@@ -28,6 +28,7 @@ import {
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 import type { AuditGrant, AuditLog, AuditRecord } from './audit-log.ts';
+import { checkAnswerScope } from './check-answer-scope.ts';
 import { createGrantId } from './grant-id.ts';
 import { parseApprovalAnswer } from './parse-approval-answer.ts';
 import { createPendingApprovals, type PendingEntry, type Resolution } from './pending-approvals.ts';
@@ -696,13 +697,7 @@ export function createApprovalGate(options: {
     let current: ToolCallEvaluation;
     let patterns: readonly string[] = [];
     try {
-      if (scope !== 'once' && approval.alwaysPatterns === null) {
-        throw new MolfError(
-          'invalid_input',
-          `"${scope}" is not offered for this call (no pattern could describe it safely): approve it once instead`,
-          { field: 'scope' },
-        );
-      }
+      checkAnswerScope({ approval, scope, patterns: answer.patterns });
       patterns = scope === 'once' ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
       const coversCall = scope === 'once' || (await covers(entry, patterns));
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
