@@ -1,8 +1,10 @@
 import { createReadDenial } from '@molf/permissions';
 import type { ProjectCatalog, WorkerRequest, WorkerResponse } from '@molf/protocol';
 import { readSkill } from './catalog/index.ts';
+import { previewFileChange } from './tools/preview-file-change.ts';
 import { readHeartbeatChecklist, readProjectInstructions } from './tools/read-instructions.ts';
 import { readToolOutput } from './tools/read-tool-output.ts';
+import type { ReadTracker } from './tools/read-tracker.ts';
 import { type PathPolicy, resolvePathsForGate } from './tools/resolve-tool-path.ts';
 
 /**
@@ -14,6 +16,8 @@ export async function answerWorkerRequest(
   request: WorkerRequest,
   context: {
     paths: PathPolicy;
+    /** What each session has read: a preview refuses a file changed since, as the tool does. */
+    reads: ReadTracker;
     /** The latest snapshot of the skills and agents; absent when discovery is off. */
     catalog?: () => ProjectCatalog;
   },
@@ -57,6 +61,11 @@ export async function answerWorkerRequest(
           ? { method: request.method, result: read.value }
           : { error: { message: `tool-output/read: ${read.error.message}`.slice(0, 4_000), kind: read.error.kind } };
       }
+      case 'file-change/preview':
+        return {
+          method: request.method,
+          result: await previewFileChange(request.params, { paths: context.paths, reads: context.reads }),
+        };
       default:
         request satisfies never;
         return { error: { message: `unknown request ${(request as { method: string }).method}` } };

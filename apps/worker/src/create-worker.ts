@@ -352,6 +352,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     const { requestId } = message;
     void answerWorkerRequest(message.request, {
       paths,
+      reads,
       ...(catalogWatcher === undefined ? {} : { catalog: catalogWatcher.current }),
     })
       .then((response) => client.rpc.worker.respond.mutate({ workerId, requestId, response }))

@@ -271,4 +271,22 @@ describe('a session transcript', () => {
     ]);
     expect(live.items[1]).toMatchObject({ fullOutput, attachments: [attachment] });
   });
+
+  it('keeps the diff of an edit, from the history and from the event', () => {
+    const diff = { diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n', truncated: false };
+    const stored = transcriptFromMessages([asking, { ...result, toolName: 'edit_file', diff }]);
+    expect(stored.items[1]).toMatchObject({ diff });
+    const live = apply(transcriptFromMessages([asking]), [
+      event({
+        type: 'tool-call.ended',
+        turnId: 't1',
+        toolCallId: 'c1',
+        toolName: 'edit_file',
+        output: 'Edited a.txt: 1 replacement.',
+        truncated: false,
+        diff,
+      }),
+    ]);
+    expect(live.items[1]).toMatchObject({ diff });
+  });
 });

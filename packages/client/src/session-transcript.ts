@@ -1,4 +1,4 @@
-import type { SessionEvent, SessionMessage, StoredAttachment, ToolFullOutput } from '@molf/protocol';
+import type { FileDiff, SessionEvent, SessionMessage, StoredAttachment, ToolFullOutput } from '@molf/protocol';
 
 /** A tool call as a client shows it: what was asked, how it runs, how it ended. */
 export type TranscriptToolCall = {
@@ -15,6 +15,8 @@ export type TranscriptToolCall = {
   /** Where the whole output of a cut result is kept (`sessions.toolOutput` reads it). */
   fullOutput?: ToolFullOutput;
   attachments?: StoredAttachment[];
+  /** What an edit_file or write_file call changed, as its worker diffed the file before and after. */
+  diff?: FileDiff;
   /** When it started and ended, as the events say (absent for calls loaded from the history). */
   startedAt?: string;
   endedAt?: string;
@@ -84,8 +86,10 @@ function toolResultFields(result: {
   truncated?: boolean | undefined;
   fullOutput?: ToolFullOutput | undefined;
   attachments?: StoredAttachment[] | undefined;
+  diff?: FileDiff | undefined;
 }): Partial<TranscriptToolCall> {
   return {
+    ...(result.diff === undefined ? {} : { diff: result.diff }),
     ...(result.fullOutput === undefined ? {} : { fullOutput: result.fullOutput }),
     ...(result.attachments === undefined ? {} : { attachments: result.attachments }),
     status: result.error === undefined ? 'done' : result.errorKind === 'cancelled' ? 'cancelled' : 'failed',

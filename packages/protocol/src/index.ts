@@ -3,6 +3,7 @@ export * from './auth.ts';
 export * from './cron.ts';
 export * from './cron-text.ts';
 export * from './errors.ts';
+export * from './file-diff.ts';
 export * from './grants.ts';
 export * from './ids.ts';
 export * from './mcp-server-approval.ts';

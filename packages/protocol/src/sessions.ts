@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ApprovalOutcomeSchema, ApprovalSchema, ApprovalScopeSchema, SessionIdSchema } from './approvals.ts';
 import { ErrorCodeSchema } from './errors.ts';
+import { FileDiffSchema } from './file-diff.ts';
 import { WorkerIdSchema } from './ids.ts';
 import { ToolFullOutputSchema, ToolOutputRangeSchema } from './tool-output.ts';
 
@@ -93,6 +94,8 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     fullOutput: ToolFullOutputSchema.optional(),
     /** Images and documents the tool returned, stored beside the history by their content hash. */
     attachments: z.array(StoredAttachmentSchema).max(64).optional(),
+    /** What an edit_file or write_file call changed (see `ToolResult.diff`). */
+    diff: FileDiffSchema.optional(),
   }),
   /**
    * A summary of the conversation up to and including message `coversUntil`: from then on the model
@@ -146,6 +149,8 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
     fullOutput: ToolFullOutputSchema.optional(),
     /** The images and documents stored with the result (`sessions.attachment` returns their bytes). */
     attachments: z.array(StoredAttachmentSchema).max(64).optional(),
+    /** What an edit_file or write_file call changed (see `ToolResult.diff`). */
+    diff: FileDiffSchema.optional(),
   }),
   z.object({ type: z.literal('status'), status: SessionStatusSchema }),
   z.object({ type: z.literal('error'), code: z.union([ErrorCodeSchema, z.string()]), message: z.string() }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FileDiffSchema } from './file-diff.ts';
 
 /** Machine-readable failure kinds a tool result may carry in `meta.errorKind`. */
 export const ToolErrorKindSchema = z.enum([
@@ -56,6 +57,11 @@ export const ToolResultSchema = z.object({
   error: z.string().optional(),
   meta: ToolResultMetaSchema.optional(),
   attachments: z.array(AttachmentSchema).optional(),
+  /**
+   * What an edit_file or write_file call changed, as a unified diff of the file before and after
+   * the write (for people: the model reads `output`). Absent for other tools and failed calls.
+   */
+  diff: FileDiffSchema.optional(),
 });
 export type ToolResult = z.infer<typeof ToolResultSchema>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FILE_CHANGE_TOOLS, FileChangePreviewSchema } from './file-diff.ts';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 import { MAX_CATALOG_FILE_BYTES } from './project-catalog.ts';
 import { ToolOutputPageSchema, ToolOutputRangeSchema } from './tool-output.ts';
@@ -138,6 +139,26 @@ export type SkillContent = z.infer<typeof SkillContentSchema>;
 export const ReadToolOutputParamsSchema = ToolOutputRangeSchema.extend({ outputId: ToolCallIdSchema });
 export type ReadToolOutputParams = z.infer<typeof ReadToolOutputParamsSchema>;
 
+/**
+ * `file-change/preview`: before a person is asked about an edit_file or write_file call, the gate
+ * asks for what it would change. The worker runs the tool's own checks and edit in memory (writes
+ * nothing) and answers with the diff against the file as it is now, or with a note saying why
+ * there is none: the tool's own refusal (`oldString was not found`…), a binary or too large file.
+ */
+export const PreviewFileChangeParamsSchema = z.object({
+  tool: z.enum(FILE_CHANGE_TOOLS),
+  /** The call's arguments, checked by the tool's own schema. */
+  args: z.record(z.string(), z.unknown()),
+  /** The call's session: the tool refuses a file changed since that session read it. */
+  sessionId: z.string().max(128).optional(),
+  /**
+   * The read_file rules of the call: a file they deny or ask about is not shown (a note says so),
+   * so that a preview never shows what read_file may not read. Default none (nothing is hidden).
+   */
+  readRules: z.array(ReadRuleSchema).max(2_000).optional(),
+});
+export type PreviewFileChangeParams = z.infer<typeof PreviewFileChangeParamsSchema>;
+
 /** One request as it travels on the job stream. */
 export const WorkerRequestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('paths/resolve'), params: ResolvePathsParamsSchema }),
@@ -146,6 +167,7 @@ export const WorkerRequestSchema = z.discriminatedUnion('method', [
   z.object({ method: z.literal('heartbeat/read'), params: z.object({}) }),
   z.object({ method: z.literal('skills/read'), params: ReadSkillParamsSchema }),
   z.object({ method: z.literal('tool-output/read'), params: ReadToolOutputParamsSchema }),
+  z.object({ method: z.literal('file-change/preview'), params: PreviewFileChangeParamsSchema }),
 ]);
 export type WorkerRequest = z.infer<typeof WorkerRequestSchema>;
 export type WorkerRequestMethod = WorkerRequest['method'];
@@ -157,6 +179,7 @@ export const WORKER_REQUEST_RESULTS = {
   'heartbeat/read': InstructionsSchema,
   'skills/read': SkillContentSchema,
   'tool-output/read': ToolOutputPageSchema,
+  'file-change/preview': FileChangePreviewSchema,
 } as const satisfies Record<WorkerRequestMethod, z.ZodType>;
 export type WorkerRequestResult<M extends WorkerRequestMethod> = z.infer<(typeof WORKER_REQUEST_RESULTS)[M]>;
 
@@ -167,6 +190,7 @@ export const WorkerResponseSchema = z.union([
   z.object({ method: z.literal('heartbeat/read'), result: InstructionsSchema }),
   z.object({ method: z.literal('skills/read'), result: SkillContentSchema }),
   z.object({ method: z.literal('tool-output/read'), result: ToolOutputPageSchema }),
+  z.object({ method: z.literal('file-change/preview'), result: FileChangePreviewSchema }),
   z.object({
     error: z.object({
       message: z.string().max(4_000),

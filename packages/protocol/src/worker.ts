@@ -132,7 +132,8 @@ export const JobSchema = z.object({
   sessionId: z.string().min(1).max(128).optional(),
   /**
    * The read_file rules (in order, `~` expanded) a tool that reads many files must apply to each
-   * one: grep over a directory skips the files these deny.
+   * one: grep over a directory skips the files these deny; edit_file and write_file show no diff
+   * of a file these deny.
    */
   readRules: z.array(ReadRuleSchema).max(2_000).optional(),
   /**

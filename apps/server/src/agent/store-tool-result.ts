@@ -37,6 +37,7 @@ export async function storeToolResult(
   const kept = {
     ...(fullOutput === undefined ? {} : { fullOutput }),
     ...(attachments.length === 0 ? {} : { attachments: [...attachments] }),
+    ...(result.diff === undefined ? {} : { diff: result.diff }),
   };
   const message: SessionMessage = {
     id: randomUUID(),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { MAX_CATALOG_FILE_BYTES, MAX_SKILL_FILES } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { answerWorkerRequest } from '../answer-worker-request.ts';
+import { createReadTracker } from '../tools/read-tracker.ts';
 import { createPathPolicy } from '../tools/resolve-tool-path.ts';
 import { createCatalogWorkdir, markdown } from './catalog-test-kit.ts';
 import { readSkill } from './read-skill.ts';
@@ -101,7 +102,11 @@ describe('the skills/read request', () => {
     await using workdir = await createCatalogWorkdir();
     await workdir.write('.agents/skills/deploy/SKILL.md', markdown('description: d', 'Steps.'));
     const catalog = await catalogOf(workdir.path);
-    const context = { paths: await createPathPolicy({ workdir: workdir.path }), catalog: () => catalog };
+    const context = {
+      paths: await createPathPolicy({ workdir: workdir.path }),
+      reads: createReadTracker(),
+      catalog: () => catalog,
+    };
     expect(await answerWorkerRequest({ method: 'skills/read', params: { name: 'deploy' } }, context)).toEqual({
       method: 'skills/read',
       result: {

@@ -4,11 +4,18 @@ import { join } from 'node:path';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import type { ToolCallId, ToolResult } from '@molf/protocol';
 import { prepareSandbox, type SandboxConfig } from '../sandbox/index.ts';
-import { createReadTracker } from './read-tracker.ts';
-import { createPathPolicy } from './resolve-tool-path.ts';
+import { createReadTracker, type ReadTracker } from './read-tracker.ts';
+import { createPathPolicy, type PathPolicy } from './resolve-tool-path.ts';
 import type { ToolHandler } from './tool-handler.ts';
 
-type RunOptions = { signal?: AbortSignal; toolCallId?: string; sessionId?: string; logger?: Logger };
+type RunOptions = {
+  signal?: AbortSignal;
+  toolCallId?: string;
+  sessionId?: string;
+  logger?: Logger;
+  /** The read_file rules' verdict the tool gets (see ToolContext). Default: none denied. */
+  isReadDenied?: (forms: readonly string[]) => boolean;
+};
 
 /**
  * A temp workdir (canonical) and a way to run a tool in it as the worker would, with argument
@@ -23,6 +30,9 @@ export async function createToolSandbox(
 ): Promise<
   AsyncDisposable & {
     workdir: string;
+    /** The box's path policy and read tracker, for code that runs beside the tools (previews). */
+    paths: PathPolicy;
+    reads: ReadTracker;
     run: (tool: ToolHandler, args: unknown, options?: RunOptions) => Promise<ToolResult>;
   }
 > {
@@ -44,6 +54,8 @@ export async function createToolSandbox(
   let calls = 0;
   return {
     workdir,
+    paths,
+    reads,
     async run(tool, args, runOptions = {}) {
       const parsed = tool.definition.args.safeParse(args);
       if (!parsed.success) throw new Error(`test sent invalid arguments: ${parsed.error.message}`);
@@ -56,6 +68,7 @@ export async function createToolSandbox(
         reads,
         signal: runOptions.signal ?? new AbortController().signal,
         ...(sandbox === undefined ? {} : { sandbox }),
+        ...(runOptions.isReadDenied === undefined ? {} : { isReadDenied: runOptions.isReadDenied }),
         logger: runOptions.logger ?? createSilentLogger(),
       });
     },
