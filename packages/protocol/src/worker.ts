@@ -39,7 +39,8 @@ export const MAX_MCP_SERVERS = 256;
  * Where one MCP server of a worker's `.mcp.json` stands: `connecting` (starting, or again after a
  * drop), `connected`, `offline` (its start failed or it dropped; retried with backoff — `reason`
  * says why), `awaiting_approval` (new or changed: starts once a person allows it), `denied` (not
- * started until its definition changes), `disabled` (`"enabled": false`).
+ * started until its definition changes), `disabled` (`"enabled": false`), `invalid` (cannot start as
+ * written, e.g. a variable it needs is not set: `reason` says which; not started until the file changes).
  */
 export const McpServerStatusSchema = z.enum([
   'connecting',
@@ -48,6 +49,7 @@ export const McpServerStatusSchema = z.enum([
   'awaiting_approval',
   'denied',
   'disabled',
+  'invalid',
 ]);
 export type McpServerStatus = z.infer<typeof McpServerStatusSchema>;
 
@@ -56,7 +58,7 @@ export const McpServerInfoSchema = z.object({
   name: z.string().min(1).max(128),
   type: z.enum(['stdio', 'http']),
   status: McpServerStatusSchema,
-  /** Why it is offline (the last error) or denied. */
+  /** Why it is offline (the last error), denied or invalid. */
   reason: z.string().max(MAX_MCP_REASON_CHARS).optional(),
   /**
    * Its tools as the model is offered them (`{server}_{tool}`, sanitised); kept while the server

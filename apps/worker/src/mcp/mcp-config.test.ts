@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: .mcp.json's own ${VAR} syntax, kept as written
 import { describe, expect, it } from 'vitest';
 import { parseMcpConfig } from './mcp-config.ts';
 
@@ -18,7 +19,7 @@ describe('.mcp.json', () => {
     );
     expect(result).toEqual({
       ok: true,
-      warnings: [],
+      invalid: [],
       servers: [
         {
           name: 'files',
@@ -37,17 +38,55 @@ describe('.mcp.json', () => {
     });
   });
 
-  it('turns a missing variable into "" with one warning per variable', () => {
+  it('uses a default for a variable that is unset or empty, keeping :, / and spaces in it', () => {
     const result = parseMcpConfig(
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: the file's own ${VAR} syntax
-      '{ "mcpServers": { "a": { "command": "run", "args": ["${MISSING}", "${MISSING}"], "env": { "X": "${ALSO_MISSING}" } } } }',
-      options,
+      JSON.stringify({
+        mcpServers: {
+          api: {
+            url: '${API_URL:-http://127.0.0.1:8080/mcp}',
+            headers: { Authorization: 'Bearer ${GITHUB_TOKEN:-none}', 'X-Note': '${EMPTY:-a note: with / and spaces}' },
+          },
+        },
+      }),
+      { env: { GITHUB_TOKEN: 'ghp_x', EMPTY: '' }, workdir: '/work/project' },
     );
-    expect(result).toMatchObject({ ok: true, servers: [{ type: 'stdio', args: ['', ''], env: { X: '' } }] });
-    expect(result.ok && result.warnings).toEqual([
-      'mcpServers.a.args.0: the environment variable MISSING is not set; using ""',
-      'mcpServers.a.env.X: the environment variable ALSO_MISSING is not set; using ""',
-    ]);
+    expect(result).toEqual({
+      ok: true,
+      invalid: [],
+      servers: [
+        {
+          name: 'api',
+          type: 'http',
+          url: 'http://127.0.0.1:8080/mcp',
+          headers: { Authorization: 'Bearer ghp_x', 'X-Note': 'a note: with / and spaces' },
+        },
+      ],
+    });
+  });
+
+  it('lists a server that needs an unset variable as invalid, naming the server and the variable, and keeps the others', () => {
+    const result = parseMcpConfig(
+      JSON.stringify({
+        mcpServers: {
+          a: { command: 'run', args: ['${MISSING}', '${MISSING}'], env: { X: '${ALSO_MISSING}', Y: '${SET_EMPTY}' } },
+          b: { command: 'run', args: ['${API_KEY}'] },
+        },
+      }),
+      { env: { API_KEY: 'k1', SET_EMPTY: '' }, workdir: '/work/project' },
+    );
+    expect(result).toEqual({
+      ok: true,
+      servers: [{ name: 'b', type: 'stdio', command: 'run', args: ['k1'], env: {} }],
+      invalid: [
+        {
+          name: 'a',
+          type: 'stdio',
+          reason:
+            'MCP server "a" cannot start: the environment variables MISSING (in args.0), ALSO_MISSING (in env.X) ' +
+            "are not set in the worker's environment: set them and restart the worker, or give a default in .mcp.json (${MISSING:-default})",
+        },
+      ],
+    });
   });
 
   it('infers the type from command or url when it is left out', () => {

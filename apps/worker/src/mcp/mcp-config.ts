@@ -1,5 +1,6 @@
 import { safeParseJsonc } from '@molf/permissions';
 import { z } from 'zod';
+import { expandVariables } from './expand-variables.ts';
 
 const enabled = z.boolean().default(true);
 
@@ -45,7 +46,7 @@ export type McpHttpServer = { name: string; type: 'http'; url: string; headers: 
 export type McpServerConfig = McpStdioServer | McpHttpServer;
 
 export type McpConfigResult =
-  | { ok: true; servers: McpServerConfig[]; warnings: string[] }
+  | { ok: true; servers: McpServerConfig[]; invalid: McpInvalidServer[] }
   | { ok: false; error: string };
 
 /**
@@ -55,39 +56,37 @@ export type McpConfigResult =
  */
 export type McpConfigEntry = { config: McpServerConfig; definition: Record<string, unknown> };
 
+/** An enabled server that cannot start as written (a variable it needs is not set): `reason` says why. */
+export type McpInvalidServer = { name: string; type: McpServerConfig['type']; reason: string };
+
 export type McpConfigEntriesResult =
   | {
       ok: true;
       entries: McpConfigEntry[];
       /** Servers the file names with `"enabled": false`: not started, listed as disabled. */
       disabled: Array<{ name: string; type: McpServerConfig['type'] }>;
-      warnings: string[];
+      /** Servers that cannot start until the file or the worker's environment changes. */
+      invalid: McpInvalidServer[];
     }
   | { ok: false; error: string };
 
-/**
- * `${VAR}` from the environment (and `${WORKDIR}`); a missing variable becomes "" with one
- * warning per variable.
- */
-function createInterpolator(options: { env: NodeJS.ProcessEnv; workdir: string; warnings: string[] }) {
-  const warned = new Set<string>();
-  return (value: string, where: string): string =>
-    value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => {
-      if (name === 'WORKDIR') return options.workdir;
-      const found = options.env[name];
-      if (found !== undefined) return found;
-      if (!warned.has(name)) {
-        warned.add(name);
-        options.warnings.push(`${where}: the environment variable ${name} is not set; using ""`);
-      }
-      return '';
-    });
+/** The sentence for a server's unset variables, each with the first field that needs it. */
+function describeMissing(name: string, missing: Array<{ variable: string; field: string }>): string {
+  const one = missing.length === 1;
+  const list = missing.map(({ variable, field }) => `${variable} (in ${field})`).join(', ');
+  const example = missing[0]?.variable ?? 'VAR';
+  return (
+    `MCP server "${name}" cannot start: the environment ${one ? 'variable' : 'variables'} ${list} ` +
+    `${one ? 'is' : 'are'} not set in the worker's environment: set ${one ? 'it' : 'them'} and restart the worker, ` +
+    `or give a default in .mcp.json (\${${example}:-default})`
+  );
 }
 
 /**
  * Reads a `.mcp.json` text: JSONC, every problem naming its place (`mcpServers.github.url`), `${VAR}`
- * interpolated in command, args, env values, url and header values (never in env keys), disabled
- * servers left out, http URLs checked to be absolute.
+ * and `${VAR:-default}` interpolated in command, args, env values, url and header values (never in
+ * env keys), disabled servers left out, http URLs checked to be absolute. A server needing a
+ * variable that is not set (and has no default) is listed in `invalid` instead of started.
  */
 export function parseMcpConfig(
   text: string,
@@ -95,7 +94,7 @@ export function parseMcpConfig(
 ): McpConfigResult {
   const parsed = parseMcpConfigEntries(text, options);
   if (!parsed.ok) return parsed;
-  return { ok: true, servers: parsed.entries.map((entry) => entry.config), warnings: parsed.warnings };
+  return { ok: true, servers: parsed.entries.map((entry) => entry.config), invalid: parsed.invalid };
 }
 
 /** `parseMcpConfig`, keeping each server's definition as written next to what runs. */
@@ -116,43 +115,50 @@ export function parseMcpConfigEntries(
     const where = issue?.path.map(String).join('.') ?? '';
     return { ok: false, error: `${file}: ${where === '' ? 'the file' : where}: ${issue?.message ?? 'invalid'}` };
   }
-  const warnings: string[] = [];
-  const interpolate = createInterpolator({ env: options.env, workdir: options.workdir, warnings });
   const entries: McpConfigEntry[] = [];
   const disabled: Array<{ name: string; type: McpServerConfig['type'] }> = [];
+  const invalid: McpInvalidServer[] = [];
   for (const [name, server] of Object.entries(parsed.data.mcpServers)) {
     if (!server.enabled) {
       disabled.push({ name, type: server.type });
       continue;
     }
     const { enabled: _enabled, ...definition } = server;
-    const at = `mcpServers.${name}`;
-    if (server.type === 'stdio') {
-      const config: McpServerConfig = {
-        name,
-        type: 'stdio',
-        command: interpolate(server.command, `${at}.command`),
-        args: server.args.map((arg, index) => interpolate(arg, `${at}.args.${index}`)),
-        env: Object.fromEntries(
-          Object.entries(server.env).map(([key, envValue]) => [key, interpolate(envValue, `${at}.env.${key}`)]),
-        ),
-      };
-      entries.push({ config, definition });
+    const missing: Array<{ variable: string; field: string }> = [];
+    const interpolate = (value: string, field: string): string => {
+      const expanded = expandVariables(value, { env: options.env, workdir: options.workdir });
+      for (const variable of expanded.missing) {
+        if (!missing.some((known) => known.variable === variable)) missing.push({ variable, field });
+      }
+      return expanded.text;
+    };
+    const config: McpServerConfig =
+      server.type === 'stdio'
+        ? {
+            name,
+            type: 'stdio',
+            command: interpolate(server.command, 'command'),
+            args: server.args.map((arg, index) => interpolate(arg, `args.${index}`)),
+            env: Object.fromEntries(
+              Object.entries(server.env).map(([key, envValue]) => [key, interpolate(envValue, `env.${key}`)]),
+            ),
+          }
+        : {
+            name,
+            type: 'http',
+            url: interpolate(server.url, 'url'),
+            headers: Object.fromEntries(
+              Object.entries(server.headers).map(([key, header]) => [key, interpolate(header, `headers.${key}`)]),
+            ),
+          };
+    if (missing.length > 0) {
+      invalid.push({ name, type: server.type, reason: describeMissing(name, missing) });
       continue;
     }
-    const url = interpolate(server.url, `${at}.url`);
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
-      return { ok: false, error: `${file}: ${at}.url: "${url}" is not an absolute http(s) URL` };
+    if (config.type === 'http' && (!URL.canParse(config.url) || !/^https?:$/.test(new URL(config.url).protocol))) {
+      return { ok: false, error: `${file}: mcpServers.${name}.url: "${config.url}" is not an absolute http(s) URL` };
     }
-    const config: McpServerConfig = {
-      name,
-      type: 'http',
-      url,
-      headers: Object.fromEntries(
-        Object.entries(server.headers).map(([key, header]) => [key, interpolate(header, `${at}.headers.${key}`)]),
-      ),
-    };
     entries.push({ config, definition });
   }
-  return { ok: true, entries, disabled, warnings };
+  return { ok: true, entries, disabled, invalid };
 }

@@ -94,6 +94,30 @@ describe('the MCP manager', () => {
     }
   });
 
+  it('lists a server whose variable is not set as invalid, saying which, and starts the others with their defaults', async () => {
+    await using sandbox = await createToolSandbox();
+    const manager = await startManager(sandbox.workdir, {
+      // The fixture's path as the default of a variable nobody sets.
+      fixture: { ...fixture, args: [`\${MOLF_TEST_UNSET_FIXTURE:-${FIXTURE_MCP_SERVER}}`] },
+      needy: { ...fixture, env: { KEY: '${MOLF_TEST_UNSET_KEY}' } },
+    });
+    try {
+      expect(manager.servers()).toMatchObject([
+        { name: 'fixture', status: 'connected', offered: expect.arrayContaining(['fixture_echo']) },
+        {
+          name: 'needy',
+          status: 'invalid',
+          reason: expect.stringContaining(
+            'MCP server "needy" cannot start: the environment variable MOLF_TEST_UNSET_KEY (in env.KEY) is not set',
+          ),
+          offered: [],
+        },
+      ]);
+    } finally {
+      await manager.close();
+    }
+  });
+
   it('adds and removes tools announced by tools/list_changed, without a restart', async () => {
     await using sandbox = await createToolSandbox();
     const manager = await startManager(sandbox.workdir, { fixture });
@@ -257,7 +281,7 @@ describe('the MCP manager with an approver', () => {
     const approver = createManualApprover();
     const manager = await startManager(
       sandbox.workdir,
-      { fixture: { ...fixture, env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY}' } } },
+      { fixture: { ...fixture, env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY:-unset}' } } },
       { approveStart: approver.approveStart },
     );
     try {
@@ -266,12 +290,12 @@ describe('the MCP manager with an approver', () => {
       ]);
       await waitFor(() => approver.asked.length === 1, 'the question');
       const [question] = approver.asked;
-      // The definition as written: KEY is not interpolated (its value could be a secret).
+      // The definition as written: KEY is not interpolated (its value could be a secret), nor its default.
       expect(question?.definition).toEqual({
         type: 'stdio',
         command: process.execPath,
         args: [FIXTURE_MCP_SERVER],
-        env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY}' },
+        env: { FIXTURE_MCP_STARTED_FILE: startedFile, KEY: '${KEY:-unset}' },
       });
       expect(question?.subject).toMatch(/^fixture: .* #[0-9a-f]{12}$/);
       expect(manager.handlers()).toEqual([]);

@@ -7,7 +7,7 @@ import { type ToolResult, toErrorResult } from '@molf/protocol';
 import { z } from 'zod';
 import type { SandboxRunner } from '../sandbox/index.ts';
 import { defineToolHandler, type ToolHandler } from '../tools/tool-handler.ts';
-import { type McpServerConfig, parseMcpConfigEntries } from './mcp-config.ts';
+import { type McpInvalidServer, type McpServerConfig, parseMcpConfigEntries } from './mcp-config.ts';
 // Types only: the connection module, and with it the MCP SDK (ajv, zod-to-json-schema: 130 modules),
 // is imported when a server is started, so a worker whose project has no .mcp.json never loads it.
 import type { McpConnection, McpTool } from './mcp-connection.ts';
@@ -32,10 +32,11 @@ export type McpServerState = {
   type: McpServerConfig['type'];
   /**
    * `awaiting approval`: new or changed, not started until approved; `denied`: not started until it
-   * changes; `disabled`: `"enabled": false` in `.mcp.json`.
+   * changes; `disabled`: `"enabled": false` in `.mcp.json`; `invalid`: cannot start as written (a
+   * variable it needs is not set), until the file changes.
    */
-  status: 'connecting' | 'connected' | 'offline' | 'awaiting approval' | 'denied' | 'disabled';
-  /** Why it is offline (the last error) or denied. */
+  status: 'connecting' | 'connected' | 'offline' | 'awaiting approval' | 'denied' | 'disabled' | 'invalid';
+  /** Why it is offline (the last error), denied or invalid. */
   reason?: string;
   /** Its tools by their own names, as the server lists them. */
   tools: string[];
@@ -118,6 +119,8 @@ export async function startMcpManager(options: {
   const entries = new Map<string, ServerEntry>();
   /** Servers of the file with `"enabled": false`. */
   let disabled: Array<{ name: string; type: McpServerConfig['type'] }> = [];
+  /** Servers of the file that cannot start as written. */
+  let invalid: McpInvalidServer[] = [];
   let handlers: ToolHandler[] = [];
   let named: Array<{ server: string; tool: string; handler: ToolHandler }> = [];
   let closing = false;
@@ -170,6 +173,14 @@ export async function startMcpManager(options: {
         offered: named.filter((tool) => tool.server === entry.config.name).map((tool) => tool.handler.definition.name),
       })),
       ...disabled.map(({ name, type }) => ({ name, type, status: 'disabled' as const, tools: [], offered: [] })),
+      ...invalid.map(({ name, type, reason }) => ({
+        name,
+        type,
+        status: 'invalid' as const,
+        reason,
+        tools: [],
+        offered: [],
+      })),
     ];
     return listed.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
@@ -350,7 +361,7 @@ export async function startMcpManager(options: {
     }
     const parsed =
       text === ''
-        ? { ok: true as const, entries: [], disabled: [], warnings: [] }
+        ? { ok: true as const, entries: [], disabled: [], invalid: [] }
         : parseMcpConfigEntries(text, { env: options.env, workdir: options.workdir, file: path });
     if (!parsed.ok) {
       logger.error(
@@ -358,8 +369,9 @@ export async function startMcpManager(options: {
       );
       return;
     }
-    for (const warning of parsed.warnings) logger.warn(`MCP: ${warning}`);
+    for (const server of parsed.invalid) logger.error(server.reason);
     disabled = parsed.disabled;
+    invalid = parsed.invalid;
     const wanted = new Map(parsed.entries.map((wantedEntry) => [wantedEntry.config.name, wantedEntry]));
     const stopping: Promise<void>[] = [];
     for (const [name, entry] of entries) {

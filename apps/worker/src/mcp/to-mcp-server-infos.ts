@@ -8,6 +8,7 @@ const STATUS: Record<McpServerState['status'], McpServerStatus> = {
   'awaiting approval': 'awaiting_approval',
   denied: 'denied',
   disabled: 'disabled',
+  invalid: 'invalid',
 };
 
 /** Longest server name reported (a longer one in `.mcp.json` is cut, with an ellipsis). */
