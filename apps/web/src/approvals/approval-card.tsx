@@ -28,7 +28,8 @@ const KEYS: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
 /**
  * A tool call waiting for the person: the exact subject (the shell line, the canonical path), the
  * rule that asked, the diff of an edit, and the answers — once, this session, always (with the
- * exact patterns that would be saved, editable, and how long they last), or deny with a reason.
+ * exact patterns that would be saved, editable, and how long they last; for a destructive command
+ * the server's note on why they are only the exact command), or deny with a reason.
  * Keys y / s / a / n answer the card that has the keyboard (`keyboard`).
  */
 export function ApprovalCard(props: {
@@ -130,6 +131,14 @@ export function ApprovalCard(props: {
         <div class="approval-reason muted">{props.approval.reason}</div>
       </Show>
       <Show when={change()}>{(fileChange) => <DiffView change={fileChange()} />}</Show>
+      {/* Why "This session" / "Always" offer only the exact command (or are missing): a destructive command. */}
+      <Show when={props.approval.alwaysNote}>
+        {(note) => (
+          <p class="approval-note" data-testid="always-note">
+            {note()}
+          </p>
+        )}
+      </Show>
 
       <Show when={mode() === 'choose'}>
         <div class="approval-actions">

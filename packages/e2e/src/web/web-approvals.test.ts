@@ -38,6 +38,40 @@ describe('approvals in the web client', () => {
     expect(lastToolResult(web.llm.requests)).toContain('never delete the build folder');
   });
 
+  it('shows why "always" offers only the exact destructive command, and refuses an edit into a wider pattern, saying why', async () => {
+    await using web = await startWebStack();
+    web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'rm -rf build' } }] });
+    web.llm.push({ text: 'Removed.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'remove the build folder');
+    const card = page.getByTestId('approval');
+    await card.waitFor();
+    const note =
+      'rm deletes files for good, so "always" and "session" offer only this exact command, never a wider pattern.';
+    await expect(card.getByTestId('always-note').textContent()).resolves.toBe(note);
+    await page.keyboard.press('a');
+    const patterns = page.getByTestId('always-patterns');
+    await expect(patterns.inputValue()).resolves.toBe('rm -rf build');
+    // The note stays next to the pattern being edited.
+    await expect(card.getByTestId('always-note').isVisible()).resolves.toBe(true);
+    await patterns.fill('rm *');
+    await page.getByRole('button', { name: 'Save and allow' }).click();
+    const refusal = card.getByRole('alert');
+    await refusal.waitFor();
+    await expect(refusal.textContent()).resolves.toContain(`the pattern "rm *" is not one this approval offers`);
+    await expect(refusal.textContent()).resolves.toContain(note);
+    expect(web.server.gate.pending({}).length).toBe(1);
+    // The offered exact pattern is taken.
+    await patterns.fill('rm -rf build');
+    await page.getByRole('button', { name: 'Save and allow' }).click();
+    await page.locator('[data-testid=assistant-message]', { hasText: 'Removed.' }).waitFor();
+    const rules = await web.server.permissions.readText(web.worker.workerId);
+    expect(rules.text).toContain('"rm -rf build": {');
+    expect(rules.text).not.toContain('"rm *"');
+  });
+
   it('takes an answer given in another browser off the page, saying so', async () => {
     await using web = await startWebStack();
     web.llm.push({ toolCalls: [{ id: 'c1', name: 'shell_exec', arguments: { command: 'touch from-a' } }] });
