@@ -56,6 +56,12 @@ describe('the command table', () => {
     expect(loaded.filter((url) => /\/commands\/|\/(apps\/(server|worker)|packages\/[a-z]+)\//.test(url))).toEqual([]);
   });
 
+  it('completing a command name (molf __complete ch, for the shell scripts) loads no command module', async () => {
+    const loaded = await modulesLoadedBy(['__complete', 'ch']);
+    expect(loaded.some((url) => url.endsWith('/complete-words.ts'))).toBe(true);
+    expect(loaded.filter((url) => /\/commands\/|\/(apps\/(server|worker)|packages\/[a-z]+)\//.test(url))).toEqual([]);
+  });
+
   it('molf --version as users run it loads no dependency but commander', async () => {
     const loaded = await modulesLoadedBy(['--version'], LAUNCHER);
     const dependencies = new Set(

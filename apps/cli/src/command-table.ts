@@ -91,6 +91,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     description: "the MCP servers of a project's .mcp.json, as a worker would run them",
     load: async () => (await import('./commands/mcp.ts')).registerMcpCommand,
   },
+  {
+    name: 'completion',
+    term: 'completion <shell>',
+    description: 'print the shell completion script for bash, zsh or fish (commands, subcommands, options)',
+    load: async () => (await import('./commands/completion.ts')).registerCompletionCommand,
+  },
 ];
 
 /**

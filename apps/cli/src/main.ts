@@ -1,10 +1,18 @@
 #!/usr/bin/env node
+import { COMPLETE_COMMAND } from './completion/completion-script.ts';
 import { createProgram } from './create-program.ts';
 import { normalizeSandboxArguments } from './sandbox-options.ts';
 
-const argv = normalizeSandboxArguments(process.argv);
 try {
-  await (await createProgram(argv)).parseAsync(argv);
+  if (process.argv[2] === COMPLETE_COMMAND) {
+    // Hidden from the listing, and its words are what the user typed, not options of molf: commander
+    // must not parse them (`molf __complete --version` would print the version).
+    const { completeWords, formatCompletions } = await import('./completion/complete-words.ts');
+    process.stdout.write(formatCompletions(await completeWords(process.argv.slice(3))));
+  } else {
+    const argv = normalizeSandboxArguments(process.argv);
+    await (await createProgram(argv)).parseAsync(argv);
+  }
 } catch (error) {
   // Imported here, not above: `molf --version` and `molf --help` load no schema library.
   const { isMolfError } = await import('@molf/protocol');
