@@ -13,6 +13,7 @@ export * from './sessions.ts';
 export * from './tool-definitions.ts';
 export * from './tool-output.ts';
 export * from './tool-result.ts';
+export * from './usage.ts';
 export * from './worker.ts';
 export * from './worker-requests.ts';
 

@@ -4,6 +4,7 @@ import { ErrorCodeSchema } from './errors.ts';
 import { FileDiffSchema } from './file-diff.ts';
 import { WorkerIdSchema } from './ids.ts';
 import { ToolFullOutputSchema, ToolOutputRangeSchema } from './tool-output.ts';
+import { CallUsageSchema, UsageTotalsSchema } from './usage.ts';
 
 /** `provider/model`, e.g. `openai/gpt-4.1` or `ollama/qwen3:8b`. */
 export const ModelIdSchema = z
@@ -34,6 +35,11 @@ export const SessionInfoSchema = z.object({
   updatedAt: z.string(),
   messageCount: z.number().int(),
   status: SessionStatusSchema,
+  /**
+   * Tokens and cost of every model call of the session and of its subagents' sessions, kept as
+   * messages are stored. Absent for a session stored before usage was counted, until it is opened.
+   */
+  usage: UsageTotalsSchema.optional(),
   /**
    * Set while the session has the name the server gave it at its creation (`Session 2025-…`): its
    * first prompt names it then (`session.renamed`). A name a person gives is never replaced.
@@ -77,7 +83,7 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     toolCalls: z.array(ToolCallInfoSchema),
     model: z.string(),
     finishReason: z.string().optional(),
-    usage: z.object({ inputTokens: z.number().optional(), outputTokens: z.number().optional() }).optional(),
+    usage: CallUsageSchema.optional(),
     /** Set when the answer was cut short (abort, provider error). */
     interrupted: z.boolean().optional(),
   }),
@@ -107,6 +113,8 @@ export const SessionMessageSchema = z.discriminatedUnion('role', [
     text: z.string(),
     coversUntil: z.string(),
     model: z.string(),
+    /** What the summarising call used. */
+    usage: CallUsageSchema.optional(),
   }),
 ]);
 export type SessionMessage = z.infer<typeof SessionMessageSchema>;
@@ -154,7 +162,15 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('status'), status: SessionStatusSchema }),
   z.object({ type: z.literal('error'), code: z.union([ErrorCodeSchema, z.string()]), message: z.string() }),
-  z.object({ type: z.literal('turn.ended'), turnId: z.string(), reason: TurnEndReasonSchema }),
+  z.object({
+    type: z.literal('turn.ended'),
+    turnId: z.string(),
+    reason: TurnEndReasonSchema,
+    /** The turn's model calls, its subagents' included (absent from servers older than this field). */
+    usage: UsageTotalsSchema.optional(),
+    /** The session's usage once the turn ended, as `SessionInfo.usage` gives it. */
+    sessionUsage: UsageTotalsSchema.optional(),
+  }),
   /** A tool call of this session waits for a person (also on `approvals.events`). */
   z.object({ type: z.literal('approval.requested'), approval: ApprovalSchema }),
   z.object({

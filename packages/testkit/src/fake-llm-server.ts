@@ -25,8 +25,12 @@ export type FakeTurn = {
    * Default false.
    */
   stampChunks?: boolean;
-  /** Token usage reported at the end. Default: 10 prompt, 5 completion. */
-  usage?: { promptTokens: number; completionTokens: number };
+  /**
+   * Token usage reported at the end. Default: 10 prompt, 5 completion. `cachedTokens` (of the prompt
+   * tokens, read from a cache) and `cost` (the call's price in US dollars, as OpenRouter reports it)
+   * are sent only when given.
+   */
+  usage?: { promptTokens: number; completionTokens: number; cachedTokens?: number; cost?: number };
   /**
    * Answer only a request whose messages contain this text (requests made in parallel, such as
    * subagents', arrive in any order). The first turn in the script that matches answers; a turn
@@ -90,6 +94,17 @@ function toChunks(turn: FakeTurn): Array<Record<string, unknown>> {
     deltas.push({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] });
   });
   return deltas;
+}
+
+/** A turn's usage as an OpenAI-compatible endpoint sends it (OpenRouter's `cost` included). */
+function toWireUsage(usage: NonNullable<FakeTurn['usage']>): Record<string, unknown> {
+  return {
+    prompt_tokens: usage.promptTokens,
+    completion_tokens: usage.completionTokens,
+    total_tokens: usage.promptTokens + usage.completionTokens,
+    ...(usage.cachedTokens === undefined ? {} : { prompt_tokens_details: { cached_tokens: usage.cachedTokens } }),
+    ...(usage.cost === undefined ? {} : { cost: usage.cost }),
+  };
 }
 
 /**
@@ -160,11 +175,7 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
           created,
           model: body.model,
           choices: [{ index: 0, message, finish_reason: finishReason }],
-          usage: {
-            prompt_tokens: usage.promptTokens,
-            completion_tokens: usage.completionTokens,
-            total_tokens: usage.promptTokens + usage.completionTokens,
-          },
+          usage: toWireUsage(usage),
         }),
       );
       return;
@@ -213,11 +224,7 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
       created,
       model: body.model,
       choices: [],
-      usage: {
-        prompt_tokens: usage.promptTokens,
-        completion_tokens: usage.completionTokens,
-        total_tokens: usage.promptTokens + usage.completionTokens,
-      },
+      usage: toWireUsage(usage),
     });
     response.end('data: [DONE]\n\n');
   }

@@ -7,6 +7,7 @@ import {
   resolveLanguageModel,
   standardizePrompt,
 } from 'ai/internal';
+import { type ReportedUsage, toReportedUsage } from '../providers/to-call-usage.ts';
 
 /** A tool call as the model made it; `input` is whatever the model sent. */
 export type ModelToolCall = { toolCallId: string; toolName: string; input: unknown };
@@ -34,7 +35,8 @@ export type ModelStepOutcome = {
   text: string;
   toolCalls: ModelToolCall[];
   finishReason: string | undefined;
-  usage: { inputTokens?: number; outputTokens?: number } | undefined;
+  /** Absent when the stream ended before the provider reported usage. */
+  usage: ReportedUsage | undefined;
   end: ModelStepEnd;
 };
 
@@ -98,7 +100,7 @@ export async function runModelStep(request: ModelStepRequest): Promise<ModelStep
           break;
         case 'finish':
           finishReason = part.finishReason.unified;
-          usage = toUsage(part.usage);
+          usage = toReportedUsage(asLanguageModelUsage(part.usage));
           break;
         case 'error':
           failure ??= part.error;
@@ -136,12 +138,4 @@ function parseToolInput(input: string): unknown {
   } catch {
     return input;
   }
-}
-
-function toUsage(usage: Parameters<typeof asLanguageModelUsage>[0]): ModelStepOutcome['usage'] {
-  const { inputTokens, outputTokens } = asLanguageModelUsage(usage);
-  return {
-    ...(inputTokens === undefined ? {} : { inputTokens }),
-    ...(outputTokens === undefined ? {} : { outputTokens }),
-  };
 }

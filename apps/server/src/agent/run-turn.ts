@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import {
+  addCallUsage,
+  addUsageTotals,
+  emptyUsageTotals,
   type Instructions,
   isMolfError,
   MolfError,
   type SessionMessage,
   type ToolDescriptor,
+  type UsageTotals,
   type WorkerId,
 } from '@molf/protocol';
 import { jsonSchema, type ToolSet, tool } from 'ai';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { AttachmentSupport } from '../providers/resolve-model.ts';
+import { toCallUsage } from '../providers/to-call-usage.ts';
 import { pruneHistory } from '../sessions/prune-history.ts';
 import type { AgentProfile } from './agent-profiles.ts';
 import { compactHistory } from './compact-history.ts';
@@ -62,6 +67,8 @@ type TurnState = {
   signal: AbortSignal;
   agent: TurnRequest['agent'];
   unattended: TurnRequest['unattended'];
+  /** The model calls of the turn so far (its subagents' are added as their turns end). */
+  tally: { usage: UsageTotals };
 };
 
 type StepEnd = 'done' | 'continue' | 'aborted' | 'error' | 'doom_loop' | 'overflow';
@@ -85,6 +92,14 @@ export async function runTurn(
   timer.unref();
   const signal = AbortSignal.any([request.signal, timeout.signal]);
   let reason: TurnEndReason = 'completed';
+  const tally = { usage: emptyUsageTotals() };
+  // The subagents this turn starts report their turns' usage in this session's stream; a session
+  // runs one turn at a time, so every one of them belongs to this turn.
+  const stopCountingSubagents = events.observe(sessionId, (event) => {
+    if (event.type === 'subagent.event' && event.event.type === 'turn.ended' && event.event.usage !== undefined) {
+      tally.usage = addUsageTotals(tally.usage, event.event.usage);
+    }
+  });
   try {
     const session = await store.get(sessionId);
     if (session === undefined) {
@@ -124,6 +139,7 @@ export async function runTurn(
     const maxSteps = request.agent?.profile.maxSteps ?? limits.maxSteps;
     reason = 'step_limit';
     const state: TurnState = {
+      tally,
       sessionId,
       turnId,
       workerId: session.workerId,
@@ -157,7 +173,14 @@ export async function runTurn(
       break;
     }
     if (reason === 'completed') {
-      await compactHistory(services, { sessionId, history, modelId, contextTokens: limits.contextTokens, signal });
+      const summary = await compactHistory(services, {
+        sessionId,
+        history,
+        modelId,
+        contextTokens: limits.contextTokens,
+        signal,
+      });
+      if (summary !== undefined) tally.usage = addCallUsage(tally.usage, summary.usage);
     }
     if (reason === 'step_limit') {
       events.publish(sessionId, {
@@ -178,6 +201,7 @@ export async function runTurn(
     }
   } finally {
     clearTimeout(timer);
+    stopCountingSubagents();
     // Only this turn's own limit: a subagent's turn may also be stopped by its task's time limit.
     if (reason === 'aborted' && timeout.signal.aborted && !request.signal.aborted) {
       reason = 'error';
@@ -187,7 +211,17 @@ export async function runTurn(
         message: `the turn was stopped after ${Math.round(limits.turnTimeoutMs / 60_000)} minutes (agent.turnTimeoutMs)`,
       });
     }
-    events.publish(sessionId, { type: 'turn.ended', turnId, reason });
+    const sessionUsage = await store.get(sessionId).then(
+      (session) => session?.usage,
+      () => undefined,
+    );
+    events.publish(sessionId, {
+      type: 'turn.ended',
+      turnId,
+      reason,
+      usage: tally.usage,
+      ...(sessionUsage === undefined ? {} : { sessionUsage }),
+    });
   }
   return reason;
 }
@@ -248,11 +282,12 @@ async function takeStep(
       })),
       model: state.modelId,
       ...(outcome.finishReason === undefined ? {} : { finishReason: outcome.finishReason }),
-      ...(outcome.usage === undefined ? {} : { usage: outcome.usage }),
+      ...(outcome.usage === undefined ? {} : { usage: toCallUsage(outcome.usage, resolved.price) }),
       ...(end.type === 'finished' ? {} : { interrupted: true }),
     };
     await store.append(sessionId, message);
     history.push(message);
+    state.tally.usage = addCallUsage(state.tally.usage, message.usage);
     events.publish(sessionId, { type: 'message.completed', turnId, message });
   }
   switch (end.type) {

@@ -4,6 +4,7 @@ import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
 import type { AgentSettings } from '../agent/index.ts';
 import { NotifySettingsSchema } from '../notify/notify-settings.ts';
+import { ModelPricesSchema } from '../providers/model-prices.ts';
 import { AttachmentViewSchema, CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 import { safeParseOrigin } from '../transport/origin-policy.ts';
 
@@ -42,6 +43,12 @@ export const ServerConfigFileSchema = z.strictObject({
       }),
     )
     .optional(),
+  /**
+   * Model prices in USD per million tokens, for the cost of each call: `"provider/model"` (or
+   * `"provider/*"`) → `{ "input", "output", "cacheRead"?, "cacheWrite"? }`. Default none: a cost is
+   * then known only where the provider reports it (OpenRouter).
+   */
+  prices: ModelPricesSchema.optional(),
   /** Where Ollama listens (default $OLLAMA_HOST or http://127.0.0.1:11434). */
   ollamaHost: z.string().optional(),
   /**
@@ -118,9 +125,11 @@ export async function loadServerConfigFile(
   const parsed = ServerConfigFileSchema.safeParse(value ?? {});
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    // A refused record key (a provider's or a price's name) has its reason one level down.
+    const message = issue?.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue?.message;
     throw new MolfError(
       'config_invalid',
-      `${path}: ${issue?.path.length ? `"${issue.path.join('.')}"` : 'the file'}: ${issue?.message ?? 'invalid'}`,
+      `${path}: ${issue?.path.length ? `"${issue.path.join('.')}"` : 'the file'}: ${message ?? 'invalid'}`,
     );
   }
   return parsed.data;
@@ -139,6 +148,7 @@ export function toModelSettings(
       ...(file.providers === undefined ? {} : { custom: file.providers }),
       ...(file.ollamaHost === undefined ? {} : { ollamaHost: file.ollamaHost }),
       ...(file.attachments === undefined ? {} : { attachments: file.attachments }),
+      ...(file.prices === undefined ? {} : { prices: file.prices }),
     },
     agent: file.agent ?? {},
   };

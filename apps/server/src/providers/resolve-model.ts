@@ -5,6 +5,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { MolfError } from '@molf/protocol';
 import type { LanguageModel } from 'ai';
 import { z } from 'zod';
+import { findModelPrice, type ModelPrice, ModelPriceSchema, type ModelPrices } from './model-prices.ts';
 
 /** What models can see of a tool result's attachments: nothing, images, or images and PDF documents. */
 export const AttachmentViewSchema = z.enum(['none', 'images', 'images-and-pdf']);
@@ -19,6 +20,11 @@ export const CustomProviderSchema = z.object({
   headers: z.record(z.string(), z.string()).optional(),
   /** Model names offered (informational; any name is passed through). */
   models: z.array(z.string()).optional(),
+  /**
+   * Its models' prices in USD per million tokens, by model name (`"*"`: every model of it). Default
+   * none: costs are unknown unless the endpoint reports them (OpenRouter does) or `prices` gives them.
+   */
+  prices: z.record(z.string().min(1), ModelPriceSchema).optional(),
 });
 export type CustomProvider = z.infer<typeof CustomProviderSchema>;
 
@@ -42,6 +48,11 @@ export type ProviderSettings = {
    * none (most local models read text only); custom providers their `attachments`, else images.
    */
   attachments?: Record<string, AttachmentView>;
+  /**
+   * Prices in USD per million tokens by `provider/model` (or `provider/*`), for the cost of each
+   * call; they come before a custom provider's own `prices`. Default none (costs unknown).
+   */
+  prices?: ModelPrices;
   /** The environment keys are read from. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
 };
@@ -54,7 +65,13 @@ export type AttachmentSupport = {
   inToolResults: boolean;
 };
 
-export type ResolvedModel = { id: string; model: LanguageModel; attachments: AttachmentSupport };
+export type ResolvedModel = {
+  id: string;
+  model: LanguageModel;
+  attachments: AttachmentSupport;
+  /** Its price from the config (see `findModelPrice`); undefined when none is given. */
+  price: ModelPrice | undefined;
+};
 
 export type ModelResolver = {
   /** The model for a prompt: prompt's, else session's, else the server default. */
@@ -188,7 +205,12 @@ export function createModelResolver(settings: ProviderSettings = {}): ModelResol
       }
       let resolved = cache.get(id);
       if (resolved === undefined) {
-        resolved = { id, model: build(id), attachments: attachmentsOf(id, id.slice(0, id.indexOf('/'))) };
+        resolved = {
+          id,
+          model: build(id),
+          attachments: attachmentsOf(id, id.slice(0, id.indexOf('/'))),
+          price: findModelPrice(settings, id),
+        };
         cache.set(id, resolved);
       }
       return resolved;

@@ -2,13 +2,23 @@ import { createHash, randomUUID } from 'node:crypto';
 import { type FileHandle, mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
-import { type DamagedSession, MolfError, type SessionInfo, type WorkerId } from '@molf/protocol';
+import {
+  addCallUsage,
+  addUsageTotals,
+  type DamagedSession,
+  emptyUsageTotals,
+  MolfError,
+  type SessionInfo,
+  UsageTotalsSchema,
+  type WorkerId,
+} from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { createHistoryCache } from './history-cache.ts';
 import { type HistoryHeader, readHistoryFile } from './read-history-file.ts';
 import { createRecencyOrder } from './recency-order.ts';
 import type { QueuedPrompt, SessionStore } from './session-store.ts';
+import { sumMessageUsage, usageOfMessage } from './session-usage.ts';
 
 const StoredMetaSchema = z.object({
   sessionId: z.string(),
@@ -20,6 +30,11 @@ const StoredMetaSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   messageCount: z.number().int(),
+  /**
+   * The session's own model calls (not its subagents'), counted as their messages are stored;
+   * absent in metadata written before usage was counted, until the history is read.
+   */
+  usage: UsageTotalsSchema.optional(),
   /** Set while the name is the one given at creation (see `SessionInfo.untitled`). */
   untitled: z.literal(true).optional(),
 });
@@ -121,6 +136,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         createdAt: header.createdAt,
         updatedAt: history.messages.at(-1)?.at ?? header.createdAt,
         messageCount: history.messages.length,
+        usage: sumMessageUsage(history.messages),
       };
     } catch (error) {
       damaged.set(name, `${because}, and its history cannot be read (${(error as Error).message})`);
@@ -151,6 +167,38 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
   /** Sessions newest first, sorted once here and kept so as they change (listing never sorts). */
   const ordered = createRecencyOrder<Entry>({ timeOf: (entry) => entry.meta.updatedAt, initial: entries.values() });
 
+  /** Subagents' sessions by their parent's id: a session's usage includes theirs. */
+  const children = new Map<string, Set<Entry>>();
+  const addChild = (entry: Entry) => {
+    const parentId = entry.meta.parent?.sessionId;
+    if (parentId === undefined) return;
+    const set = children.get(parentId) ?? new Set<Entry>();
+    set.add(entry);
+    children.set(parentId, set);
+  };
+  const removeChild = (entry: Entry) => {
+    const parentId = entry.meta.parent?.sessionId;
+    if (parentId === undefined) return;
+    const set = children.get(parentId);
+    set?.delete(entry);
+    if (set?.size === 0) children.delete(parentId);
+  };
+  for (const entry of entries.values()) addChild(entry);
+
+  /**
+   * The session's usage with its subagents': unknown while its own is (stored before usage was
+   * counted); a subagent's session whose usage is unknown is left out.
+   */
+  function usageOf(entry: Entry): SessionInfo['usage'] {
+    const own = entry.meta.usage;
+    if (own === undefined) return undefined;
+    let total = own;
+    for (const child of children.get(entry.meta.sessionId) ?? []) {
+      if (child.meta.usage !== undefined) total = addUsageTotals(total, child.meta.usage);
+    }
+    return total;
+  }
+
   let flushTimer: NodeJS.Timeout | undefined;
   function scheduleMetaFlush(): void {
     flushTimer ??= setTimeout(() => {
@@ -179,7 +227,14 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
   }
 
   function toInfo(entry: Entry): SessionInfo {
-    return { ...entry.meta, workerId: entry.meta.workerId as WorkerId, status: entry.status };
+    const { usage: _own, ...meta } = entry.meta;
+    const usage = usageOf(entry);
+    return {
+      ...meta,
+      workerId: entry.meta.workerId as WorkerId,
+      status: entry.status,
+      ...(usage === undefined ? {} : { usage }),
+    };
   }
 
   function entryOf(sessionId: string): Entry {
@@ -220,7 +275,15 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
     const { messages } = history;
     // The metadata is written lazily: after a crash it may lag behind the messages.
     const lastAt = messages.at(-1)?.at;
-    if (entry.meta.messageCount !== messages.length || (lastAt !== undefined && lastAt > entry.meta.updatedAt)) {
+    const lagging = entry.meta.messageCount !== messages.length;
+    if (lagging || entry.meta.usage === undefined) {
+      // Counted once from the whole history: for a session stored before usage was counted, or
+      // when the metadata lags behind the messages (it may lag by a counted message too).
+      entry.meta.usage = sumMessageUsage(messages);
+      entry.metaDirty = true;
+      scheduleMetaFlush();
+    }
+    if (lagging || (lastAt !== undefined && lastAt > entry.meta.updatedAt)) {
       entry.meta.messageCount = messages.length;
       if (lastAt !== undefined && lastAt > entry.meta.updatedAt) entry.meta.updatedAt = lastAt;
       ordered.moved(entry);
@@ -245,6 +308,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         createdAt: now,
         updatedAt: now,
         messageCount: 0,
+        usage: emptyUsageTotals(),
       };
       await mkdir(join(root, sessionId), { recursive: true, mode: 0o700 });
       const header: HistoryHeader = {
@@ -269,6 +333,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       entries.set(sessionId, entry);
       cache.set(sessionId, { messages: [], size: 0, inUse: false });
       ordered.add(entry);
+      addChild(entry);
       return toInfo(entry);
     },
 
@@ -351,6 +416,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         await entry.handle.appendFile(line);
         await entry.handle.datasync();
         cache.append(sessionId, message, line.length);
+        if (entry.meta.usage !== undefined) entry.meta.usage = addCallUsage(entry.meta.usage, usageOfMessage(message));
         entry.meta.messageCount += 1;
         entry.meta.updatedAt = message.at;
         ordered.moved(entry);
@@ -426,6 +492,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       entries.delete(sessionId);
       cache.delete(sessionId);
       ordered.remove(entry);
+      removeChild(entry);
       await enqueue(entry, async () => {
         await entry.handle?.close();
         entry.handle = undefined;

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionMessage } from '@molf/protocol';
 import { generateText, type LanguageModel } from 'ai';
+import type { ModelPrice } from '../providers/model-prices.ts';
+import { toCallUsage, toReportedUsage } from '../providers/to-call-usage.ts';
 
 export const SUMMARIZING = {
   /** Summarise after a turn whose last request used this share of the context window… */
@@ -66,6 +68,8 @@ export async function summarizeHistory(options: {
   view: readonly SessionMessage[];
   model: LanguageModel;
   modelId: string;
+  /** The model's price, for the cost the summary message records. Default none (cost unknown). */
+  price?: ModelPrice | undefined;
   signal?: AbortSignal;
 }): Promise<Extract<SessionMessage, { role: 'summary' }> | undefined> {
   const cutoff = summaryCutoff(options.view);
@@ -98,5 +102,6 @@ export async function summarizeHistory(options: {
     text,
     coversUntil: last.id,
     model: options.modelId,
+    usage: toCallUsage(toReportedUsage(result.usage), options.price),
   };
 }

@@ -5,6 +5,7 @@ import { type FakeLlm, type FakeTurn, startFakeLlm } from '@molf/testkit';
 import type { WorkerConfig } from '@molf/worker';
 import type { AgentSettings } from '../agent/agent-runner.ts';
 import type { NotifyOptions } from '../notify/index.ts';
+import type { ModelPrices } from '../providers/model-prices.ts';
 import type { CronSettings } from '../services/create-server-services.ts';
 import type { ServerTool } from '../tools/index.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from './test-link.ts';
@@ -27,6 +28,8 @@ export async function startStack(
     serverTools?: ServerTool[];
     worker?: Partial<WorkerConfig>;
     attachments?: Record<string, 'none' | 'images' | 'images-and-pdf'>;
+    /** Model prices, as the server config's `prices`. Default none. */
+    prices?: ModelPrices;
     notify?: NotifyOptions;
     cron?: CronSettings;
     logger?: Logger;
@@ -40,6 +43,7 @@ export async function startStack(
         custom: { fake: { baseURL: llm.baseURL } },
         ...(options.titleModel === undefined ? {} : { titleModel: options.titleModel }),
         ...(options.attachments === undefined ? {} : { attachments: options.attachments }),
+        ...(options.prices === undefined ? {} : { prices: options.prices }),
       },
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.serverTools === undefined ? {} : { serverTools: options.serverTools }),
