@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { createChatScreen } from './chat-screen.ts';
+
+function recorder(columns = 20) {
+  const writes: string[] = [];
+  return { writes, output: { columns, write: (text: string) => writes.push(text) } };
+}
+
+describe('the chat screen', () => {
+  it('only prints, line by line, when it is not a terminal', () => {
+    const { writes, output } = recorder();
+    const screen = createChatScreen(output, { interactive: false });
+    screen.setLive({ lines: ['status'] });
+    screen.print('one');
+    screen.print('two\n');
+    expect(writes.join('')).toBe('one\ntwo\n');
+  });
+
+  it('prints above the live region: erases it, prints, and draws it again below', () => {
+    const { writes, output } = recorder();
+    const screen = createChatScreen(output, { interactive: true });
+    screen.setLive({ lines: ['⠋ working', '> hi'], cursor: { line: 1, column: 4 } });
+    writes.length = 0;
+    screen.print('answer');
+    // The cursor was on the region's second row: up one, erase down, the text, then the region again.
+    expect(writes.join('')).toBe(
+      '\u001b[1A\r\u001b[J' + 'answer\n' + '\u001b[?25l⠋ working\r\n> hi\r\u001b[4C\u001b[?25h',
+    );
+  });
+
+  it('counts the rows a long line wraps into, to put the cursor back and to erase them all', () => {
+    const { writes, output } = recorder(10);
+    const screen = createChatScreen(output, { interactive: true });
+    // 25 cells: three rows; the cursor after cell 12 is on the second row, column 2.
+    screen.setLive({ lines: [`> ${'x'.repeat(23)}`], cursor: { line: 0, column: 12 } });
+    expect(writes.join('')).toContain('\r\u001b[1A\u001b[2C');
+    writes.length = 0;
+    screen.setLive({ lines: [] });
+    expect(writes.join('')).toBe('\u001b[1A\r\u001b[J\u001b[?25h');
+  });
+
+  it('measures wide characters by the cells they take', () => {
+    const { writes, output } = recorder(10);
+    const screen = createChatScreen(output, { interactive: true });
+    // Six wide characters take 12 cells: two rows; the cursor at their end is on the second row.
+    screen.setLive({ lines: ['日本語日本語'], cursor: { line: 0, column: 12 } });
+    writes.length = 0;
+    screen.close();
+    expect(writes.join('')).toBe('\u001b[1A\r\u001b[J\u001b[?25h');
+  });
+});
