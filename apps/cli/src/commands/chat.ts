@@ -3,7 +3,7 @@ import { followSession, type SessionFollower, type SessionState } from '@molf/cl
 import { type Approval, CATALOG_NAME_PATTERN, type SessionEvent, type WorkerInfo } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { addStackOptions, openStack, sessionWorker } from '../embedded-stack.ts';
-import { createChatTranscript } from './chat-transcript.ts';
+import { createChatTranscript } from '../chat/chat-transcript.ts';
 import { formatCatalogEntry } from './format-catalog-entry.ts';
 
 type ChatOptions = {
