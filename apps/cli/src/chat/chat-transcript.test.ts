@@ -1,6 +1,8 @@
 import type { SessionEvent } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { createTerminalStyle } from '../terminal/terminal-style.ts';
 import { createChatTranscript } from './chat-transcript.ts';
+import { createMarkdownRenderer } from './render-markdown.ts';
 
 const event = (body: Record<string, unknown>) => ({ ...body, seq: 1, sessionId: 'parent', at: 't' }) as SessionEvent;
 
@@ -71,7 +73,7 @@ describe("molf chat's transcript", () => {
       [
         'Let me ask an explorer.',
         '⚙ task explore: find the loader',
-        '  │ ⚙ read_file {"path":"src/load.ts"}',
+        '  │ ⚙ read_file src/load.ts',
         '  │ ✓ read_file: export function load() {}',
         '  │ The loader is in src.',
         '  │ It reads JSON.',
@@ -111,7 +113,7 @@ describe("molf chat's transcript", () => {
         '⚙ task general: job b',
         '  │ general: first half of A',
         '  │ general#2: other line B',
-        '  │ general#2: ⚙ shell_exec {"command":"make"}',
+        '  │ general#2: ⚙ shell_exec make',
         '  │ general: second line A',
         '✓ task general: A done',
         '  │ B goes on',
@@ -199,5 +201,42 @@ describe("molf chat's transcript", () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe("molf chat's transcript on a terminal", () => {
+  const plain = createTerminalStyle(0);
+  const turn = (body: Record<string, unknown>) => event({ turnId: 't', ...body });
+
+  it('prints the answer as markdown block by block, holding the block still being written', () => {
+    const writes: string[] = [];
+    const transcript = createChatTranscript((text) => writes.push(text), {
+      style: plain,
+      markdown: createMarkdownRenderer(plain, 80),
+    });
+    transcript.show(turn({ type: 'message.delta', text: 'Some **bold** words.\n\n- one\n' }));
+    expect(writes.join('')).toBe('Some bold words.\n\n');
+    expect(transcript.pendingText()).toBe('- one\n');
+    transcript.show(turn({ type: 'message.delta', text: '- two' }));
+    transcript.show(turn({ type: 'tool-call.started', toolCallId: 'c', toolName: 'glob', args: { pattern: '*.md' } }));
+    expect(transcript.pendingText()).toBe('');
+    expect(writes.join('')).toMatch(/Some bold words\.\n\n\s*\* one\n\s*\* two\n\n⚙ glob \*\.md\n$/);
+    // Every write is whole lines: the live region below them is redrawn after each.
+    expect(writes.every((text) => text.endsWith('\n'))).toBe(true);
+  });
+
+  it("shows the first lines of a tool's output under its call and counts the rest", () => {
+    const writes: string[] = [];
+    const transcript = createChatTranscript((text) => writes.push(text), { style: plain, outputLines: 2 });
+    transcript.show(
+      turn({
+        type: 'tool-call.ended',
+        toolCallId: 'c',
+        toolName: 'shell_exec',
+        output: 'one\ntwo\nthree\nfour\nfive\n',
+        truncated: false,
+      }),
+    );
+    expect(writes.join('')).toBe('✓ shell_exec: one\n  two\n  three\n  … 2 more lines\n');
   });
 });

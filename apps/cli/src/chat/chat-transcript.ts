@@ -1,4 +1,8 @@
 import type { SessionEvent } from '@molf/protocol';
+import { createTerminalStyle, type TerminalStyle } from '../terminal/terminal-style.ts';
+import { createMarkdownStream, type MarkdownStream } from './markdown-stream.ts';
+import type { MarkdownRenderer } from './render-markdown.ts';
+import { describeToolCall, toolOutcomeLines } from './tool-lines.ts';
 
 /** What `molf chat` prints of a session's events: answers, tool calls, and its subagents' work under their task. */
 export type ChatTranscript = {
@@ -8,6 +12,20 @@ export type ChatTranscript = {
   endLine(): void;
   /** Forgets the subagents at work (the chat shows another session). */
   reset(): void;
+  /** The answer's block still being written (with markdown: not printed yet, for the live region). */
+  pendingText(): string;
+};
+
+export type TranscriptOptions = {
+  /** Colours; default none. */
+  style?: TerminalStyle;
+  /**
+   * Render the answer as markdown, block by block as each is complete; every write is then whole
+   * lines, the unfinished block waiting in `pendingText()`. Without, text streams as it comes.
+   */
+  markdown?: MarkdownRenderer;
+  /** Lines of a tool's output shown under its call (the rest is counted). Default 0: the first line only. */
+  outputLines?: number;
 };
 
 type OwnEvent = Extract<SessionEvent, { type: 'subagent.event' }>['event'];
@@ -31,9 +49,9 @@ function firstLine(text: string, max: number): string {
   return text.split('\n')[0]?.slice(0, max) ?? '';
 }
 
-function endedLine(event: Extract<OwnEvent, { type: 'tool-call.ended' }>): string {
-  const mark = event.error === undefined ? '✓' : '✗';
-  return `${mark} ${event.toolName}: ${firstLine(event.error ?? event.output, 200)}${event.truncated ? ' (truncated)' : ''}`;
+function endedLine(event: Extract<OwnEvent, { type: 'tool-call.ended' }>, style: TerminalStyle): string {
+  const mark = event.error === undefined ? style.ok('✓') : style.fail('✗');
+  return `${mark} ${event.toolName}: ${firstLine(event.error ?? event.output, 200)}${event.truncated ? style.dim(' (truncated)') : ''}`;
 }
 
 /** A task's result without the `<task_result …>` line around the subagent's answer. */
@@ -47,7 +65,32 @@ function withoutTaskResultTag(output: string): string {
  * once, each line names its agent and their text is printed by whole lines, so that two streams
  * never mix inside one line; a lone subagent's text streams as it comes.
  */
-export function createChatTranscript(write: (text: string) => void): ChatTranscript {
+export function createChatTranscript(write: (text: string) => void, options: TranscriptOptions = {}): ChatTranscript {
+  const style = options.style ?? createTerminalStyle(0);
+  const render = options.markdown;
+  /** The answer being written, when it is rendered as markdown. */
+  let answer: MarkdownStream | undefined;
+  /** Prints the answer's blocks that are complete; with `end`, the rest too. */
+  const printAnswer = (blocks: string[]) => {
+    if (render === undefined) return;
+    for (const block of blocks) {
+      endLine();
+      write(`${render(block)}\n\n`);
+    }
+  };
+  const finishAnswer = () => {
+    if (answer === undefined) return;
+    const rest = answer.finish();
+    answer = undefined;
+    printAnswer(rest === '' ? [] : [rest]);
+  };
+  /** A tool call's end, with its output's first lines and the diff of a file it changed. */
+  const ended = (event: Extract<OwnEvent, { type: 'tool-call.ended' }>, prefix = '') => {
+    line(`${prefix}${endedLine(event, style)}`);
+    for (const extra of toolOutcomeLines(event, style, { outputLines: options.outputLines ?? 0 })) {
+      line(`${prefix}  ${extra}`);
+    }
+  };
   /** Who wrote the unfinished last line on the screen: `parent`, or a task call's id. */
   let openLine: string | undefined;
   /** The subagents at work, by their parent's `task` call id, in the order they started. */
@@ -128,7 +171,7 @@ export function createChatTranscript(write: (text: string) => void): ChatTranscr
     const child = children.get(id) ?? start(id, agent, { bound: true });
     switch (event.type) {
       case 'message.delta':
-        if (children.size === 1) {
+        if (children.size === 1 && render === undefined) {
           stream(id, prefixOf(child), child.pending + event.text);
           child.pending = '';
         } else {
@@ -142,15 +185,15 @@ export function createChatTranscript(write: (text: string) => void): ChatTranscr
         break;
       case 'tool-call.started':
         flush(id, child);
-        childLine(child, `⚙ ${event.toolName} ${JSON.stringify(event.args).slice(0, 200)}`);
+        childLine(child, `${style.tool(`⚙ ${event.toolName}`)} ${describeToolCall(event.toolName, event.args)}`);
         break;
       case 'tool-call.ended':
         flush(id, child);
-        childLine(child, endedLine(event));
+        ended(event, prefixOf(child));
         break;
       case 'error':
         flush(id, child);
-        childLine(child, `! ${event.message}`);
+        childLine(child, style.fail(`! ${event.message}`));
         break;
       case 'turn.ended':
         flush(id, child);
@@ -165,46 +208,60 @@ export function createChatTranscript(write: (text: string) => void): ChatTranscr
     show(event) {
       switch (event.type) {
         case 'message.delta':
-          stream('parent', '', event.text);
+          if (render === undefined) {
+            stream('parent', '', event.text);
+          } else {
+            answer ??= createMarkdownStream();
+            printAnswer(answer.push(event.text));
+          }
+          break;
+        case 'message.completed':
+          finishAnswer();
           break;
         case 'tool-call.started':
+          finishAnswer();
           if (event.toolName === 'task') {
             const agent = String(event.args.agent ?? '?');
             start(event.toolCallId, agent, { bound: false });
-            line(`⚙ task ${agent}: ${String(event.args.description ?? '').slice(0, 200)}`);
+            line(`${style.tool('⚙ task')} ${agent}: ${String(event.args.description ?? '').slice(0, 200)}`);
           } else {
-            line(`⚙ ${event.toolName} ${JSON.stringify(event.args).slice(0, 300)}`);
+            line(`${style.tool(`⚙ ${event.toolName}`)} ${describeToolCall(event.toolName, event.args)}`);
           }
           break;
         case 'tool-call.ended': {
           const child = children.get(event.toolCallId);
           if (child === undefined) {
-            line(endedLine(event));
+            ended(event);
             break;
           }
           flush(event.toolCallId, child);
           forget(event.toolCallId);
-          line(endedLine({ ...event, toolName: `task ${child.agent}`, output: withoutTaskResultTag(event.output) }));
+          line(
+            endedLine({ ...event, toolName: `task ${child.agent}`, output: withoutTaskResultTag(event.output) }, style),
+          );
           break;
         }
         case 'subagent.event':
           showChild(event.toolCallId, event.agent, event.event);
           break;
         case 'message.queued':
-          line(`(queued, position ${event.position})`);
+          line(style.dim(`(queued, position ${event.position})`));
           break;
         case 'error':
-          line(`! ${event.message}`);
+          finishAnswer();
+          line(style.fail(`! ${event.message}`));
           break;
         case 'turn.ended':
+          finishAnswer();
           // A task cut short by the turn's end (an abort) reports no end of its own.
           for (const [id, child] of children) flush(id, child);
           children.clear();
           taskOfChild.clear();
-          if (event.reason !== 'completed') line(`(turn ended: ${event.reason})`);
+          if (event.reason !== 'completed') line(style.warn(`(turn ended: ${event.reason})`));
           break;
         case 'session.resync':
-          line('(reconnected: some events were missed; /session to reload)');
+          finishAnswer();
+          line(style.warn('(reconnected: some events were missed; /session to reload)'));
           break;
         default:
           break;
@@ -213,8 +270,10 @@ export function createChatTranscript(write: (text: string) => void): ChatTranscr
     endLine,
     reset() {
       endLine();
+      answer = undefined;
       children.clear();
       taskOfChild.clear();
     },
+    pendingText: () => answer?.pending() ?? '',
   };
 }
