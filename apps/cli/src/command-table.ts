@@ -71,7 +71,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   },
   {
     name: 'run',
-    term: 'run [options] <prompt>',
+    term: 'run [options] [prompt]',
     description:
       'run one prompt headless and stream the answer (for scripts and CI); without --server it starts a ' +
       'server and a worker on the current directory for the run',

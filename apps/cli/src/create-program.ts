@@ -16,6 +16,9 @@ export async function createProgram(argv: readonly string[]): Promise<Command> {
     .description('Molf — a self-hosted server, workers and clients for running LLM coding agents')
     // The commit is looked up only when asked for: from the sources that costs three git runs.
     .version(words.includes('--version') || words.includes('-V') ? cliVersionLine() : CLI_VERSION)
+    // Commander throws instead of exiting (main sets the exit code, 2 for a usage error); the
+    // commands registered below inherit it.
+    .exitOverride()
     .showHelpAfterError()
     .addHelpText(
       'after',

@@ -48,7 +48,12 @@ export function addStackOptions(command: Command): Command {
  */
 export async function openStack(options: StackOptions): Promise<Stack> {
   if (options.server !== undefined) return connectToServer(options);
-  return (await connectToLiveUp(process.cwd())) ?? startEmbeddedStack(options);
+  return (await connectToLiveUp(process.cwd(), tellerFor(options))) ?? startEmbeddedStack(options);
+}
+
+/** Where the lines about the link go: stderr, or nowhere with `quiet`. */
+function tellerFor(options: { quiet?: boolean | undefined }): (line: string) => void {
+  return options.quiet === true ? () => {} : tellLink;
 }
 
 /** Lines about the link for the person at the terminal; stdout carries the answer. */
@@ -60,7 +65,7 @@ function tellLink(line: string): void {
  * A client of the server `molf up` saved for `cwd` (or an ancestor), if it is live: it answers
  * and accepts the saved token. A record left by a `molf up` that is gone is not used.
  */
-async function connectToLiveUp(cwd: string): Promise<Stack | undefined> {
+async function connectToLiveUp(cwd: string, tell: (line: string) => void): Promise<Stack | undefined> {
   const saved = await findConnection(cwd);
   if (saved === undefined) return undefined;
   const refused = Promise.withResolvers<MolfError>();
@@ -70,13 +75,13 @@ async function connectToLiveUp(cwd: string): Promise<Stack | undefined> {
       url: saved.url,
       token: saved.token,
       failFast: true,
-      onLinkChange: tellLink,
+      onLinkChange: tell,
       onRefused: refused.resolve,
     });
   } catch {
     return undefined;
   }
-  tellLink(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`);
+  tell(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`);
   let own: WorkerInfo | undefined;
   try {
     // Its worker is the one on the project directory, if it is online.
@@ -115,6 +120,11 @@ export type StackOptions = {
   worker?: string | undefined;
   /** Log file name under `{dataDir}/logs`. */
   logName: string;
+  /**
+   * Say nothing about the link on stderr (`molf run --quiet`): a token refused later still settles
+   * `refused`, for the command to tell. Default false.
+   */
+  quiet?: boolean | undefined;
 } & SandboxFlags;
 
 /** A server on loopback port 0 and a worker on the current directory, in this process. */
@@ -185,7 +195,7 @@ export async function connectToServer(options: StackOptions): Promise<Stack> {
   const refused = Promise.withResolvers<MolfError>();
   const client = await connectClient({
     ...(await resolveClientConnection(options)),
-    onLinkChange: tellLink,
+    onLinkChange: tellerFor(options),
     onRefused: refused.resolve,
   });
   return {

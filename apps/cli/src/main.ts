@@ -1,6 +1,8 @@
 #!/usr/bin/env node
+import { CommanderError } from 'commander';
 import { COMPLETE_COMMAND } from './completion/completion-script.ts';
 import { createProgram } from './create-program.ts';
+import { USAGE_EXIT_CODE } from './exit-codes.ts';
 import { normalizeSandboxArguments } from './sandbox-options.ts';
 
 try {
@@ -14,10 +16,15 @@ try {
     await (await createProgram(argv)).parseAsync(argv);
   }
 } catch (error) {
-  // Imported here, not above: `molf --version` and `molf --help` load no schema library.
-  const { isMolfError } = await import('@molf/protocol');
-  process.stderr.write(`molf: ${isMolfError(error) ? error.message : (error as Error).message}\n`);
-  if (!isMolfError(error) && process.env.MOLF_LOG_LEVEL === 'debug')
-    process.stderr.write(`${(error as Error).stack}\n`);
-  process.exitCode = 1;
+  if (error instanceof CommanderError) {
+    // Commander has printed the usage error (or the help, the version: exit code 0) already.
+    process.exitCode = error.exitCode === 1 ? USAGE_EXIT_CODE : error.exitCode;
+  } else {
+    // Imported here, not above: `molf --version` and `molf --help` load no schema library.
+    const { isMolfError } = await import('@molf/protocol');
+    process.stderr.write(`molf: ${isMolfError(error) ? error.message : (error as Error).message}\n`);
+    if (!isMolfError(error) && process.env.MOLF_LOG_LEVEL === 'debug')
+      process.stderr.write(`${(error as Error).stack}\n`);
+    process.exitCode = 1;
+  }
 }

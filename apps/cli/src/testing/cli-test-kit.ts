@@ -22,12 +22,18 @@ export type Cleanups = Array<() => Promise<unknown>>;
  */
 export function spawnMolf(
   args: string[],
-  options: Pick<Options, 'cwd' | 'env' | 'nodeOptions' | 'extendEnv'> & { stdin?: 'ignore' | 'pipe' } = {},
+  options: Pick<Options, 'cwd' | 'env' | 'nodeOptions' | 'extendEnv'> & {
+    /** Default `ignore` (`/dev/null`). */
+    stdin?: 'ignore' | 'pipe';
+    /** Written to the child's stdin (a pipe, then closed), as in `echo … | molf`. Default none. */
+    input?: string | Uint8Array;
+  } = {},
 ) {
+  const { stdin, input, ...rest } = options;
   const child = execaNode(CLI, args, {
-    ...options,
+    ...rest,
     env: withTestRunMarker(options.env),
-    stdin: options.stdin ?? 'ignore',
+    ...(input === undefined ? { stdin: stdin ?? 'ignore' } : { input }),
     reject: false,
     // Its own process group: stopping the group also stops what it started (server, worker, tools).
     detached: true,
