@@ -32,7 +32,10 @@ export const portOption = () =>
     .default(7600);
 
 export const dataDirOption = () =>
-  new Option('--data-dir <dir>', 'server data directory (default: $MOLF_HOME or ~/.molf)').env('MOLF_HOME');
+  new Option(
+    '--data-dir <dir>',
+    'one directory for the server data, config.jsonc and logs (default: $MOLF_HOME, else the XDG directories on Linux: ~/.local/share/molf…, ~/.molf elsewhere)',
+  ).env('MOLF_HOME');
 
 export const serverUrlOption = () =>
   new Option('--server <url>', 'server WebSocket URL, e.g. ws://127.0.0.1:7600').env('MOLF_SERVER_URL');

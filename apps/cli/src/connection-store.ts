@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { resolveMolfPaths } from '@molf/worker/molf-paths';
 
 /**
  * This module is part of the `molf up` supervisor, which loads nothing but Node's built-ins (see
@@ -40,14 +41,9 @@ export function parseConnectionsFile(value: unknown): Record<string, SavedConnec
   return Object.fromEntries(entries) as Record<string, SavedConnection>;
 }
 
-/** `MOLF_CLIENT_DIR` if set, else `~/.molf`. Holds `connections.json` (mode 0600). */
-export function clientDir(env: NodeJS.ProcessEnv = process.env): string {
-  const fromEnv = env.MOLF_CLIENT_DIR;
-  return fromEnv !== undefined && fromEnv !== '' ? resolve(fromEnv) : join(homedir(), '.molf');
-}
-
+/** `connections.json` (mode 0600) in the client dir: `$MOLF_CLIENT_DIR`, else `$MOLF_HOME`, else `$XDG_STATE_HOME/molf`. */
 function connectionsFile(env: NodeJS.ProcessEnv): string {
-  return join(clientDir(env), 'connections.json');
+  return join(resolveMolfPaths({ env, home: homedir() }).clientDir, 'connections.json');
 }
 
 async function readConnections(env: NodeJS.ProcessEnv): Promise<Record<string, SavedConnection>> {

@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { Command, Help } from 'commander';
 import { CLI_VERSION } from './cli-version.ts';
 import { cliVersionLine } from './cli-version-line.ts';
@@ -26,6 +27,18 @@ export async function createProgram(argv: readonly string[]): Promise<Command> {
     );
   const wanted = findCommandEntry(words);
   if (wanted !== undefined) {
+    // Before any command runs, Molf's files are where it looks for them: `~/.molf` is moved to the
+    // XDG places once (molf-home/), or kept for this run while an older Molf still uses it.
+    program.hook('preAction', async (_program, action) => {
+      const { prepareMolfHome } = await import('./molf-home/prepare-molf-home.ts');
+      const dataDir = action.opts().dataDir;
+      await prepareMolfHome({
+        env: process.env,
+        home: homedir(),
+        ...(typeof dataDir === 'string' ? { dataDir } : {}),
+        notice: (line) => process.stderr.write(`molf: ${line}\n`),
+      });
+    });
     (await wanted.load())(program);
     return program;
   }

@@ -2,20 +2,14 @@ import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
-import {
-  createServer,
-  defaultDataDir,
-  generateToken,
-  loadServerConfigFile,
-  toCronSettings,
-  toModelSettings,
-} from '@molf/server';
+import { createServer, generateToken, loadServerConfigFile, toCronSettings, toModelSettings } from '@molf/server';
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
 import { connectClient } from './connect-client.ts';
-import { clientDir, findConnection } from './connection-store.ts';
+import { findConnection } from './connection-store.ts';
+import { currentMolfPaths } from './current-molf-paths.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from './sandbox-options.ts';
 
@@ -118,7 +112,7 @@ export type StackOptions = {
   server?: string | undefined;
   token?: string | undefined;
   worker?: string | undefined;
-  /** Log file name under `{dataDir}/logs`. */
+  /** Log file name under the logs dir (`$XDG_STATE_HOME/molf/logs`, or `{dataDir}/logs` with one given). */
   logName: string;
   /**
    * Say nothing about the link on stderr (`molf run --quiet`): a token refused later still settles
@@ -129,9 +123,10 @@ export type StackOptions = {
 
 /** A server on loopback port 0 and a worker on the current directory, in this process. */
 export async function startEmbeddedStack(options: StackOptions): Promise<Stack> {
-  const dataDir = options.dataDir ?? defaultDataDir();
+  const paths = currentMolfPaths(options);
+  const { dataDir } = paths;
   const workdir = await validateWorkdir(process.cwd());
-  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
+  const file = await loadServerConfigFile(options.config ?? paths.configFile, {
     optional: options.config === undefined,
   });
   const { models, agent } = toModelSettings(file, { model: options.model });
@@ -141,7 +136,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
     level: level !== undefined && isLogLevel(level) ? level : 'warn',
     // stdout carries the answer; logs go to the file only.
     console: 'none',
-    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', `${options.logName}.log`) }),
+    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(paths.logsDir, `${options.logName}.log`) }),
   });
   const tokens = { client: generateToken('client'), worker: generateToken('worker') };
   const server = await createServer({
@@ -160,7 +155,7 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
       token: tokens.worker,
       workdir,
       // The data dir (credentials, sessions) and the saved client tokens stay out of commands' sight.
-      sandbox: toSandboxConfig(options, { hide: [dataDir, clientDir()] }),
+      sandbox: toSandboxConfig(options, { hide: [dataDir, paths.clientDir] }),
       logger,
     });
     if (worker.sandbox.mode !== 'off' && !worker.sandbox.active) {

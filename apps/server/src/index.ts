@@ -16,7 +16,6 @@ export {
 } from './create-server.ts';
 export { newCronJob } from './cron/cron-job-fields.ts';
 export { type CronJobStore, type CronScheduler, openCronJobStore, startCronScheduler } from './cron/index.ts';
-export { defaultDataDir } from './data-dir.ts';
 export type { AppRouter } from './rpc/router.ts';
 export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 export { openFileSessionStore, type SessionStore } from './sessions/index.ts';

@@ -1,16 +1,10 @@
 import { join } from 'node:path';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
-import {
-  createServer,
-  defaultDataDir,
-  loadServerConfigFile,
-  safeParseOrigin,
-  toCronSettings,
-  toModelSettings,
-} from '@molf/server';
+import { createServer, loadServerConfigFile, safeParseOrigin, toCronSettings, toModelSettings } from '@molf/server';
 import { webDistDir } from '@molf/web/dist-dir';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
+import { currentMolfPaths } from '../current-molf-paths.ts';
 import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
@@ -112,13 +106,14 @@ async function readFixedTokens(options: ServerOptions): Promise<{ client?: Token
 
 async function runServer(options: ServerOptions): Promise<void> {
   const fixed = await readFixedTokens(options);
-  const dataDir = options.dataDir ?? defaultDataDir();
+  const paths = currentMolfPaths(options);
+  const { dataDir } = paths;
   const logger = await createLogger({
     name: 'server',
     level: options.logLevel,
-    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(dataDir, 'logs', 'server.log') }),
+    ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(paths.logsDir, 'server.log') }),
   });
-  const file = await loadServerConfigFile(options.config ?? join(dataDir, 'config.jsonc'), {
+  const file = await loadServerConfigFile(options.config ?? paths.configFile, {
     optional: options.config === undefined,
   });
   const { models, agent } = toModelSettings(file, { model: options.model });

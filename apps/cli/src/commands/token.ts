@@ -1,7 +1,8 @@
 import { RoleSchema } from '@molf/protocol';
-import { defaultDataDir, openCredentialStore } from '@molf/server';
+import { openCredentialStore } from '@molf/server';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption } from '../cli-options.ts';
+import { currentMolfPaths } from '../current-molf-paths.ts';
 
 export function registerTokenCommand(program: Command): void {
   const token = program
@@ -25,7 +26,7 @@ export function registerTokenCommand(program: Command): void {
     .option('--label <label>', 'a note to recognise the token by', 'created with molf token create')
     .addOption(dataDirOption())
     .action(async (options: { role: 'client' | 'worker'; label: string; dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
       const { token: value, credential } = await store.create({ role: options.role, label: options.label });
       process.stdout.write(`${options.role} token ${credential.id}: ${value}\n`);
     });
@@ -35,7 +36,7 @@ export function registerTokenCommand(program: Command): void {
     .description('list stored credentials (ids, roles, labels — never the tokens)')
     .addOption(dataDirOption())
     .action((options: { dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
       const credentials = store.list();
       if (credentials.length === 0) process.stdout.write('no stored credentials\n');
       for (const credential of credentials) {
@@ -51,7 +52,7 @@ export function registerTokenCommand(program: Command): void {
     .argument('<id>', 'credential id from `molf token list`')
     .addOption(dataDirOption())
     .action(async (id: string, options: { dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: options.dataDir ?? defaultDataDir() });
+      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
       if (!(await store.revoke(id))) {
         process.stderr.write(`molf: no credential with id ${id}\n`);
         process.exitCode = 1;

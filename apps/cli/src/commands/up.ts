@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { LogLevel } from '@molf/logging';
-import { defaultDataDir } from '@molf/server';
 import { validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
-import { clientDir } from '../connection-store.ts';
+import { currentMolfPaths } from '../current-molf-paths.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxArguments, toSandboxConfig } from '../sandbox-options.ts';
 import { SUPERVISED_ENV } from '../shutdown-signals.ts';
 import { UP_PLAN_ENV, type UpPlan } from '../up-supervisor/up-plan.ts';
@@ -42,7 +41,7 @@ export function registerUpCommand(program: Command): void {
 /** What the supervisor needs, from the flags: no token (see {@link UpPlan}). */
 async function planUp(options: UpOptions): Promise<UpPlan> {
   const projectDir = await validateWorkdir(process.cwd());
-  const dataDir = options.dataDir ?? defaultDataDir();
+  const paths = currentMolfPaths(options);
   return {
     projectDir,
     // The script this process was started with (bin/molf.js or src/main.ts): the children run the
@@ -50,14 +49,23 @@ async function planUp(options: UpOptions): Promise<UpPlan> {
     cliMain: process.argv[1] as string,
     // Under `node --watch` (pnpm dev) the children must not become watchers themselves.
     nodeOptions: process.execArgv.filter((option) => !option.startsWith('--watch')),
-    serverArgs: ['server', '--host', '127.0.0.1', '--port', String(options.port), '--data-dir', dataDir],
+    // Only a data dir given here is passed on: the server finds the default places itself (one
+    // `--data-dir` would make it keep its config and logs in that directory too).
+    serverArgs: [
+      'server',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(options.port),
+      ...(options.dataDir === undefined ? [] : ['--data-dir', options.dataDir]),
+    ],
     workerArgs: [
       'worker',
       '--workdir',
       projectDir,
       ...(options.name === undefined ? [] : ['--name', options.name]),
       // The server's data and the saved client token are Molf's own: sandboxed commands never see them.
-      ...toSandboxArguments(toSandboxConfig(options, { hide: [dataDir, clientDir()] })),
+      ...toSandboxArguments(toSandboxConfig(options, { hide: [paths.dataDir, paths.clientDir] })),
     ],
     env: { MOLF_LOG_LEVEL: options.logLevel, [SUPERVISED_ENV]: '1' },
   };

@@ -4,13 +4,20 @@ import { molfRuntimePaths, toSandboxSettings } from './sandbox-config.ts';
 const context = { workdir: '/work/project', home: '/home/me', env: {} };
 
 describe('the sandbox settings of a config', () => {
-  it('default to off, network on, MCP servers inside, and hide ~/.molf, $MOLF_HOME and $MOLF_CLIENT_DIR', () => {
+  it("default to off, network on, MCP servers inside, and hide Molf's directories: ~/.molf, the XDG ones, $MOLF_HOME and $MOLF_CLIENT_DIR", () => {
     const settings = toSandboxSettings(undefined, {
       ...context,
-      env: { MOLF_HOME: '/srv/molf-data', MOLF_CLIENT_DIR: '/home/me/.config/molf' },
+      env: { MOLF_HOME: '/srv/molf-data', MOLF_CLIENT_DIR: '/srv/molf-client', XDG_DATA_HOME: '/data/me' },
     });
     expect(settings).toMatchObject({ mode: 'off', network: true, mcp: true, writable: [] });
-    expect(settings.hidden).toEqual(['/home/me/.molf', '/srv/molf-data', '/home/me/.config/molf']);
+    expect(settings.hidden).toEqual([
+      '/home/me/.molf',
+      '/home/me/.config/molf',
+      '/data/me/molf',
+      '/home/me/.local/state/molf',
+      '/srv/molf-data',
+      '/srv/molf-client',
+    ]);
     expect(settings.readOnly).toEqual([
       '/work/project/.molf',
       '/work/project/.git/hooks',
@@ -32,7 +39,14 @@ describe('the sandbox settings of a config', () => {
       { mode: 'on', hide: ['~/.ssh', 'secrets/token'], writable: ['~/.npm'] },
       context,
     );
-    expect(settings.hidden).toEqual(['/home/me/.molf', '/home/me/.ssh', '/work/project/secrets/token']);
+    expect(settings.hidden).toEqual([
+      '/home/me/.molf',
+      '/home/me/.config/molf',
+      '/home/me/.local/share/molf',
+      '/home/me/.local/state/molf',
+      '/home/me/.ssh',
+      '/work/project/secrets/token',
+    ]);
     expect(settings.writable).toEqual(['/home/me/.npm']);
   });
 

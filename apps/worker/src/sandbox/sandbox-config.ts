@@ -4,6 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MolfError } from '@molf/protocol';
 import { z } from 'zod';
+import { molfDirectories } from '../molf-paths.ts';
 
 export const SandboxModeSchema = z.enum(['off', 'on', 'required']);
 export type SandboxMode = z.infer<typeof SandboxModeSchema>;
@@ -21,8 +22,8 @@ export type SandboxConfig = {
   /** Run stdio MCP servers in the sandbox too, under the same policy. Default true. */
   mcp?: boolean;
   /**
-   * Paths hidden from sandboxed commands besides the defaults (`~/.molf`, `$MOLF_HOME`,
-   * `$MOLF_CLIENT_DIR`): a directory looks empty, a file reads empty. `~/` is the worker user's
+   * Paths hidden from sandboxed commands besides the defaults (Molf's own directories: `~/.molf`,
+   * the XDG ones, `$MOLF_HOME`, `$MOLF_CLIENT_DIR`): a directory looks empty, a file reads empty. `~/` is the worker user's
    * home; relative paths are against the workdir. Default none.
    */
   hide?: string[];
@@ -100,16 +101,11 @@ function toAbsolute(path: string, options: { base: string; home: string }): stri
 }
 
 /**
- * The paths hidden whatever the config says: Molf's default home, the server data dir and the
- * client dir named by the environment. Read at start, before anything scrubs the environment.
+ * The paths hidden whatever the config says: Molf's own directories (`~/.molf`, the XDG ones, and
+ * the data and client dirs the environment names). Read at start, before anything scrubs the environment.
  */
 export function defaultHiddenPaths(options: { env: NodeJS.ProcessEnv; home: string }): string[] {
-  const paths = [join(options.home, '.molf')];
-  for (const name of ['MOLF_HOME', 'MOLF_CLIENT_DIR'] as const) {
-    const value = options.env[name];
-    if (value !== undefined && value !== '') paths.push(resolve(value));
-  }
-  return paths;
+  return molfDirectories(options);
 }
 
 /** Applies the defaults; with the sandbox on, hiding the workdir itself is a `config_invalid` error. */
