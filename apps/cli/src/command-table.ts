@@ -78,6 +78,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/run.ts')).registerRunCommand,
   },
   {
+    name: 'sessions',
+    term: 'sessions',
+    description: "the sessions on the server: list them, show one's history, rename or remove them",
+    load: async () => (await import('./commands/sessions.ts')).registerSessionsCommand,
+  },
+  {
     name: 'chat',
     term: 'chat [options]',
     description:
