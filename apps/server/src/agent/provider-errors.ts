@@ -1,4 +1,3 @@
-import { STATUS_CODES } from 'node:http';
 import { APICallError, RetryError } from 'ai';
 
 /** What providers say when a request is longer than the model's context window. */
@@ -12,6 +11,31 @@ export function isContextOverflow(error: unknown): boolean {
     `${error instanceof Error ? error.message : String(error)} ${typeof body === 'string' ? body : ''}`,
   );
 }
+
+/**
+ * The reason phrases of the statuses model providers answer with (node:http's table belongs to the
+ * transport layer; 529 is Anthropic's own "overloaded"). Another status is shown as its number.
+ */
+const STATUS_REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  529: 'Overloaded',
+};
 
 /** How much of a provider's own message a description keeps. */
 const MAX_MESSAGE_CHARS = 300;
@@ -126,7 +150,7 @@ export function describeProviderError(
         secrets,
       );
     }
-    const reason = STATUS_CODES[last.statusCode];
+    const reason = STATUS_REASONS[last.statusCode];
     const status = reason === undefined ? String(last.statusCode) : `${last.statusCode} ${reason}`;
     const message = cut(bodyMessage(last.responseBody) ?? last.message);
     return redactProviderText(`provider ${options.provider} answered ${status} at ${at}: ${message}${tries}`, secrets);
