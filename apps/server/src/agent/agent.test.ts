@@ -8,6 +8,7 @@ import { isProcessAlive } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { follow, newSession, startStack } from '../testing/agent-stack.ts';
+import { defaultRulesAllowingEdits } from '../testing/default-rules-allowing-edits.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { TEST_CLIENT_TOKEN, waitFor } from '../testing/test-link.ts';
 import type { ServerTool } from '../tools/index.ts';
@@ -215,6 +216,8 @@ describe('agent loop through the fake LLM and a real worker', () => {
 
   it('sends a tool error to the model with its real text', async () => {
     await using stack = await startStack({
+      // Edits allowed: the call must reach the worker and fail there.
+      permissions: defaultRulesAllowingEdits(),
       turns: [
         { toolCalls: [{ name: 'edit_file', arguments: { path: 'missing.txt', oldString: 'a', newString: 'b' } }] },
         { text: 'ok' },

@@ -6,6 +6,7 @@ import { readDefaultPermissionsText } from '@molf/permissions/default-file';
 import type { ApprovalEvent, ToolResult } from '@molf/protocol';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
+import { defaultRulesAllowingEdits } from '../testing/default-rules-allowing-edits.ts';
 import {
   createTempDir,
   startTestLink,
@@ -272,6 +273,8 @@ describe('approval gate', () => {
 
   it('denies by rule with a refusal that names the rule, for the path as written, normalised and through a symlink', async () => {
     await using link = await startTestLink();
+    // Writes allowed by rule, as the audit record of an allow is part of what this tells.
+    await writePermissions(link, defaultRulesAllowingEdits());
     await writeFile(join(link.workdir, '.env'), 'API_KEY=secret\n');
     await mkdir(join(link.workdir, 'sub'));
     await symlink(join(link.workdir, '.env'), join(link.workdir, 'settings.txt'));
@@ -517,6 +520,8 @@ describe('approval gate', () => {
 
   it('keeps an "always" answer that an abort follows while the rule is saved; the call itself is cancelled', async () => {
     await using link = await startTestLink();
+    // The file touch writes is allowed, so that the line offers "always" (`touch *`).
+    await writePermissions(link, defaultRulesAllowingEdits());
     await using client = await clientOf(link);
     using watch = watchApprovals(client);
     const sessionId = randomUUID();
