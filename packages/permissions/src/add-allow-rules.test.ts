@@ -143,7 +143,7 @@ describe('addAllowRules', () => {
     expect(addAllowRules(lines('{', '  "*": "ask"', '  "grep": "allow"', '}'), { tool: 'x', patterns: ['*'] })).toEqual(
       {
         ok: false,
-        message: 'line 3, column 3: invalid JSONC: CommaExpected',
+        message: 'line 3, column 3: a comma is missing between two entries',
       },
     );
     expect(addAllowRules(lines('{', '  "x": "alow"', '}'), { tool: 'x', patterns: ['*'] })).toEqual({

@@ -10,6 +10,11 @@ import {
 const ACTIONS = '"allow", "deny", "ask"';
 const ONE_OBJECT = 'the file must hold one object such as { "*": "ask", "read_file": "allow" }';
 const EMPTY = 'the file is empty: it must hold one object such as { "*": "ask" }';
+const SYMBOL =
+  'this is not JSON: names and text need double quotes ("allow", not \'allow\' or allow), and a value is a string, number, true, false, null, object or list';
+/** What a tool's value must be, before "; not …". */
+const TOOL_RULES = (tool: string) =>
+  `the rules for "${tool}" must be one action (${ACTIONS}) or an object of pattern → action, such as { "git status": "allow", "*": "ask" }`;
 
 describe('safeParsePermissionsFile: files it refuses', () => {
   it.each([
@@ -32,14 +37,8 @@ describe('safeParsePermissionsFile: files it refuses', () => {
       3,
       10,
     ],
-    [
-      'a number as an action',
-      '{\n  "read_file": 1\n}',
-      `"read_file" must be one of ${ACTIONS}, not the number 1`,
-      2,
-      16,
-    ],
-    ['null as an action', '{\n  "grep": null\n}', `"grep" must be one of ${ACTIONS}, not null`, 2, 11],
+    ['a number as an action', '{\n  "read_file": 1\n}', `${TOOL_RULES('read_file')}; not the number 1`, 2, 16],
+    ['null as an action', '{\n  "grep": null\n}', `${TOOL_RULES('grep')}; not null`, 2, 11],
     [
       'a boolean as a pattern action',
       '{ "grep": { "*": true } }',
@@ -110,13 +109,7 @@ describe('safeParsePermissionsFile: files it refuses', () => {
       3,
       18,
     ],
-    [
-      'an array of actions',
-      '{\n  "read_file": ["allow"]\n}',
-      `"read_file" must be one of ${ACTIONS}, not an array`,
-      2,
-      16,
-    ],
+    ['an array of actions', '{\n  "read_file": ["allow"]\n}', `${TOOL_RULES('read_file')}; not an array`, 2, 16],
     [
       'a tool key written twice',
       '{\n  "read_file": "allow",\n  "grep": "allow",\n  "read_file": "deny"\n}',
@@ -141,10 +134,22 @@ describe('safeParsePermissionsFile: files it refuses', () => {
     ['an empty file', '', EMPTY, 1, 1],
     ['a file of blank lines', '  \n\n', EMPTY, 1, 1],
     ['a file of only comments', '// no rules yet\n/* none */\n', EMPTY, 1, 1],
-    ['a missing comma', '{\n  "read_file": "allow"\n  "grep": "allow"\n}', 'invalid JSONC: CommaExpected', 3, 3],
-    ['a missing closing brace', '{\n  "read_file": "allow"\n', 'invalid JSONC: CloseBraceExpected', 3, 1],
-    ['single-quoted keys', "{\n  'read_file': 'allow'\n}", 'invalid JSONC: InvalidSymbol', 2, 3],
-    ['a second object', '{ "grep": "allow" }\n{ }', 'invalid JSONC: EndOfFileExpected', 2, 1],
+    [
+      'a missing comma',
+      '{\n  "read_file": "allow"\n  "grep": "allow"\n}',
+      'a comma is missing between two entries',
+      3,
+      3,
+    ],
+    ['a missing closing brace', '{\n  "read_file": "allow"\n', 'an object is not closed: a } is missing', 3, 1],
+    ['single-quoted keys', "{\n  'read_file': 'allow'\n}", SYMBOL, 2, 3],
+    [
+      'a second object',
+      '{ "grep": "allow" }\n{ }',
+      'the file goes on after its object is closed: everything must be inside one { … }',
+      2,
+      1,
+    ],
     [
       'an empty tool name',
       '{\n  "": "allow"\n}',

@@ -1,4 +1,5 @@
-import { type Node, type ParseError, parseTree, printParseErrorCode, stripComments } from 'jsonc-parser';
+import { type Node, type ParseError, parseTree, stripComments } from 'jsonc-parser';
+import { describeJsoncError } from './describe-jsonc-error.ts';
 import { textPosition } from './parse-jsonc.ts';
 import {
   compileGlob,
@@ -169,6 +170,12 @@ function readRules(text: string, root: Node): PermissionRule[] {
         rules.push({ tool, pattern, ...value, source });
       }
     } else {
+      if (valueNode.type !== 'string') {
+        throw new FileProblem(
+          `the rules for "${tool}" must be one action (${ACTION_WORDS}) or an object of pattern → action, such as { "git status": "allow", "*": "ask" }; not ${describeNode(valueNode)}`,
+          valueNode.offset,
+        );
+      }
       const action = readAction(valueNode, `"${tool}"`);
       rules.push({ tool, pattern: '*', action, source: at(property.offset) });
     }
@@ -198,7 +205,7 @@ export function safeParsePermissionsFile(text: string): PermissionsFileResult {
   }
   const firstError = errors[0];
   if (firstError !== undefined) {
-    return fail(`invalid JSONC: ${printParseErrorCode(firstError.error)}`, firstError.offset);
+    return fail(describeJsoncError(firstError.error), firstError.offset);
   }
   if (root === undefined) {
     return fail('the file is empty: it must hold one object such as { "*": "ask" }', 0);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PermissionsProblemSchema } from './approvals.ts';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
 import { AgentInfoSchema, CatalogProblemSchema, ProjectCatalogSchema, SkillInfoSchema } from './project-catalog.ts';
 import { ToolDescriptorSchema } from './tool-definitions.ts';
@@ -217,6 +218,12 @@ export const WorkerInfoSchema = z.object({
     .optional(),
   /** The MCP servers of its `.mcp.json`, each with its state and tools, while it is online. */
   mcpServers: z.array(McpServerInfoSchema).optional(),
+  /**
+   * Set while its `permissions.jsonc` does not parse: where and why, and what the gate uses meanwhile.
+   * Read when the worker connects and at each change of the file; `approvals.events` follows it live
+   * (`permissions.invalid`, `permissions.valid`).
+   */
+  permissionsProblem: PermissionsProblemSchema.optional(),
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
 

@@ -12,3 +12,4 @@ export { type AuditLog, type AuditRecord, openAuditLog } from './audit-log.ts';
 export { createGrantService, type GrantService } from './grant-service.ts';
 export { requestMcpServerStart, withdrawMcpServerStart } from './mcp-server-approvals.ts';
 export { createPermissionsStore, type PermissionsStore } from './permissions-store.ts';
+export { createWorkerRulesWatch, type WorkerRulesWatch } from './watch-worker-rules.ts';

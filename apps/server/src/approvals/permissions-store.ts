@@ -32,6 +32,8 @@ export type PermissionsStore = {
   pathOf(workerId: WorkerId): string;
   /** The rules in force now; re-reads the file when it changed since the last call. Never throws. */
   load(workerId: WorkerId): Promise<WorkerRules>;
+  /** Whether `load` has read the worker's file since the server started (then a missing file is a problem). */
+  hasRead(workerId: WorkerId): boolean;
   /** The file's text and version (the default text when the file is missing). */
   readText(workerId: WorkerId): Promise<{ text: string; version: string }>;
   /**
@@ -226,6 +228,7 @@ export function createPermissionsStore(options: {
   return {
     pathOf,
     load,
+    hasRead: (workerId) => cache.has(workerId),
     readText,
     watch,
     writeText: (workerId, text, writeOptions = {}) =>

@@ -5,6 +5,16 @@ import { createTempDir } from '../testing/test-link.ts';
 import { loadServerConfigFile, toCronSettings, toModelSettings } from './load-server-config.ts';
 
 describe('loadServerConfigFile', () => {
+  it('says in words what is wrong with a file that is not JSONC, with its line and column', async () => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(path, '{\n  "model": "openai/gpt-4.1"\n  "ollamaHost": "gpu:11434"\n}');
+    await expect(loadServerConfigFile(path)).rejects.toMatchObject({
+      code: 'config_invalid',
+      message: `${path}: line 3, column 3: a comma is missing between two entries`,
+    });
+  });
+
   it('reads the cron settings: a lower minimum interval in seconds and a default zone', async () => {
     await using dir = await createTempDir();
     const path = join(dir.path, 'config.jsonc');

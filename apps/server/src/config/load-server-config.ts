@@ -118,8 +118,8 @@ export async function loadServerConfigFile(
   }
   const read = safeParseJsonc(text);
   if (!read.ok) {
-    const { line, column, code } = read.error;
-    throw new MolfError('config_invalid', `${path}: line ${line}, column ${column}: invalid JSONC (${code})`);
+    const { line, column, message } = read.error;
+    throw new MolfError('config_invalid', `${path}: line ${line}, column ${column}: ${message}`);
   }
   const value = read.value;
   const parsed = ServerConfigFileSchema.safeParse(value ?? {});

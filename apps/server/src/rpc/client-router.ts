@@ -124,7 +124,13 @@ export function createClientRouter(services: RouterServices) {
 
     workers: router({
       /** Every known worker; an online one with the skills and agents it offers and their problems. */
-      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => registry.list().map(withCatalog)),
+      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => {
+        const problems = new Map(gate.problems().map((problem) => [problem.workerId, problem]));
+        return registry.list().map((info) => {
+          const problem = problems.get(info.workerId);
+          return { ...withCatalog(info), ...(problem === undefined ? {} : { permissionsProblem: problem }) };
+        });
+      }),
     }),
 
     models: router({

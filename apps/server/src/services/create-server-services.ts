@@ -18,6 +18,7 @@ import {
   createApprovalWatchers,
   createGrantService,
   createPermissionsStore,
+  createWorkerRulesWatch,
   type GrantService,
   openAuditLog,
   type PermissionsStore,
@@ -236,6 +237,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     onProblem: (problem) => gate?.reportProblem(problem),
     onValid: (workerId) => gate?.reportValid(workerId),
   });
+  const rulesWatch = createWorkerRulesWatch({ store: permissions, logger });
   gate = createApprovalGate({
     engine,
     store: permissions,
@@ -380,7 +382,12 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     catalog,
     onWorkerEvent: (event) => {
       logger.info({ workerId: event.workerId, name: event.name }, event.type);
-      if (event.type === 'worker.connected') reportCatalog(event.workerId as WorkerId);
+      if (event.type === 'worker.connected') {
+        reportCatalog(event.workerId as WorkerId);
+        rulesWatch.connected(event.workerId as WorkerId);
+      } else {
+        rulesWatch.disconnected(event.workerId as WorkerId);
+      }
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
     listModels: async () => {
@@ -407,6 +414,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     closing ??= closeInOrder([
       stopWork,
       stopForwarding,
+      () => rulesWatch.close(),
       () => notifier?.close(),
       () => cronNotifier?.close(),
       () => registry.flush(),
