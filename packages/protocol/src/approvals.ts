@@ -1,10 +1,16 @@
 import { z } from 'zod';
+import { FileChangePreviewSchema } from './file-diff.ts';
 import { WorkerIdSchema } from './ids.ts';
 
 export const SessionIdSchema = z.string().min(1).max(128);
 
-/** How far an approval reaches: this call, the rest of the session, or saved for the worker. */
-export const ApprovalScopeSchema = z.enum(['once', 'session', 'always']);
+/**
+ * How far an approval reaches: this call, the rest of the session, or saved for the worker; or
+ * `edits` ("accept edits for this session", only where an approval's `offersAcceptEdits`): this
+ * call and the session's later edit_file and write_file calls inside the workdir that the rules
+ * ask about only through a catch-all rule (a deny still denies, a rule naming the file still asks).
+ */
+export const ApprovalScopeSchema = z.enum(['once', 'session', 'always', 'edits']);
 export type ApprovalScope = z.infer<typeof ApprovalScopeSchema>;
 
 export const SubjectVerdictInfoSchema = z.object({
@@ -54,6 +60,14 @@ export const ApprovalSchema = z.object({
    * sentence, set when the call runs a destructive command (`rm -rf`, `git push --force`…).
    */
   alwaysNote: z.string().optional(),
+  /**
+   * For an edit_file or write_file call: the change as a unified diff computed on the worker
+   * against the file as it is now, or a note saying why there is none (the tool would refuse the
+   * call, a binary or too large file, the worker did not answer in time). Absent for other tools.
+   */
+  preview: FileChangePreviewSchema.optional(),
+  /** Whether the answer scope `edits` ("accept edits for this session") is offered. Absent: false. */
+  offersAcceptEdits: z.boolean().optional(),
   requestedAt: z.string(),
 });
 export type Approval = z.infer<typeof ApprovalSchema>;
@@ -119,11 +133,11 @@ export const ApproveInputSchema = z
     expiresAt: z.iso.datetime({ offset: true }).optional(),
   })
   .superRefine((input, context) => {
-    if (input.patterns !== undefined && input.scope === 'once') {
+    if (input.patterns !== undefined && (input.scope === 'once' || input.scope === 'edits')) {
       context.addIssue({
         code: 'custom',
         path: ['patterns'],
-        message: 'patterns are added as rules only with scope "session" or "always", not "once"',
+        message: `patterns are added as rules only with scope "session" or "always", not "${input.scope}"`,
       });
     }
     const seen = new Set<string>();

@@ -18,6 +18,7 @@ import {
   type ApprovalEvent,
   type ApprovalKind,
   type ApprovalScope,
+  isFileChangeTool,
   MolfError,
   type PermissionExplanation,
   type PermissionsProblem,
@@ -27,12 +28,14 @@ import {
 } from '@molf/protocol';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
+import { acceptEdit, acceptEditsRule, checkAcceptEditsScope, offersAcceptEdits } from './accept-edits.ts';
 import type { AuditGrant, AuditLog, AuditRecord } from './audit-log.ts';
 import { checkAnswerScope } from './check-answer-scope.ts';
 import { createGrantId } from './grant-id.ts';
 import { parseApprovalAnswer } from './parse-approval-answer.ts';
 import { createPendingApprovals, type PendingEntry, type Resolution } from './pending-approvals.ts';
 import type { PermissionsStore } from './permissions-store.ts';
+import { requestFileChangePreview } from './request-file-change-preview.ts';
 import {
   CANCELLED_MESSAGE,
   type CallPaths,
@@ -104,7 +107,10 @@ type DenyKind = Extract<ToolErrorKind, 'permission_denied' | 'cancelled' | 'work
 export type GateOutcome =
   | {
       type: 'allow';
-      /** For grep: the read_file rules the worker applies to every file it searches. */
+      /**
+       * For grep: the read_file rules the worker applies to every file it searches; for edit_file
+       * and write_file: those that keep a file out of the result's diff.
+       */
       readRules?: ReadRule[];
       /** Where each path argument led when the call was judged (absolute, canonical). */
       approvedPaths?: Record<string, string>;
@@ -265,11 +271,18 @@ export function createApprovalGate(options: {
    * applies, and a grant's expiry must lie ahead of it. Default `Date.now`; tests move time with it.
    */
   now?: () => number;
+  /**
+   * How long an edit_file or write_file approval waits for the worker's preview of the change
+   * before it is published without one. Default `DEFAULT_PREVIEW_TIMEOUT_MS` (3 s).
+   */
+  previewTimeoutMs?: number;
 }): ApprovalGate {
   const { engine, store, registry, audit, logger } = options;
   const now = options.now ?? Date.now;
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const sessionRules = new Map<string, PermissionRule[]>();
+  /** Sessions whose person answered "accept edits for this session" (scope `edits`). */
+  const acceptingEdits = new Set<string>();
   const problems = new Map<WorkerId, PermissionsProblem>();
   /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
   const watchers = new Map<WorkerId, () => void>();
@@ -354,6 +367,9 @@ export function createApprovalGate(options: {
       home: context.home,
       ...toPathLookups(context.callPaths),
     });
+    if (acceptingEdits.has(request.sessionId)) {
+      evaluation = acceptEdit(evaluation, { tool: request.tool, rule: acceptEditsRule(request.tool) });
+    }
     for (const given of permissionPathArguments(request.tool, request.args)) {
       if ((context.callPaths.paths.get(given) ?? []).length === 0) {
         evaluation = atMostAsk(evaluation, `the worker could not tell where "${given}" really leads`);
@@ -557,11 +573,40 @@ export function createApprovalGate(options: {
     }
   }
 
-  /** Opens an approval for a person to answer and waits for the answer. */
-  function ask(
+  /**
+   * Opens an approval for a person to answer and waits for the answer. An edit_file or write_file
+   * call first asks its worker what it would change (bounded by `previewTimeoutMs`).
+   */
+  async function ask(
     request: GateRequest,
     context: { evaluation: ToolCallEvaluation; callPaths: CallPaths; home: string | undefined },
   ): Promise<GateOutcome> {
+    const preview = isFileChangeTool(request.tool)
+      ? await requestFileChangePreview({
+          dispatcher: options.dispatcher,
+          workerId: request.workerId,
+          tool: request.tool,
+          args: request.args,
+          sessionId: request.sessionId,
+          readRules: await readRulesOf(request, context.home),
+          ...(options.previewTimeoutMs === undefined ? {} : { timeoutMs: options.previewTimeoutMs }),
+          signal: request.signal,
+        })
+      : undefined;
+    if (preview !== undefined) {
+      // The preview took a round trip to the worker: the turn may have ended, or the worker gone.
+      const subjects = context.evaluation.verdicts.map((verdict) => verdict.subject.label);
+      if (isAborted(request.signal)) {
+        return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
+      }
+      if (registry.get(request.workerId)?.state !== 'online') {
+        return deny(request, {
+          message: `The call was not run: worker ${request.workerId} is offline.`,
+          errorKind: 'worker_offline',
+          subjects,
+        });
+      }
+    }
     const approvalId = `${request.sessionId}:${randomBytes(6).toString('hex')}`;
     const approval: Approval = {
       approvalId,
@@ -579,6 +624,8 @@ export function createApprovalGate(options: {
       subjects: toSubjectInfo(context.evaluation),
       alwaysPatterns: context.evaluation.alwaysPatterns,
       ...(context.evaluation.alwaysNote === undefined ? {} : { alwaysNote: context.evaluation.alwaysNote }),
+      ...(preview === undefined ? {} : { preview }),
+      offersAcceptEdits: offersAcceptEdits(request),
       requestedAt: new Date().toISOString(),
     };
     const answer = pending.open({ approval, request, callPaths: context.callPaths, home: context.home });
@@ -589,10 +636,17 @@ export function createApprovalGate(options: {
     return answer;
   }
 
+  /** The read_file rules of a call (the worker's, and a subagent's own), as a worker applies them. */
+  async function readRulesOf(request: Pick<GateRequest, 'workerId' | 'agent'>, home: string | undefined) {
+    const { rules } = await store.load(request.workerId);
+    return toReadRules({ rules, agentRules: request.agent?.rules, home, now: now() });
+  }
+
   /**
    * An allow, with what the worker must check when it runs the call: where each path led when it
    * was judged (a link swapped while the call waited for approval is refused), and for grep the
-   * read_file rules to apply to every file it searches.
+   * read_file rules to apply to every file it searches (for edit_file and write_file, the files
+   * whose diff the result must not show).
    */
   async function allowed(
     request: Pick<GateRequest, 'tool' | 'args' | 'workerId' | 'agent'>,
@@ -605,12 +659,11 @@ export function createApprovalGate(options: {
       if (absolute !== undefined) approvedPaths[given] = absolute;
     }
     const withPaths = Object.keys(approvedPaths).length === 0 ? {} : { approvedPaths };
-    if (request.tool !== 'grep') return { type: 'allow', ...withPaths };
-    const { rules } = await store.load(request.workerId);
+    if (request.tool !== 'grep' && !isFileChangeTool(request.tool)) return { type: 'allow', ...withPaths };
     return {
       type: 'allow',
       ...withPaths,
-      readRules: toReadRules({ rules, agentRules: request.agent?.rules, home: context.home, now: now() }),
+      readRules: await readRulesOf(request, context.home),
     };
   }
 
@@ -698,8 +751,11 @@ export function createApprovalGate(options: {
     let patterns: readonly string[] = [];
     try {
       checkAnswerScope({ approval, scope, patterns: answer.patterns });
-      patterns = scope === 'once' ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
-      const coversCall = scope === 'once' || (await covers(entry, patterns));
+      if (scope === 'edits') checkAcceptEditsScope(approval);
+      // "edits" adds no pattern: the session's later edits are judged by acceptEdit.
+      const addsNoRules = scope === 'once' || scope === 'edits';
+      patterns = addsNoRules ? [] : (answer.patterns ?? approval.alwaysPatterns ?? []);
+      const coversCall = addsNoRules || (await covers(entry, patterns));
       // Rules may have changed while the prompt waited: a deny added since wins over the answer.
       current = await evaluate(entry.request, entry);
       const person = toAnsweredBy(by);
@@ -707,7 +763,7 @@ export function createApprovalGate(options: {
         outcome: 'approved',
         ...person,
         scope,
-        ...(scope === 'once'
+        ...(addsNoRules
           ? {}
           : {
               added: {
@@ -761,11 +817,12 @@ export function createApprovalGate(options: {
       }
       sessionRules.set(sessionId, rules);
     }
+    if (scope === 'edits') acceptingEdits.add(sessionId);
     // An abort or a worker going offline during the save came after the answer: the answer stands,
     // and the call itself is then cancelled or fails at dispatch.
     pending.settle(approvalId, answered);
     // Other waiting calls the new rules allow go ahead: the session's, or with "always" the worker's.
-    if (scope === 'session') await rejudge((waiting) => waiting.sessionId === sessionId);
+    if (scope === 'session' || scope === 'edits') await rejudge((waiting) => waiting.sessionId === sessionId);
     if (scope === 'always') await rulesChanged(approval.workerId);
     return { applied: true };
   }
@@ -876,6 +933,7 @@ export function createApprovalGate(options: {
 
     clearSession(sessionId) {
       sessionRules.delete(sessionId);
+      acceptingEdits.delete(sessionId);
     },
 
     close() {

@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, statSync, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
+import type { ApprovalScope } from '@molf/protocol';
 import { createGrantOrigins, type GrantOrigin } from './grant-origins.ts';
 
 /** A rule an "always" answer saved, as its `rules_changed` record names it. */
@@ -30,7 +31,7 @@ export type AuditRecord = {
   connectionId?: string;
   /** The client program of that connection (`molf-cli/0.1.0`), as it named itself. */
   client?: string;
-  scope?: 'once' | 'session' | 'always';
+  scope?: ApprovalScope;
   approvalId?: string;
   /**
    * The allow patterns a "session" or "always" answer added (on `approved`), or the patterns an

@@ -28,10 +28,10 @@ export function parseApprovalAnswer(options: {
   const { scope, now } = options;
   let patterns: string[] | undefined;
   if (options.patterns !== undefined) {
-    if (scope === 'once') {
+    if (scope === 'once' || scope === 'edits') {
       throw new MolfError(
         'invalid_input',
-        'patterns are added as rules only with scope "session" or "always", not "once"',
+        `patterns are added as rules only with scope "session" or "always", not "${scope}"`,
         {
           field: 'patterns',
         },
