@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SessionIdSchema } from './approvals.ts';
 import { ModelIdSchema } from './sessions.ts';
 
 /**
@@ -25,6 +26,8 @@ export const ProviderInfoSchema = z.object({
   configured: z.boolean(),
   /** For one not configured: what to set. */
   hint: z.string().optional(),
+  /** For a built-in provider without its key: the environment variable to set, e.g. `ANTHROPIC_API_KEY`. */
+  missing: z.string().optional(),
 });
 export type ProviderInfo = z.infer<typeof ProviderInfoSchema>;
 
@@ -41,3 +44,31 @@ export const ModelListSchema = z.object({
   providers: z.array(ProviderInfoSchema),
 });
 export type ModelList = z.infer<typeof ModelListSchema>;
+
+/** `models.check`: the model a prompt would use, by itself or in a session. */
+export const ModelCheckInputSchema = z.object({
+  /** The model the prompt would name. */
+  model: ModelIdSchema.optional(),
+  /** The session it would go to: its model counts when the prompt names none. */
+  sessionId: SessionIdSchema.optional(),
+});
+
+/**
+ * Whether a prompt would reach its model's provider, as far as the server's configuration tells
+ * (no provider is asked over the network): the key is there, the provider exists.
+ */
+export const ModelCheckSchema = z.object({
+  /** The model a prompt would use: the one given, else the session's, else the server default; absent when none. */
+  model: z.string().optional(),
+  ready: z.boolean(),
+  /** Why a prompt would fail, in the words and with the code of the error it would end with. */
+  problem: z
+    .object({
+      code: z.enum(['model_not_configured', 'model_not_found']),
+      message: z.string(),
+      /** The environment variable whose key is missing, e.g. `ANTHROPIC_API_KEY`. */
+      missing: z.string().optional(),
+    })
+    .optional(),
+});
+export type ModelCheck = z.infer<typeof ModelCheckSchema>;

@@ -27,13 +27,26 @@ describe('listModels', () => {
     expect(bare.defaultModel).toBeUndefined();
     expect(bare.models).toEqual([]);
     expect(bare.providers).toEqual([
-      { name: 'openai', builtin: true, configured: false, hint: expect.stringContaining('OPENAI_API_KEY') },
-      { name: 'anthropic', builtin: true, configured: false, hint: expect.stringContaining('ANTHROPIC_API_KEY') },
+      {
+        name: 'openai',
+        builtin: true,
+        configured: false,
+        hint: expect.stringContaining('OPENAI_API_KEY'),
+        missing: 'OPENAI_API_KEY',
+      },
+      {
+        name: 'anthropic',
+        builtin: true,
+        configured: false,
+        hint: expect.stringContaining('ANTHROPIC_API_KEY'),
+        missing: 'ANTHROPIC_API_KEY',
+      },
       {
         name: 'google',
         builtin: true,
         configured: false,
         hint: expect.stringContaining('GOOGLE_GENERATIVE_AI_API_KEY'),
+        missing: 'GOOGLE_GENERATIVE_AI_API_KEY',
       },
       { name: 'ollama', builtin: true, configured: false, hint: expect.stringContaining('OLLAMA_HOST') },
     ]);

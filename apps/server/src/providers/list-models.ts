@@ -28,7 +28,12 @@ function toProviders(settings: ProviderSettings, env: NodeJS.ProcessEnv): Provid
       name,
       builtin: true,
       configured,
-      ...(configured ? {} : { hint: `set ${KEY_VARIABLES[name]} in the server's environment (or "keys.${name}")` }),
+      ...(configured
+        ? {}
+        : {
+            hint: `set ${KEY_VARIABLES[name]} in the server's environment (or "keys.${name}")`,
+            missing: KEY_VARIABLES[name],
+          }),
     };
   });
   return [...builtin, ...Object.keys(custom).map((name): ProviderInfo => ({ name, builtin: false, configured: true }))];

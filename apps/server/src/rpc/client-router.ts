@@ -10,6 +10,8 @@ import {
   CronUpdateInputSchema,
   DamagedSessionSchema,
   DenyInputSchema,
+  ModelCheckInputSchema,
+  ModelCheckSchema,
   ModelListSchema,
   MolfError,
   PermissionExplanationSchema,
@@ -136,6 +138,17 @@ export function createClientRouter(services: RouterServices) {
     models: router({
       /** The models a picker offers (default, the config's, recent sessions'), known without the network. */
       list: clientProcedure.output(ModelListSchema).query(() => services.listModels()),
+      /**
+       * Whether a prompt would reach its model's provider (its key is set, the provider exists): a
+       * client asks before sending, to say what to set instead of letting the turn fail.
+       */
+      check: clientProcedure
+        .input(ModelCheckInputSchema)
+        .output(ModelCheckSchema)
+        .query(async ({ input }) => {
+          if (input.sessionId !== undefined) await knownSession(input.sessionId);
+          return services.checkModel(input);
+        }),
     }),
 
     sessions: router({

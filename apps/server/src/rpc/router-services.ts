@@ -1,4 +1,4 @@
-import type { ModelList, WorkerId } from '@molf/protocol';
+import type { ModelCheck, ModelList, WorkerId } from '@molf/protocol';
 import type { AgentDirectory, AgentRunner } from '../agent/index.ts';
 import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
@@ -39,6 +39,8 @@ export type RouterServices = {
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
   /** The models a picker offers: the default, the config's, recent sessions' (no network). */
   listModels: () => Promise<ModelList>;
+  /** Whether a prompt with this model, or in this session, would reach its provider (no network). */
+  checkModel: (input: { model?: string | undefined; sessionId?: string | undefined }) => Promise<ModelCheck>;
   /** A worker sent a new snapshot of its skills and agents. */
   onCatalogChanged: (workerId: WorkerId) => void;
 };

@@ -43,6 +43,7 @@ import {
   startApprovalNotifier,
   startCronNotifier,
 } from '../notify/index.ts';
+import { checkModel } from '../providers/check-model.ts';
 import { listModels, RECENT_SESSIONS_FOR_MODELS } from '../providers/list-models.ts';
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
@@ -390,6 +391,15 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       }
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
+    checkModel: async (input) => {
+      const session = input.sessionId === undefined ? undefined : await sessions.get(input.sessionId);
+      return checkModel({
+        resolver: models,
+        prompt: input.model,
+        session: session?.model,
+        defaultModel: config.models?.defaultModel,
+      });
+    },
     listModels: async () => {
       const recent = await sessions.list({ limit: RECENT_SESSIONS_FOR_MODELS, offset: 0 });
       return listModels({
