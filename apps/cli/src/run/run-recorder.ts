@@ -1,4 +1,5 @@
 import { addCallUsage, emptyUsageTotals, type SessionEvent, type UsageTotals } from '@molf/protocol';
+import { type ToolCallOutcome, toolCallOutcome } from '../sessions/tool-call-outcome.ts';
 import { RUN_EXIT_CODES, type RunExitReason } from './run-exit.ts';
 
 /** One tool call of the run's turn, and how it ended. */
@@ -6,7 +7,7 @@ export type RunToolCall = {
   name: string;
   args: Record<string, unknown>;
   /** `denied`: the approval gate (a rule or `--on-ask`) refused it; `cancelled`: the turn ended first. */
-  outcome: 'ok' | 'error' | 'denied' | 'cancelled';
+  outcome: ToolCallOutcome;
   /** Why it failed, as the model was told. */
   error?: string;
 };
@@ -44,13 +45,6 @@ export type RunRecorder = {
   }): RunResult;
 };
 
-function outcomeOf(ended: { error?: string | undefined; errorKind?: string | undefined }): RunToolCall['outcome'] {
-  if (ended.error === undefined) return 'ok';
-  if (ended.errorKind === 'permission_denied') return 'denied';
-  if (ended.errorKind === 'cancelled') return 'cancelled';
-  return 'error';
-}
-
 export function createRunRecorder(): RunRecorder {
   const calls = new Map<string, RunToolCall>();
   let answer = '';
@@ -65,7 +59,7 @@ export function createRunRecorder(): RunRecorder {
           break;
         case 'tool-call.ended': {
           const call = calls.get(event.toolCallId) ?? { name: event.toolName, args: {}, outcome: 'cancelled' };
-          call.outcome = outcomeOf(event);
+          call.outcome = toolCallOutcome(event);
           if (event.error !== undefined) call.error = event.error;
           calls.set(event.toolCallId, call);
           break;

@@ -1,5 +1,6 @@
 import type { SessionMessage } from '@molf/protocol';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
+import { toolCallOutcome } from './tool-call-outcome.ts';
 
 export type FormatHistoryOptions = {
   /**
@@ -38,14 +39,6 @@ function describeArgs(args: Record<string, unknown>): string {
   }
   const json = JSON.stringify(args);
   return json === '{}' ? '' : cutLine(json, MAX_ARGS_CHARS);
-}
-
-/** The outcome of a stored tool result, as `molf run --json` names it too. */
-function outcomeOf(message: ToolMessage): 'ok' | 'error' | 'denied' | 'cancelled' {
-  if (message.error === undefined) return 'ok';
-  if (message.errorKind === 'permission_denied') return 'denied';
-  if (message.errorKind === 'cancelled') return 'cancelled';
-  return 'error';
 }
 
 /** A task's result without the `<task_result …>` line around the subagent's answer. */
@@ -94,7 +87,7 @@ export function formatSessionHistory(
     const args = describeArgs(call.args);
     const head = `${style.tool(call.toolName)}${args === '' ? '' : ` ${args}`}`;
     if (result === undefined) return [`${style.dim('○')} ${head} ${style.dim('(no result)')}`];
-    const outcome = outcomeOf(result);
+    const outcome = toolCallOutcome(result);
     const mark =
       outcome === 'ok'
         ? style.ok('✓')
