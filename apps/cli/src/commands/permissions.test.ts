@@ -70,6 +70,29 @@ describe('molf permissions explain', () => {
     );
   });
 
+  it('says why "always" would save only the exact line of a destructive command', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, 'rules.jsonc'), RULES);
+    const result = await molf(
+      [
+        'permissions',
+        'explain',
+        '--file',
+        'rules.jsonc',
+        '--tool',
+        'shell_exec',
+        '--args',
+        '{"command": "git push -f"}',
+      ],
+      { cwd: dir },
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout.split('\n').slice(-2)).toEqual([
+      'always:   would allow "git push -f"',
+      '          git push --force overwrites or deletes the remote\'s history, so "always" and "session" offer only this exact command, never a wider pattern.',
+    ]);
+  });
+
   it('answers in JSON, follows a symlink in the workdir to the file it names, and denies a hidden rm', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, 'rules.jsonc'), RULES);

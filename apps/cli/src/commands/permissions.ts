@@ -100,6 +100,7 @@ async function explainLocally(options: ExplainOptions): Promise<PermissionExplan
     })),
     problems: evaluation.problems,
     alwaysPatterns: evaluation.alwaysPatterns,
+    ...(evaluation.alwaysNote === undefined ? {} : { alwaysNote: evaluation.alwaysNote }),
   };
 }
 
@@ -120,6 +121,7 @@ export function formatExplanation(explanation: PermissionExplanation): string {
         ? 'always:   nothing to save (nothing asks)'
         : `always:   would allow ${explanation.alwaysPatterns.map((pattern) => JSON.stringify(pattern)).join(', ')}`,
   );
+  if (explanation.alwaysNote !== undefined) lines.push(`          ${explanation.alwaysNote}`);
   return `${lines.join('\n')}\n`;
 }
 
