@@ -2,7 +2,16 @@ import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger, isLogLevel } from '@molf/logging';
 import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
-import { createServer, generateToken, loadServerConfigFile, toCronSettings, toModelSettings } from '@molf/server';
+import {
+  createServer,
+  generateToken,
+  loadProjectConfigFile,
+  loadServerConfigFile,
+  projectConfigPath,
+  toCronSettings,
+  toModelSettings,
+  withProjectConfig,
+} from '@molf/server';
 import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
@@ -126,9 +135,11 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
   const paths = currentMolfPaths(options);
   const { dataDir } = paths;
   const workdir = await validateWorkdir(process.cwd());
-  const file = await loadServerConfigFile(options.config ?? paths.configFile, {
+  const user = await loadServerConfigFile(options.config ?? paths.configFile, {
     optional: options.config === undefined,
   });
+  // This directory's .molf/config.jsonc: the embedded server is this project's (flag > env > project > user).
+  const file = withProjectConfig(user, await loadProjectConfigFile(projectConfigPath(workdir)));
   const { models, agent } = toModelSettings(file, { model: options.model });
   const level = process.env.MOLF_LOG_LEVEL;
   const logger = await createLogger({

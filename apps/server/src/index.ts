@@ -7,6 +7,12 @@ export {
   toModelSettings,
 } from './config/load-server-config.ts';
 export {
+  loadProjectConfigFile,
+  type ProjectConfigFile,
+  projectConfigPath,
+  withProjectConfig,
+} from './config/project-config.ts';
+export {
   createServer,
   DEFAULT_HOST,
   DEFAULT_MAX_PAYLOAD_BYTES,

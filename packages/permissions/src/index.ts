@@ -13,6 +13,7 @@ export {
   toMcpServerSubject,
   toMcpServerSubjects,
 } from './mcp-server-subject.ts';
+export { locateJsoncValue } from './locate-jsonc-value.ts';
 export { safeParseJsonc, textPosition } from './parse-jsonc.ts';
 export {
   MAX_PATTERN_CHARS,

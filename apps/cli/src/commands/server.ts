@@ -1,6 +1,14 @@
 import { join } from 'node:path';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
-import { createServer, loadServerConfigFile, safeParseOrigin, toCronSettings, toModelSettings } from '@molf/server';
+import {
+  createServer,
+  loadProjectConfigFile,
+  loadServerConfigFile,
+  safeParseOrigin,
+  toCronSettings,
+  toModelSettings,
+  withProjectConfig,
+} from '@molf/server';
 import { webDistDir } from '@molf/web/dist-dir';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
@@ -24,6 +32,7 @@ type ServerOptions = {
   logLevel: LogLevel;
   model?: string;
   config?: string;
+  projectConfig?: string;
 };
 
 export function registerServerCommand(program: Command): void {
@@ -72,6 +81,13 @@ export function registerServerCommand(program: Command): void {
         'JSONC config: model, provider keys, custom OpenAI-compatible providers, agent limits',
       ).env('MOLF_CONFIG'),
     )
+    .addOption(
+      new Option(
+        '--project-config <file>',
+        "a project's .molf/config.jsonc (its model and agent limits), over the config file and under the flags; " +
+          '`molf up` passes its own',
+      ),
+    )
     .addOption(logLevelOption())
     .action(runServer);
 }
@@ -113,9 +129,14 @@ async function runServer(options: ServerOptions): Promise<void> {
     level: options.logLevel,
     ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(paths.logsDir, 'server.log') }),
   });
-  const file = await loadServerConfigFile(options.config ?? paths.configFile, {
+  const user = await loadServerConfigFile(options.config ?? paths.configFile, {
     optional: options.config === undefined,
   });
+  // Only a project file named here: a server never goes looking for its clients' files.
+  const file =
+    options.projectConfig === undefined
+      ? user
+      : withProjectConfig(user, await loadProjectConfigFile(options.projectConfig));
   const { models, agent } = toModelSettings(file, { model: options.model });
   for (const read of [fixed.client, fixed.worker]) if (read?.warning !== undefined) logger.warn(read.warning);
   const server = await createServer({

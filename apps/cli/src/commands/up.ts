@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { LogLevel } from '@molf/logging';
+import { loadProjectConfigFile, projectConfigPath } from '@molf/server';
 import { validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, logLevelOption, portOption } from '../cli-options.ts';
@@ -42,6 +43,10 @@ export function registerUpCommand(program: Command): void {
 async function planUp(options: UpOptions): Promise<UpPlan> {
   const projectDir = await validateWorkdir(process.cwd());
   const paths = currentMolfPaths(options);
+  // The project's .molf/config.jsonc is the server's to apply; read here first so that a broken one
+  // is said before anything starts.
+  const projectConfig = projectConfigPath(projectDir);
+  await loadProjectConfigFile(projectConfig);
   return {
     projectDir,
     // The script this process was started with (bin/molf.js or src/main.ts): the children run the
@@ -57,6 +62,8 @@ async function planUp(options: UpOptions): Promise<UpPlan> {
       '127.0.0.1',
       '--port',
       String(options.port),
+      '--project-config',
+      projectConfig,
       ...(options.dataDir === undefined ? [] : ['--data-dir', options.dataDir]),
     ],
     workerArgs: [

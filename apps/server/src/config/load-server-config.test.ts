@@ -15,6 +15,19 @@ describe('loadServerConfigFile', () => {
     });
   });
 
+  it('names the setting a schema refuses with its line and column, and a name that is not allowed by where it is', async () => {
+    await using dir = await createTempDir();
+    const path = join(dir.path, 'config.jsonc');
+    await writeFile(path, '{\n  // limits\n  "agent": { "maxSteps": 0 },\n  "colour": "red"\n}');
+    await expect(loadServerConfigFile(path)).rejects.toMatchObject({
+      message: `${path}: "agent.maxSteps": Too small: expected number to be >=1 (line 3, column 26)`,
+    });
+    await writeFile(path, '{\n  "model": "fake/m",\n  "colour": "red"\n}');
+    await expect(loadServerConfigFile(path)).rejects.toMatchObject({
+      message: `${path}: the file: Unrecognized key: "colour" (line 3, column 3)`,
+    });
+  });
+
   it('reads the cron settings: a lower minimum interval in seconds and a default zone', async () => {
     await using dir = await createTempDir();
     const path = join(dir.path, 'config.jsonc');

@@ -7,6 +7,7 @@ import { NotifySettingsSchema } from '../notify/notify-settings.ts';
 import { ModelPricesSchema } from '../providers/model-prices.ts';
 import { AttachmentViewSchema, CustomProviderSchema, type ProviderSettings } from '../providers/resolve-model.ts';
 import { safeParseOrigin } from '../transport/origin-policy.ts';
+import { describeConfigIssue } from './describe-config-issue.ts';
 
 /** The server's JSONC config file (`--config`, default `{dataDir}/config.jsonc` when it exists). */
 export const ServerConfigFileSchema = z.strictObject({
@@ -124,13 +125,7 @@ export async function loadServerConfigFile(
   const value = read.value;
   const parsed = ServerConfigFileSchema.safeParse(value ?? {});
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    // A refused record key (a provider's or a price's name) has its reason one level down.
-    const message = issue?.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue?.message;
-    throw new MolfError(
-      'config_invalid',
-      `${path}: ${issue?.path.length ? `"${issue.path.join('.')}"` : 'the file'}: ${message ?? 'invalid'}`,
-    );
+    throw new MolfError('config_invalid', describeConfigIssue({ file: path, text, issue: parsed.error.issues[0] }));
   }
   return parsed.data;
 }
