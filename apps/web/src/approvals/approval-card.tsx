@@ -2,6 +2,7 @@ import type { Approval } from '@molf/protocol';
 import { createSignal, For, type JSX, onCleanup, onMount, Show } from 'solid-js';
 import { DiffView } from '../chat/diff-view.tsx';
 import { fileChangeOf } from '../chat/file-change.ts';
+import { UnifiedDiffView } from '../chat/unified-diff-view.tsx';
 import { errorMessage } from '../link/rpc-error.ts';
 import type { ApprovalChoice } from './approvals-store.ts';
 
@@ -17,20 +18,23 @@ export function grantExpiry(length: GrantLength, now = new Date()): string | und
   return end.toISOString();
 }
 
-/** What the person answers with a key: y once, s this session, a always, n deny. */
-const KEYS: Record<string, 'once' | 'session' | 'always' | 'deny'> = {
+/** What the person answers with a key: y once, s this session, a always, e accept edits, n deny. */
+const KEYS: Record<string, 'once' | 'session' | 'always' | 'edits' | 'deny'> = {
   y: 'once',
   s: 'session',
   a: 'always',
+  e: 'edits',
   n: 'deny',
 };
 
 /**
  * A tool call waiting for the person: the exact subject (the shell line, the canonical path), the
- * rule that asked, the diff of an edit, and the answers — once, this session, always (with the
+ * rule that asked, the diff of an edit (the worker's, against the file, when the approval carries
+ * it; else one read from the arguments), and the answers — once, this session, always (with the
  * exact patterns that would be saved, editable, and how long they last; for a destructive command
- * the server's note on why they are only the exact command), or deny with a reason.
- * Keys y / s / a / n answer the card that has the keyboard (`keyboard`).
+ * the server's note on why they are only the exact command), accept edits for this session (an
+ * edit or a write), or deny with a reason.
+ * Keys y / s / a / e / n answer the card that has the keyboard (`keyboard`).
  */
 export function ApprovalCard(props: {
   approval: Approval;
@@ -82,6 +86,7 @@ export function ApprovalCard(props: {
     const action = KEYS[event.key.toLowerCase()];
     if (action === undefined) return;
     if ((action === 'session' || action === 'always') && !offersPatterns()) return;
+    if (action === 'edits' && props.approval.offersAcceptEdits !== true) return;
     event.preventDefault();
     if (action === 'deny') setMode('deny');
     else if (action === 'always') setMode('always');
@@ -130,7 +135,18 @@ export function ApprovalCard(props: {
       <Show when={props.approval.subjects.every((subject) => subject.rule === undefined)}>
         <div class="approval-reason muted">{props.approval.reason}</div>
       </Show>
-      <Show when={change()}>{(fileChange) => <DiffView change={fileChange()} />}</Show>
+      <Show
+        when={props.approval.preview}
+        fallback={<Show when={change()}>{(fileChange) => <DiffView change={fileChange()} />}</Show>}
+      >
+        {(preview) => (
+          <UnifiedDiffView
+            path={preview().path}
+            diff={preview()}
+            kind={props.approval.tool === 'write_file' ? 'write' : 'edit'}
+          />
+        )}
+      </Show>
       {/* Why "This session" / "Always" offer only the exact command (or are missing): a destructive command. */}
       <Show when={props.approval.alwaysNote}>
         {(note) => (
@@ -156,6 +172,11 @@ export function ApprovalCard(props: {
             </button>
             <button type="button" disabled={busy()} onClick={() => setMode('always')}>
               <kbd>a</kbd> Always…
+            </button>
+          </Show>
+          <Show when={props.approval.offersAcceptEdits === true}>
+            <button type="button" disabled={busy()} onClick={() => void send({ type: 'approve', scope: 'edits' })}>
+              <kbd>e</kbd> Accept edits for this session
             </button>
           </Show>
           <button type="button" class="danger" disabled={busy()} onClick={() => setMode('deny')}>

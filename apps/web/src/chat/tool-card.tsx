@@ -7,6 +7,7 @@ import { fileChangeOf } from './file-change.ts';
 import { FullOutput } from './full-output.tsx';
 import { LongText } from './long-text.tsx';
 import { SubagentHistory } from './subagent-history.tsx';
+import { UnifiedDiffView } from './unified-diff-view.tsx';
 
 /** The arguments each tool's one-line subject shows: a call with no others needs no argument block. */
 const SUBJECT_KEYS: Record<string, readonly string[]> = {
@@ -60,7 +61,12 @@ export function ToolCard(props: {
   const elapsed = useElapsed(() => props.call);
   const change = createMemo(() => fileChangeOf(props.call.toolName, props.call.args));
   const [open, setOpen] = createSignal(false);
-  const showBody = () => open() || props.waiting === true || change() !== undefined || props.call.toolName === 'task';
+  const showBody = () =>
+    open() ||
+    props.waiting === true ||
+    change() !== undefined ||
+    props.call.diff !== undefined ||
+    props.call.toolName === 'task';
   return (
     <div
       class={`tool-card status-${props.call.status}${props.waiting === true ? ' waiting' : ''}`}
@@ -94,6 +100,16 @@ export function ToolCard(props: {
               </Show>
             }
           >
+            {/* The worker's diff of what the call wrote, once it ended; before that, the arguments'. */}
+            <Match when={props.call.diff}>
+              {(diff) => (
+                <UnifiedDiffView
+                  path={String(props.call.args.path ?? '')}
+                  diff={diff()}
+                  kind={props.call.toolName === 'write_file' ? 'write' : 'edit'}
+                />
+              )}
+            </Match>
             <Match when={change()}>{(fileChange) => <DiffView change={fileChange()} />}</Match>
             <Match when={props.call.toolName === 'shell_exec'}>
               <div class="terminal-command">

@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openNewSession, sendPrompt, startWebStack, until } from './web-stack.ts';
 
@@ -173,5 +175,42 @@ describe('approvals in the web client', () => {
     await sendPrompt(page, 'say second again');
     await page.getByTestId('approval').waitFor();
     await expect(page.getByTestId('approval-subject').first().textContent()).resolves.toBe('echo second');
+  });
+
+  it('shows an edit as the worker’s diff against the file, and "e" accepts edits for the session: the next write does not ask', async () => {
+    await using web = await startWebStack({ files: { 'notes.txt': 'one\ntwo\nthree\n' } });
+    await web.server.permissions.writeText(
+      web.worker.workerId,
+      '{ "*": "ask", "read_file": "allow", "edit_file": "ask", "write_file": "ask" }',
+    );
+    web.llm.push({
+      toolCalls: [
+        { id: 'e1', name: 'edit_file', arguments: { path: 'notes.txt', oldString: 'two', newString: 'TWO' } },
+      ],
+    });
+    web.llm.push({ text: 'Edited.' });
+    web.llm.push({ toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'new.txt', content: 'fresh\n' } }] });
+    web.llm.push({ text: 'Wrote.' });
+    const { page } = await web.newPage();
+    await page.goto(web.loginUrl);
+    await openNewSession(page);
+    await sendPrompt(page, 'edit the notes');
+    const diff = page.locator('[data-testid=approval] [data-testid=diff][data-source=worker]');
+    await diff.waitFor();
+    // Lines around the change come from the file itself, which the call's arguments do not hold.
+    await expect(diff.locator('.diff-same').allTextContents()).resolves.toEqual([' one', ' three']);
+    await expect(diff.locator('.diff-remove').textContent()).resolves.toBe('−two');
+    await expect(diff.locator('.diff-add').textContent()).resolves.toBe('+TWO');
+    await page.getByRole('button', { name: 'Accept edits for this session' }).waitFor();
+    await page.keyboard.press('e');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'Edited.' }).waitFor();
+    // The call's card shows the diff the tool wrote.
+    const card = page.locator('[data-testid=tool-card][data-tool=edit_file]');
+    await card.locator('[data-testid=diff][data-source=worker] .diff-add', { hasText: 'TWO' }).waitFor();
+
+    await sendPrompt(page, 'write a new file');
+    await page.locator('[data-testid=assistant-message]', { hasText: 'Wrote.' }).waitFor();
+    expect(web.server.gate.pending({}).length).toBe(0);
+    await expect(readFile(join(web.workdir, 'new.txt'), 'utf8')).resolves.toBe('fresh\n');
   });
 });
