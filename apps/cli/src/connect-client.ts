@@ -5,6 +5,14 @@ import { CLI_CLIENT_NAME } from './cli-version.ts';
 /** How often a client command retries a server it cannot reach, while `ready()` waits. */
 const CLIENT_RETRY_MS = 250;
 
+/**
+ * What a line about the link tells: the link is back, it was lost, the token was refused, or only a
+ * note (which server is used).
+ */
+export type LinkChangeKind = 'connected' | 'lost' | 'refused' | 'note';
+/** Takes the lines about the link for people, with what each tells. */
+export type LinkTeller = (line: string, kind: LinkChangeKind) => void;
+
 export type ConnectClientOptions = {
   url: string;
   token: string;
@@ -16,7 +24,7 @@ export type ConnectClientOptions = {
    * Once connected, the link's changes for people, one line each however many retries they take
    * (lost, reconnected, refused). Default: not told.
    */
-  onLinkChange?: (line: string) => void;
+  onLinkChange?: LinkTeller;
   /** Once connected, the server refused the token (it restarted with others): the client has stopped. */
   onRefused?: (error: MolfError) => void;
 };
@@ -47,10 +55,10 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
       }
       switch (change.type) {
         case 'connected':
-          if (change.again) options.onLinkChange?.(`reconnected to the server at ${url}`);
+          if (change.again) options.onLinkChange?.(`reconnected to the server at ${url}`, 'connected');
           break;
         case 'lost':
-          options.onLinkChange?.(`connection to the server at ${url} lost; reconnecting until it is back`);
+          options.onLinkChange?.(`connection to the server at ${url} lost; reconnecting until it is back`, 'lost');
           break;
         case 'unreachable':
           // After a loss the line for it is out already; nothing new to tell.
@@ -61,7 +69,7 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
             `the server at ${url} refused this client's token (${change.message}); stopping. ` +
               'If `molf up` was started again without its saved connection, run the command again.',
           );
-          options.onLinkChange?.(error.message);
+          options.onLinkChange?.(error.message, 'refused');
           options.onRefused?.(error);
           break;
         }

@@ -16,7 +16,7 @@ import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
-import { connectClient } from './connect-client.ts';
+import { connectClient, type LinkTeller } from './connect-client.ts';
 import { findConnection } from './connection-store.ts';
 import { currentMolfPaths } from './current-molf-paths.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
@@ -55,8 +55,8 @@ export async function openStack(options: StackOptions): Promise<Stack> {
 }
 
 /** Where the lines about the link go: stderr, or nowhere with `quiet`. */
-function tellerFor(options: { quiet?: boolean | undefined }): (line: string) => void {
-  return options.quiet === true ? () => {} : tellLink;
+function tellerFor(options: { quiet?: boolean | undefined; onLinkChange?: LinkTeller | undefined }): LinkTeller {
+  return options.quiet === true ? () => {} : (options.onLinkChange ?? tellLink);
 }
 
 /** Lines about the link for the person at the terminal; stdout carries the answer. */
@@ -68,7 +68,7 @@ function tellLink(line: string): void {
  * A client of the server `molf up` saved for `cwd` (or an ancestor), if it is live: it answers
  * and accepts the saved token. A record left by a `molf up` that is gone is not used.
  */
-async function connectToLiveUp(cwd: string, tell: (line: string) => void): Promise<Stack | undefined> {
+async function connectToLiveUp(cwd: string, tell: LinkTeller): Promise<Stack | undefined> {
   const saved = await findConnection(cwd);
   if (saved === undefined) return undefined;
   const refused = Promise.withResolvers<MolfError>();
@@ -84,7 +84,7 @@ async function connectToLiveUp(cwd: string, tell: (line: string) => void): Promi
   } catch {
     return undefined;
   }
-  tell(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`);
+  tell(`using the server of \`molf up\` at ${saved.url} for ${saved.projectDir} (saved in ${saved.file})`, 'note');
   let own: WorkerInfo | undefined;
   try {
     // Its worker is the one on the project directory, if it is online.
@@ -128,6 +128,8 @@ export type StackOptions = {
    * `refused`, for the command to tell. Default false.
    */
   quiet?: boolean | undefined;
+  /** Where the lines about the link go instead of stderr (`molf chat` shows them in its status line). */
+  onLinkChange?: LinkTeller | undefined;
 } & SandboxFlags;
 
 /** A server on loopback port 0 and a worker on the current directory, in this process. */

@@ -34,6 +34,11 @@ export type FollowSessionOptions = {
   /** A stream or a load failed; following goes on where it can. Default: ignored. */
   onError?: (error: unknown) => void;
   /**
+   * The worker's rules file stopped parsing (`permissions.invalid`) or parses again
+   * (`permissions.valid`), while `workerId` is followed. Default: nothing.
+   */
+  onPermissionsChange?: (event: Extract<ApprovalEvent, { type: 'permissions.invalid' | 'permissions.valid' }>) => void;
+  /**
    * The server ended the session's event stream: the session was deleted (here or in another
    * client). Default: nothing.
    */
@@ -114,6 +119,8 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
             onData: (event: ApprovalEvent) => {
               if (event.type === 'approval.requested' && event.approval.kind === 'mcp_server') {
                 requested(event.approval);
+              } else if (event.type === 'permissions.invalid' || event.type === 'permissions.valid') {
+                if (!stopped) options.onPermissionsChange?.(event);
               } else if (
                 event.type === 'approval.resolved' &&
                 state.approvals.some(

@@ -41,7 +41,7 @@ export function formatDiff(diff: FileDiff, style: TerminalStyle, options: { maxL
     const more = lines.length - maxLines;
     shown.push(style.dim(`… ${more} more line${more === 1 ? '' : 's'}`));
   }
-  if (diff.note !== undefined) shown.push(style.dim(visible(diff.note)));
+  if (diff.note !== undefined) shown.push(...diff.note.split('\n').map((line) => style.dim(visible(line))));
   else if (diff.truncated) shown.push(style.dim('(the diff was cut)'));
   return shown.join('\n');
 }

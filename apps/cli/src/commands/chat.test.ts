@@ -70,23 +70,27 @@ describe('molf chat', () => {
     type('/new');
     // "new session " with the id after it: /help's "start a new session" must not count.
     await seen('new session ');
-    type('/sessions');
-    await seen('0 msgs');
-    // The last answer is shown as it streams, and stored when it ends: list again until it counts.
-    let listings = 1;
+    // The picker lists the other sessions; the last answer is stored when it ends: list again until it counts.
+    let listings = 0;
     await waitUntil(
       () => {
         if (output().includes('10 msgs')) return true;
-        // Each listing shows the new session ("  0 msgs"): ask again once the last one is out.
-        const shown = output().split(' 0 msgs').length - 1;
+        const shown = output().split('open which').length - 1;
         if (shown >= listings) {
+          if (shown > 0) type('');
           listings = shown + 1;
           type('/sessions');
         }
         return false;
       },
-      { what: 'the session listed with its 10 messages' },
+      { what: 'the first session listed with its 10 messages' },
     );
+    await seen('open which');
+    type('1');
+    // Resuming prints the history: the prompts, the answers, the calls with their outcome.
+    await seen('› make a file');
+    expect(output()).toContain('› hello');
+    expect(output()).toContain('It ran.');
     type('/exit');
     const result = await child;
     expect(result.exitCode).toBe(0);
@@ -195,11 +199,13 @@ describe('molf chat', () => {
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });
     await seen('? MCP server fixture asks to start: fixture: ');
-    await seen('approve [o/a/d]: ');
-    expect(output()).toContain('[o]nce (this worker process)  [a]lways (this exact definition)  [d]eny');
+    await seen('approve [y/a/n]: ');
+    expect(output()).toContain(
+      '[y] yes, start it for this worker process · [a] always start this exact definition · [n] no',
+    );
     expect(existsSync(startedFile)).toBe(false);
     type('s');
-    await seen('"session" is not offered');
+    await seen('answer with [y]');
     type('a');
     await seen('→ approved');
     const deadline = Date.now() + 20_000;
@@ -249,7 +255,7 @@ describe('molf chat', () => {
     // Each line may follow a prompt ("approve [o/s/a/d]: ") that stays on the line when stdin is not a terminal.
     const after = lines.slice(task);
     const at = (text: string) => after.findIndex((line) => line.endsWith(text));
-    expect(at('  │ ⚙ shell_exec {"command":"echo child-chat"}')).toBeGreaterThan(0);
+    expect(at('  │ ⚙ shell_exec echo child-chat')).toBeGreaterThan(0);
     expect(at('  │ ✓ shell_exec: child-chat')).toBeGreaterThan(0);
     expect(at('  │ The child ran it.')).toBeGreaterThan(0);
     expect(at('✓ task general: The child ran it.')).toBeGreaterThan(at('  │ The child ran it.'));

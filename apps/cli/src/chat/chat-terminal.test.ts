@@ -1,0 +1,175 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Cleanups, stopSpawnedProcesses, waitUntil, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import { startTerminal } from '../testing/terminal-kit.ts';
+
+const cleanups: Cleanups = [];
+
+afterEach(async () => {
+  await stopSpawnedProcesses();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-tty-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+/** A colour code (SGR with a colour: 30–37, 90–97, 38;5;n), not tmux's plain resets. */
+const COLOUR = /\u001b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m/;
+
+/** `molf chat` in a terminal, its own server and worker on a fresh project, the fake LLM answering `turns`. */
+async function chatInTerminal(
+  turns: FakeTurn[],
+  options: { env?: Record<string, string>; args?: string[]; home?: string; project?: string } = {},
+) {
+  const llm = await startFakeLlm({ turns });
+  cleanups.push(() => llm.close());
+  const home = options.home ?? (await tempDir());
+  const project = options.project ?? (await tempDir());
+  await writeFakeModelConfig(home, llm.baseURL);
+  const terminal = await startTerminal(['chat', ...(options.args ?? [])], {
+    cwd: project,
+    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', ...options.env },
+  });
+  await terminal.waitFor('molf chat — session');
+  return { llm, home, project, terminal };
+}
+
+describe('molf chat in a terminal', () => {
+  it('renders the answer as markdown: heading, bold, list, highlighted code', async () => {
+    const { terminal } = await chatInTerminal([
+      { text: ['# Plan\n\nThis is **important**.\n\n', '- first\n- second\n\n```js\nconst answer = 42;\n```\n'] },
+    ]);
+    await terminal.type('plan it');
+    await terminal.press('Enter');
+    const screen = await terminal.waitFor('const answer = 42;');
+    expect(screen).toContain('This is important.');
+    expect(screen).not.toContain('**');
+    expect(screen).toMatch(/\* first\n\s*\* second/);
+    expect(screen).not.toContain('```');
+    // The keyword is painted apart from the rest of the line.
+    expect(await terminal.screen({ escapes: true })).toMatch(/\u001b\[[0-9;]*m\s*const\u001b\[[0-9;]*m/);
+  });
+
+  it('shows an edit as a coloured diff in its approval, answered with one key', async () => {
+    const project = await tempDir();
+    await writeFile(join(project, 'notes.txt'), 'alpha\nbeta\ngamma\n');
+    const { terminal, llm } = await chatInTerminal(
+      [
+        {
+          toolCalls: [{ name: 'edit_file', arguments: { path: 'notes.txt', oldString: 'beta', newString: 'BETA' } }],
+        },
+        { text: 'Edited.' },
+      ],
+      { project },
+    );
+    await terminal.type('change beta');
+    await terminal.press('Enter');
+    const screen = await terminal.waitFor('edit_file asks for approval');
+    expect(screen).toMatch(/^\s*-beta$/m);
+    expect(screen).toMatch(/^\s*\+BETA$/m);
+    expect(screen).toContain('[e] accept edits for this session');
+    const coloured = await terminal.screen({ escapes: true });
+    expect(coloured).toMatch(/\u001b\[[0-9;]*3[12]m\s*[-+]/);
+    // One key, no Enter.
+    await terminal.press('y');
+    await terminal.waitFor('Edited.');
+    expect(await readFile(join(project, 'notes.txt'), 'utf8')).toBe('alpha\nBETA\ngamma\n');
+    expect(llm.requests).toHaveLength(2);
+  });
+
+  it('sends a paste of several lines as one prompt', async () => {
+    const { terminal, llm } = await chatInTerminal([{ text: 'Got both lines.' }]);
+    await terminal.paste('first line of the paste\nsecond line of the paste');
+    await terminal.waitFor('second line of the paste');
+    expect(llm.requests).toHaveLength(0);
+    await terminal.press('Enter');
+    await terminal.waitFor('Got both lines.');
+    const users = llm.requests[0]?.messages.filter((message) => message.role === 'user') ?? [];
+    expect(users).toHaveLength(1);
+    expect(String(users[0]?.content)).toContain('first line of the paste\nsecond line of the paste');
+  });
+
+  it('starts a new line with a backslash at its end, and recalls an earlier prompt with Up', async () => {
+    const { terminal, llm } = await chatInTerminal([{ text: 'One.' }, { text: 'Two.' }]);
+    await terminal.type('top\\');
+    await terminal.press('Enter');
+    await terminal.type('bottom');
+    await terminal.press('Enter');
+    await terminal.waitFor('One.');
+    expect(String(llm.requests[0]?.messages.at(-1)?.content)).toBe('top\nbottom');
+    await terminal.press('Up');
+    await terminal.waitFor(/┆ bottom\s*$/);
+    await terminal.press('Enter');
+    await terminal.waitFor('Two.');
+    expect(String(llm.requests[1]?.messages.at(-1)?.content)).toBe('top\nbottom');
+  });
+
+  it('shows a status line with the running tool while it runs, and Esc interrupts it', async () => {
+    const project = await tempDir();
+    const { terminal } = await chatInTerminal(
+      [{ toolCalls: [{ name: 'shell_exec', arguments: { command: 'sleep 300' } }] }, { text: 'Stopped.' }],
+      { project },
+    );
+    await terminal.type('wait');
+    await terminal.press('Enter');
+    await terminal.waitFor('shell_exec asks for approval');
+    await terminal.press('y');
+    const screen = await terminal.waitFor(/running \d+s · shell_exec · .*esc to interrupt/);
+    expect(screen).toContain('esc to interrupt');
+    await terminal.press('Escape');
+    await terminal.waitFor('(turn ended: aborted)');
+  });
+
+  it('resumes the last session of the directory with --continue and prints its history', async () => {
+    const home = await tempDir();
+    const project = await tempDir();
+    const first = await chatInTerminal([{ text: 'The first answer.' }], { home, project });
+    await first.terminal.type('the first question');
+    await first.terminal.press('Enter');
+    await first.terminal.waitFor('The first answer.');
+    await first.terminal.press('C-d');
+    await waitUntil(async () => !(await first.terminal.alive()), { what: 'the first chat to leave' });
+    await first.terminal.close();
+
+    const again = await chatInTerminal([], { home, project, args: ['--continue'] });
+    const screen = await again.terminal.screen();
+    expect(screen).toContain('› the first question');
+    expect(screen).toContain('The first answer.');
+  });
+
+  it('shows a banner with the line and column of a broken permissions.jsonc', async () => {
+    const { terminal, home } = await chatInTerminal([]);
+    const workers = join(home, 'workers');
+    const [workerId] = await readdir(workers);
+    await writeFile(
+      join(workers, workerId ?? '', 'permissions.jsonc'),
+      '{\n  "shell_exec": { "*": "ask" }\n  "glob": {}\n}\n',
+    );
+    const screen = await terminal.waitFor('permissions.jsonc is broken at line 3, column 3');
+    expect(screen).not.toMatch(/CommaExpected|PropertyNameExpected/);
+  });
+
+  it('writes no colour with NO_COLOR set', async () => {
+    const { terminal } = await chatInTerminal([{ text: 'Some **bold** and `code`.\n\n```js\nconst a = 1;\n```' }], {
+      env: { NO_COLOR: '1' },
+    });
+    await terminal.type('hi');
+    await terminal.press('Enter');
+    await terminal.waitFor('const a = 1;');
+    expect(await terminal.screen({ escapes: true })).not.toMatch(COLOUR);
+  });
+
+  it('colours roles and states on a terminal by default', async () => {
+    const { terminal } = await chatInTerminal([{ text: 'Hello.' }]);
+    await terminal.type('hi');
+    await terminal.press('Enter');
+    await terminal.waitFor('Hello.');
+    expect(await terminal.screen({ escapes: true })).toMatch(COLOUR);
+  });
+});

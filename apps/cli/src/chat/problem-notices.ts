@@ -1,0 +1,86 @@
+import type { MolfClient } from '@molf/client';
+import type { McpServerInfo, PermissionsProblem, WorkerInfo } from '@molf/protocol';
+import type { TerminalStyle } from '../terminal/terminal-style.ts';
+
+/** The banner for a worker's rules file that does not parse: where, why, what the gate does meanwhile. */
+export function formatPermissionsProblem(problem: PermissionsProblem, style: TerminalStyle): string {
+  const meanwhile =
+    problem.fallback === 'last_good_rules'
+      ? 'the last rules that parsed apply until it is fixed'
+      : 'every tool call asks until it is fixed';
+  return [
+    style.fail(`⚠ permissions.jsonc is broken at line ${problem.line}, column ${problem.column}: ${problem.message}`),
+    style.dim(`  ${problem.file}: ${meanwhile}; it is read again when it changes (molf permissions edit opens it)`),
+  ].join('\n');
+}
+
+/** One line for an MCP server that is not there, with what to do; none for one that is. */
+export function formatMcpProblem(server: McpServerInfo, style: TerminalStyle): string | undefined {
+  const why = server.reason === undefined ? '' : `: ${server.reason}`;
+  switch (server.status) {
+    case 'offline':
+      return style.warn(
+        `! MCP server ${server.name} is offline${why} — it is retried; check its command or URL in .mcp.json`,
+      );
+    case 'invalid':
+      return style.warn(
+        `! MCP server ${server.name} cannot start${why} — fix it in .mcp.json (it is read again on change)`,
+      );
+    case 'denied':
+      return style.dim(`MCP server ${server.name} was denied; it asks again when its definition in .mcp.json changes`);
+    default:
+      return undefined;
+  }
+}
+
+/** One line for a worker that is not online. */
+export function formatWorkerOffline(worker: Pick<WorkerInfo, 'name' | 'workdir'>, style: TerminalStyle): string {
+  return style.warn(
+    `! worker ${worker.name} (${worker.workdir}) is offline — prompts wait for it; start it with \`molf worker\` in that directory or \`molf up\``,
+  );
+}
+
+/**
+ * What is wrong before the first prompt, one notice each: the session's worker offline, its rules
+ * file broken, an MCP server down, no key for the model prompts would use.
+ */
+export async function describeProblems(
+  client: MolfClient,
+  options: { workerId: string; model: string | undefined },
+  style: TerminalStyle,
+): Promise<string[]> {
+  const lines: string[] = [];
+  const [workers, models] = await Promise.all([
+    client.rpc.workers.list.query(),
+    client.rpc.models.list.query().catch(() => undefined),
+  ]);
+  const worker = workers.find((one) => one.workerId === options.workerId);
+  if (worker !== undefined) {
+    if (worker.state !== 'online') lines.push(formatWorkerOffline(worker, style));
+    if (worker.permissionsProblem !== undefined) lines.push(formatPermissionsProblem(worker.permissionsProblem, style));
+    for (const server of worker.mcpServers ?? []) {
+      const line = formatMcpProblem(server, style);
+      if (line !== undefined) lines.push(line);
+    }
+  }
+  const model = options.model ?? models?.defaultModel;
+  if (models !== undefined) {
+    if (model === undefined) {
+      lines.push(style.warn('! no model is set — pass --model provider/model, or set a default model in the config'));
+    } else {
+      const provider = models.providers.find((one) => one.name === model.split('/')[0]);
+      if (provider === undefined) {
+        lines.push(
+          style.warn(
+            `! no provider "${model.split('/')[0]}" for the model ${model} — check the name (/model changes it)`,
+          ),
+        );
+      } else if (!provider.configured) {
+        lines.push(
+          style.warn(`! the model ${model} has no key — ${provider.hint ?? `configure the provider ${provider.name}`}`),
+        );
+      }
+    }
+  }
+  return lines;
+}
