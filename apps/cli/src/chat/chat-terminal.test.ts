@@ -20,6 +20,7 @@ async function tempDir(): Promise<string> {
 }
 
 /** A colour code (SGR with a colour: 30–37, 90–97, 38;5;n), not tmux's plain resets. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it finds
 const COLOUR = /\u001b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m/;
 
 /** `molf chat` in a terminal, its own server and worker on a fresh project, the fake LLM answering `turns`. */
@@ -53,6 +54,7 @@ describe('molf chat in a terminal', () => {
     expect(screen).toMatch(/\* first\n\s*\* second/);
     expect(screen).not.toContain('```');
     // The keyword is painted apart from the rest of the line.
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it finds
     expect(await terminal.screen({ escapes: true })).toMatch(/\u001b\[[0-9;]*m\s*const\u001b\[[0-9;]*m/);
   });
 
@@ -75,6 +77,7 @@ describe('molf chat in a terminal', () => {
     expect(screen).toMatch(/^\s*\+BETA$/m);
     expect(screen).toContain('[e] accept edits for this session');
     const coloured = await terminal.screen({ escapes: true });
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it finds
     expect(coloured).toMatch(/\u001b\[[0-9;]*3[12]m\s*[-+]/);
     // One key, no Enter.
     await terminal.press('y');

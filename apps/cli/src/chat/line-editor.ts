@@ -236,6 +236,7 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
           break;
       }
       // Printable text: a key's own character, or several at once (a paste the terminal did not bracket).
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: a control character is what it refuses
       if (text !== undefined && text !== '' && key.meta !== true && !/^[\u0000-\u001f\u007f]$/.test(text)) {
         insert(text.replace(/\r\n?/g, '\n'));
         return { type: 'changed' };
