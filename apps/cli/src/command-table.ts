@@ -103,6 +103,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     description: 'print the shell completion script for bash, zsh or fish (commands, subcommands, options)',
     load: async () => (await import('./commands/completion.ts')).registerCompletionCommand,
   },
+  {
+    name: 'doctor',
+    term: 'doctor [options]',
+    description:
+      'check what Molf needs here (Node.js, ripgrep, bubblewrap, the saved server, private directories, ' +
+      "provider keys, the project's MCP servers) and say how to fix each problem; exits 1 if one is broken",
+    load: async () => (await import('./commands/doctor.ts')).registerDoctorCommand,
+  },
 ];
 
 /**

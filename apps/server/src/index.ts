@@ -22,6 +22,12 @@ export {
 } from './create-server.ts';
 export { newCronJob } from './cron/cron-job-fields.ts';
 export { type CronJobStore, type CronScheduler, openCronJobStore, startCronScheduler } from './cron/index.ts';
+export {
+  BUILT_IN_PROVIDERS,
+  builtinProviderKey,
+  KEY_VARIABLES,
+  type ProviderSettings,
+} from './providers/resolve-model.ts';
 export type { AppRouter } from './rpc/router.ts';
 export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 export { openFileSessionStore, type SessionStore } from './sessions/index.ts';
