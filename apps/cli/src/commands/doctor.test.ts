@@ -1,6 +1,7 @@
 import { chmod, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { createServer } from '@molf/server';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { saveConnection } from '../connection-store.ts';
@@ -145,7 +146,7 @@ describe('molf doctor', () => {
     expect(result.exitCode, result.stdout).toBe(1);
     // FORCE_COLOR: coloured on a pipe too; the lines read the same without the colours.
     expect(result.stdout).toContain('\u001b[');
-    const output = result.stdout.replaceAll(/\u001b\[[0-9;]*m/g, '');
+    const output = stripVTControlCharacters(result.stdout);
     const problems = [
       [
         `✗ server ${server.url} (saved by molf up for ${projectDir} in ${join(clientDir, 'connections.json')}) does not answer: connection refused`,
