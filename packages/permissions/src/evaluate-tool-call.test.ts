@@ -563,6 +563,31 @@ describe('file paths of read_file, write_file and edit_file', () => {
     expect(evaluation.decision.type, explain(evaluation)).toBe(row.decision);
   });
 
+  it.each(
+    pathCases([
+      { tool: 'write_file', path: 'src/app.ts', decision: 'ask', why: 'every write asks' },
+      { tool: 'edit_file', path: 'src/app.ts', decision: 'ask', why: 'every edit asks' },
+      { tool: 'write_file', path: '.env', decision: 'deny', why: 'the denies stay' },
+      { tool: 'edit_file', path: '.git/config', decision: 'deny', why: 'the denies stay' },
+    ]),
+  )('in a newly seeded file: %s', (_title, row) => {
+    const evaluation = engine.evaluate({
+      now: TEST_NOW,
+      tool: row.tool,
+      args: { path: row.path },
+      layers: { file: defaults },
+    });
+    expect(evaluation.decision.type, explain(evaluation)).toBe(row.decision);
+    if (row.decision === 'ask') expect(evaluation.alwaysPatterns).toEqual([row.path]);
+  });
+
+  it('in a newly seeded file, asks before a shell line writes a file in the workdir, offering no "always"', () => {
+    const evaluation = shell('echo x > notes.txt', { layers: { file: defaults } });
+    expect(evaluation.decision.type).toBe('ask');
+    expect(evaluation.verdicts.find((verdict) => verdict.subject.ruleTool === 'write_file')?.decision.type).toBe('ask');
+    expect(evaluation.alwaysPatterns).toBeNull();
+  });
+
   it('reads the path from file_path when path is absent', () => {
     const evaluation = engine.evaluate({
       now: TEST_NOW,

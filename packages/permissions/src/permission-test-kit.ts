@@ -34,9 +34,25 @@ export function parseRules(text: string): PermissionRule[] {
   return parsed.rules;
 }
 
-/** The default rules followed by the user's shell block, as most shell tests judge lines. */
+/** The `"*"` entry of the write_file and edit_file blocks of the default file, after their comments. */
+const EDIT_BLOCK_ASK = /("(?:write_file|edit_file)": \{(?:\s*\/\/[^\n]*)*\s*"\*": )"ask"/g;
+
+/**
+ * The default file as a user who lets edits go has it: write_file and edit_file start with
+ * `"*": "allow"`, their other rules kept. A file a shell line writes in the workdir then asks only
+ * when a rule names it, so that the shell tests judge what the line runs.
+ */
+export function defaultRulesAllowingEdits(): PermissionRule[] {
+  const text = readDefaultPermissionsText();
+  if ((text.match(EDIT_BLOCK_ASK) ?? []).length !== 2) {
+    throw new Error('the default rules no longer start write_file and edit_file with "*": "ask"');
+  }
+  return parseRules(text.replace(EDIT_BLOCK_ASK, '$1"allow"'));
+}
+
+/** The default rules (edits allowed) followed by the user's shell block, as most shell tests judge lines. */
 export function defaultAndUserRules(): PermissionRule[] {
-  return [...parseRules(readDefaultPermissionsText()), ...parseRules(JSON.stringify(USER_SHELL_RULES))];
+  return [...defaultRulesAllowingEdits(), ...parseRules(JSON.stringify(USER_SHELL_RULES))];
 }
 
 /**

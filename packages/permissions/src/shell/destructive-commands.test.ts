@@ -1,11 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readDefaultPermissionsText } from '../default-permissions-file.ts';
 import type { PermissionEngine } from '../permission-engine.ts';
 import {
   createWarmEngine,
+  defaultRulesAllowingEdits,
   evaluateLine,
   explainEvaluation,
-  parseRules,
   show,
   TEST_NOW,
 } from '../permission-test-kit.ts';
@@ -16,13 +15,10 @@ import { loadShellParser, type ShellParser } from './shell-parser.ts';
 let engine: PermissionEngine;
 let parser: ShellParser;
 /**
- * The default rules, with every file write allowed: the write_file rules also judge the files a
- * line writes (`mv a b`, `dd of=x`), and here only what the shell commands themselves offer counts.
+ * The default rules with edits allowed: the write_file rules also judge the files a line writes
+ * (`mv a b`, `dd of=x`), and here only what the shell commands themselves offer counts.
  */
-const defaults = [
-  ...parseRules(readDefaultPermissionsText()),
-  ...parseRules(JSON.stringify({ write_file: { '*': 'allow' } })),
-];
+const defaults = defaultRulesAllowingEdits();
 
 beforeAll(async () => {
   engine = await createWarmEngine();
@@ -55,11 +51,11 @@ const DESTRUCTIVE: [string, string][] = [
   ['shred -u secret.txt', 'shred'],
   ['truncate -s 0 log.txt', 'truncate'],
   ['dd if=a.img of=b.img bs=1M', 'dd of='],
-  ['mkfs.ext4 disk.img', 'mkfs'],
+  ['mkfs.ext4 disk.img', 'mkfs.ext4'],
   ['mkfs -t vfat disk.img', 'mkfs'],
-  ['mke2fs disk.img', 'mkfs'],
-  ['mkswap swap.img', 'mkfs'],
-  ['wipefs -a disk.img', 'mkfs'],
+  ['mke2fs disk.img', 'mke2fs'],
+  ['mkswap swap.img', 'mkswap'],
+  ['wipefs -a disk.img', 'wipefs'],
   ['mv a b', 'mv'],
   ['mv -f a b', 'mv'],
   ['chmod -R 755 dir', 'chmod -R'],
@@ -105,9 +101,9 @@ const DESTRUCTIVE: [string, string][] = [
   ['git branch -D old', 'git branch -D'],
   ['git branch --delete --force old', 'git branch -D'],
   ['git branch -d -f old', 'git branch -D'],
-  ['git checkout -- src/app.ts', 'git checkout --'],
-  ['git checkout .', 'git checkout --'],
-  ['git checkout -f main', 'git checkout --'],
+  ['git checkout -- src/app.ts', 'git checkout'],
+  ['git checkout .', 'git checkout'],
+  ['git checkout -f main', 'git checkout'],
   ['git restore src/app.ts', 'git restore'],
   ['git restore --staged --worktree src/app.ts', 'git restore'],
   ['git stash drop', 'git stash drop'],

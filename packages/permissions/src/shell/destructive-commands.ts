@@ -57,6 +57,7 @@ function readArguments(words: readonly ShellWord[]): Arguments {
 
 /** One class of the table: a program (and for git a sub-command) and, when not every call is, which calls are. */
 type DestructiveClass = {
+  /** How notes name it; a class of several programs (`program` a pattern) is named by the one the line runs. */
   name: string;
   harm: string;
   program: string | RegExp;
@@ -182,7 +183,7 @@ const DESTRUCTIVE_CLASSES: readonly DestructiveClass[] = [
       (has(args, { short: 'd', long: ['--delete'] }) && has(args, { short: 'f', long: ['--force'] })),
   },
   {
-    name: 'git checkout --',
+    name: 'git checkout',
     program: 'git',
     subcommand: 'checkout',
     harm: 'throws away uncommitted changes',
@@ -230,8 +231,8 @@ function unsavable(command: SimpleCommand): string | undefined {
   return undefined;
 }
 
-/** The class of a command's words, if one of the table's. */
-function classOf(words: readonly ShellWord[]): DestructiveClass | undefined {
+/** The class of a command's words, if one of the table's, named as the command names it (`mkfs.ext4`, `wipefs`). */
+function classOf(words: readonly ShellWord[]): { name: string; harm: string } | undefined {
   const first = words[0];
   if (first === undefined || !first.isStatic) return undefined;
   const program = programName(first.value);
@@ -245,7 +246,8 @@ function classOf(words: readonly ShellWord[]): DestructiveClass | undefined {
       if (rest[0]?.value !== entry.subcommand) continue;
       rest = rest.slice(1);
     }
-    if (entry.when === undefined || entry.when(readArguments(rest))) return entry;
+    if (entry.when !== undefined && !entry.when(readArguments(rest))) continue;
+    return { name: typeof entry.program === 'string' ? entry.name : program, harm: entry.harm };
   }
   return undefined;
 }
