@@ -175,4 +175,59 @@ describe('molf chat in a terminal', () => {
     await terminal.waitFor('Hello.');
     expect(await terminal.screen({ escapes: true })).toMatch(COLOUR);
   });
+
+  it('saves the "always" pattern as the person edited it', async () => {
+    const { terminal, home } = await chatInTerminal([
+      { toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo one' } }] },
+      { text: 'Ran one.' },
+    ]);
+    await terminal.type('say one');
+    await terminal.press('Enter');
+    await terminal.waitFor('shell_exec asks for approval');
+    await terminal.press('a');
+    await terminal.waitFor('allow: echo *');
+    // Narrow the offered pattern to the exact command before saving it.
+    await terminal.press('BSpace');
+    await terminal.type('one');
+    await terminal.press('Enter');
+    await terminal.waitFor('Ran one.');
+    const [workerId] = await readdir(join(home, 'workers'));
+    const rules = await readFile(join(home, 'workers', workerId ?? '', 'permissions.jsonc'), 'utf8');
+    expect(rules).toMatch(/"echo one": \{ "action": "allow"/);
+    expect(rules).not.toContain('"echo *"');
+  });
+
+  it('completes a command with Tab and writes a prompt in $EDITOR with /edit', async () => {
+    const project = await tempDir();
+    const editor = join(project, 'fake-editor.sh');
+    await writeFile(editor, '#!/bin/sh\nprintf "from the editor\\nsecond line\\n" > "$1"\n', { mode: 0o755 });
+    const { terminal, llm } = await chatInTerminal([{ text: 'Read it.' }], { project, env: { EDITOR: editor } });
+    await terminal.type('/us');
+    await terminal.press('Tab');
+    await terminal.waitFor(/› \/usage\s*$/);
+    await terminal.press('C-u');
+    await terminal.type('/edit');
+    await terminal.press('Enter');
+    await terminal.waitFor(/┆ second line\s*$/);
+    await terminal.press('Enter');
+    await terminal.waitFor('Read it.');
+    expect(String(llm.requests[0]?.messages.at(-1)?.content)).toBe('from the editor\nsecond line');
+  });
+
+  it('resumes a session picked from /sessions, printing its history', async () => {
+    const { terminal } = await chatInTerminal([{ text: 'Answer in the old session.' }]);
+    await terminal.type('question in the old session');
+    await terminal.press('Enter');
+    await terminal.waitFor('Answer in the old session.');
+    await terminal.type('/new');
+    await terminal.press('Enter');
+    await terminal.waitFor('new session');
+    await terminal.type('/sessions');
+    await terminal.press('Enter');
+    await terminal.waitFor('resume a session');
+    await terminal.press('Enter');
+    // The session is titled from its first prompt; its history follows its name.
+    const screen = await terminal.waitFor(/session question in the old session · [\s\S]*Answer in the old session\./);
+    expect(screen.split('Answer in the old session.').length).toBe(3);
+  });
 });
