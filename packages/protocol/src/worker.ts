@@ -227,6 +227,21 @@ export const WorkerInfoSchema = z.object({
 });
 export type WorkerInfo = z.infer<typeof WorkerInfoSchema>;
 
+/** `workers.events`: one worker's changes, or every worker's. */
+export const WorkerEventsInputSchema = z.object({ workerId: WorkerIdSchema.optional() });
+
+/**
+ * A worker as it is after a change, whole (as `workers.list` gives it): it came online
+ * (`worker.connected`), went offline (`worker.disconnected`), or something it shows changed
+ * (`worker.changed`: its MCP servers' states, its tools, skills and agents, its permissions file's
+ * problem). A subscription starts with a `worker.changed` for each worker it follows.
+ */
+export const WorkerEventSchema = z.object({
+  type: z.enum(['worker.connected', 'worker.disconnected', 'worker.changed']),
+  worker: WorkerInfoSchema,
+});
+export type WorkerEvent = z.infer<typeof WorkerEventSchema>;
+
 /** A registered worker's tool set changed (its MCP servers' tools came, went or changed). */
 export const WorkerToolsInputSchema = z.object({
   workerId: WorkerIdSchema,

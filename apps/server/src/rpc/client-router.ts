@@ -36,6 +36,7 @@ import {
   SessionToolOutputInputSchema,
   ToolOutputPageSchema,
   WhoAmISchema,
+  WorkerEventsInputSchema,
   type WorkerId,
   WorkerIdSchema,
   type WorkerInfo,
@@ -46,6 +47,7 @@ import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { Answerer } from '../approvals/approval-gate.ts';
 import { setHeartbeat, streamCronEvents } from '../cron/index.ts';
 import { historyPage } from '../sessions/history-page.ts';
+import { streamWorkerEvents } from '../workers/worker-event-stream.ts';
 import type { RouterServices } from './router-services.ts';
 import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
 
@@ -92,6 +94,12 @@ export function createClientRouter(services: RouterServices) {
     };
   }
 
+  /** A worker as `workers.list` and `workers.events` give it: with its catalog and its rules file's problem. */
+  function describeWorker(info: WorkerInfo, problems = gate.problems()): WorkerInfo {
+    const problem = problems.find((entry) => entry.workerId === info.workerId);
+    return { ...withCatalog(info), ...(problem === undefined ? {} : { permissionsProblem: problem }) };
+  }
+
   async function deleteSession(sessionId: string): Promise<void> {
     await sessions.delete(sessionId);
     gate.clearSession(sessionId);
@@ -127,12 +135,28 @@ export function createClientRouter(services: RouterServices) {
     workers: router({
       /** Every known worker; an online one with the skills and agents it offers and their problems. */
       list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => {
-        const problems = new Map(gate.problems().map((problem) => [problem.workerId, problem]));
-        return registry.list().map((info) => {
-          const problem = problems.get(info.workerId);
-          return { ...withCatalog(info), ...(problem === undefined ? {} : { permissionsProblem: problem }) };
-        });
+        const problems = gate.problems();
+        return registry.list().map((info) => describeWorker(info, problems));
       }),
+      /**
+       * Every worker (or one) as it is now, then again at each change: connected, disconnected, its
+       * MCP servers' states, its tools, skills and agents, its permissions file's problem.
+       */
+      events: clientProcedure.input(WorkerEventsInputSchema).subscription(({ input, signal }) =>
+        streamWorkerEvents({
+          changes: services.workerChanges,
+          list: () => {
+            const problems = gate.problems();
+            return registry.list().map((info) => describeWorker(info, problems));
+          },
+          describe: (workerId) => {
+            const info = registry.get(workerId);
+            return info === undefined ? undefined : describeWorker(info);
+          },
+          workerId: input.workerId,
+          signal,
+        }),
+      ),
     }),
 
     models: router({

@@ -10,6 +10,7 @@ import type { SessionStore } from '../sessions/session-store.ts';
 import type { ToolResultFiles } from '../sessions/tool-result-files.ts';
 import type { ToolCatalog } from '../tools/tool-catalog.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
+import type { WorkerChanges } from '../workers/worker-changes.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
 
 /** The services the routers adapt: every procedure calls one of them. */
@@ -37,6 +38,8 @@ export type RouterServices = {
   agents: AgentDirectory;
   catalog: ToolCatalog;
   onWorkerEvent: (event: { type: 'worker.connected' | 'worker.disconnected'; workerId: string; name: string }) => void;
+  /** Workers connecting, disconnecting and changing what they show, for `workers.events`. */
+  workerChanges: WorkerChanges;
   /** The models a picker offers: the default, the config's, recent sessions' (no network). */
   listModels: () => Promise<ModelList>;
   /** Whether a prompt with this model, or in this session, would reach its provider (no network). */

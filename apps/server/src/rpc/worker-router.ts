@@ -78,14 +78,19 @@ export function createWorkerRouter(services: RouterServices) {
           message: `worker id ${input.workerId} is not registered with this credential`,
         });
       }
-      return { updated: registry.updateTools(input.workerId, input.tools) };
+      const updated = registry.updateTools(input.workerId, input.tools);
+      if (updated) services.workerChanges.publish({ type: 'worker.changed', workerId: input.workerId });
+      return { updated };
     }),
 
     /** The worker's skills or agents changed: the whole snapshot, applied from the next model step. */
     catalog: workerProcedure.input(WorkerCatalogInputSchema).mutation(({ input, ctx }) => {
       ownedWorker(input.workerId, ctx.credentialId);
       const outcome = registry.updateCatalog(input.workerId, { instanceId: input.instanceId, catalog: input.catalog });
-      if (outcome === 'updated') services.onCatalogChanged(input.workerId);
+      if (outcome === 'updated') {
+        services.onCatalogChanged(input.workerId);
+        services.workerChanges.publish({ type: 'worker.changed', workerId: input.workerId });
+      }
       return { updated: outcome === 'updated' };
     }),
 
@@ -93,6 +98,7 @@ export function createWorkerRouter(services: RouterServices) {
     mcpServers: workerProcedure.input(WorkerMcpServersInputSchema).mutation(({ input, ctx }) => {
       ownedWorker(input.workerId, ctx.credentialId);
       const outcome = registry.updateMcpServers(input.workerId, { instanceId: input.instanceId, mcp: input.mcp });
+      if (outcome === 'updated') services.workerChanges.publish({ type: 'worker.changed', workerId: input.workerId });
       return { updated: outcome === 'updated' };
     }),
 

@@ -66,6 +66,7 @@ import {
 } from '../tools/index.ts';
 import { SERVER_VERSION } from '../version.ts';
 import { createJobDispatcher, type JobDispatcher } from '../workers/job-dispatcher.ts';
+import { createWorkerChanges } from '../workers/worker-changes.ts';
 import { loadWorkerRegistry, type WorkerRegistry } from '../workers/worker-registry.ts';
 import { checkCronJob } from './check-cron-job.ts';
 import { forwardApprovalsToSessions } from './forward-approvals-to-sessions.ts';
@@ -239,6 +240,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     onValid: (workerId) => gate?.reportValid(workerId),
   });
   const rulesWatch = createWorkerRulesWatch({ store: permissions, logger });
+  const workerChanges = createWorkerChanges();
   gate = createApprovalGate({
     engine,
     store: permissions,
@@ -319,6 +321,14 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   });
   runner = agent;
   const stopForwarding = forwardApprovalsToSessions({ gate, sessions, events, logger });
+  // A worker's rules file breaking or mending changes what `workers.events` shows of it.
+  const stopWatchingProblems = gate.subscribe((event) => {
+    if (event.type === 'permissions.invalid') {
+      workerChanges.publish({ type: 'worker.changed', workerId: event.problem.workerId });
+    } else if (event.type === 'permissions.valid') {
+      workerChanges.publish({ type: 'worker.changed', workerId: event.workerId });
+    }
+  });
   const approvalLinks =
     notify === undefined || linkKey === undefined
       ? undefined
@@ -383,14 +393,17 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     catalog,
     onWorkerEvent: (event) => {
       logger.info({ workerId: event.workerId, name: event.name }, event.type);
+      const workerId = event.workerId as WorkerId;
       if (event.type === 'worker.connected') {
-        reportCatalog(event.workerId as WorkerId);
-        rulesWatch.connected(event.workerId as WorkerId);
+        reportCatalog(workerId);
+        rulesWatch.connected(workerId);
       } else {
-        rulesWatch.disconnected(event.workerId as WorkerId);
+        rulesWatch.disconnected(workerId);
       }
+      workerChanges.publish({ type: event.type, workerId });
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
+    workerChanges,
     checkModel: async (input) => {
       const session = input.sessionId === undefined ? undefined : await sessions.get(input.sessionId);
       return checkModel({
@@ -424,6 +437,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     closing ??= closeInOrder([
       stopWork,
       stopForwarding,
+      stopWatchingProblems,
       () => rulesWatch.close(),
       () => notifier?.close(),
       () => cronNotifier?.close(),
