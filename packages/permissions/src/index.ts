@@ -7,13 +7,13 @@ export {
   type PermissionLayers,
   type SubjectVerdict,
 } from './evaluate-permission.ts';
+export { locateJsoncValue } from './locate-jsonc-value.ts';
 export {
   MCP_SERVER_TOOL,
   type McpServerDefinition,
   toMcpServerSubject,
   toMcpServerSubjects,
 } from './mcp-server-subject.ts';
-export { locateJsoncValue } from './locate-jsonc-value.ts';
 export { safeParseJsonc, textPosition } from './parse-jsonc.ts';
 export {
   MAX_PATTERN_CHARS,
