@@ -1,9 +1,16 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from '@molf/server';
 import { type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, stopSpawnedProcesses, waitUntil, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import {
+  type Cleanups,
+  startLocalServer,
+  stopSpawnedProcesses,
+  waitUntil,
+  writeFakeModelConfig,
+} from '../testing/cli-test-kit.ts';
 import { startTerminal } from '../testing/terminal-kit.ts';
 
 const cleanups: Cleanups = [];
@@ -229,5 +236,44 @@ describe('molf chat in a terminal', () => {
     // The session is titled from its first prompt; its history follows its name.
     const screen = await terminal.waitFor(/session question in the old session · [\s\S]*Answer in the old session\./);
     expect(screen.split('Answer in the old session.').length).toBe(3);
+  });
+
+  it('says when the link is lost, and that it resumed once the server is back', async () => {
+    const llm = await startFakeLlm({ turns: [{ text: 'Before the restart.' }, { text: 'Still here.' }] });
+    cleanups.push(() => llm.close());
+    const dataDir = await tempDir();
+    const project = await tempDir();
+    const local = await startLocalServer(cleanups, {
+      dataDir,
+      workdir: project,
+      llmBaseURL: llm.baseURL,
+      tokenSuffix: 'tty-restart-token-0001',
+    });
+    const terminal = await startTerminal(
+      ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
+    );
+    await terminal.waitFor('molf chat — session');
+    await terminal.type('hello');
+    await terminal.press('Enter');
+    await terminal.waitFor('Before the restart.');
+    const { port } = local.server;
+    await local.server.close();
+    await terminal.waitFor('reconnecting to the server…');
+    const again = await createServer({
+      port,
+      dataDir,
+      tokens: local.tokens,
+      models: { defaultModel: 'fake/m', custom: { fake: { baseURL: llm.baseURL } } },
+    });
+    cleanups.push(() => again.close());
+    await terminal.waitFor('(server restarted, resumed)');
+    expect(await terminal.screen()).not.toContain('reconnecting to the server…');
+    await waitUntil(() => again.registry.list().some((worker) => worker.state === 'online'), {
+      what: 'the worker back',
+    });
+    await terminal.type('still there?');
+    await terminal.press('Enter');
+    await terminal.waitFor('Still here.');
   });
 });
