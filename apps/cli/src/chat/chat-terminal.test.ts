@@ -88,7 +88,9 @@ describe('molf chat in a terminal', () => {
     expect(coloured).toMatch(/\u001b\[[0-9;]*3[12]m\s*[-+]/);
     // One key, no Enter.
     await terminal.press('y');
-    await terminal.waitFor('Edited.');
+    const after = await terminal.waitFor('Edited.');
+    // The tool card after the call shows the same diff again.
+    expect(after.match(/^\s*\+BETA$/gm)).toHaveLength(2);
     expect(await readFile(join(project, 'notes.txt'), 'utf8')).toBe('alpha\nBETA\ngamma\n');
     expect(llm.requests).toHaveLength(2);
   });

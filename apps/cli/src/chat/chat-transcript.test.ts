@@ -239,4 +239,22 @@ describe("molf chat's transcript on a terminal", () => {
     );
     expect(writes.join('')).toBe('✓ shell_exec: one\n  two\n  three\n  … 2 more lines\n');
   });
+
+  it('shows the diff of a file a call changed under its line', () => {
+    const writes: string[] = [];
+    const transcript = createChatTranscript((text) => writes.push(text), { style: plain });
+    transcript.show(
+      turn({
+        type: 'tool-call.ended',
+        toolCallId: 'c',
+        toolName: 'edit_file',
+        output: 'Edited notes.txt',
+        truncated: false,
+        diff: { diff: '--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-beta\n+BETA\n', truncated: false },
+      }),
+    );
+    expect(writes.join('')).toBe(
+      '✓ edit_file: Edited notes.txt\n  --- a/notes.txt\n  +++ b/notes.txt\n  @@ -1 +1 @@\n  -beta\n  +BETA\n',
+    );
+  });
 });

@@ -1,4 +1,6 @@
+import type { FileDiff } from '@molf/protocol';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
+import { formatDiff } from './format-diff.ts';
 
 /** How long a tool call's description may be on its line. */
 const DESCRIPTION_MAX = 300;
@@ -32,13 +34,18 @@ export function describeToolCall(toolName: string, args: Record<string, unknown>
   }
 }
 
-type Ended = { output: string; error?: string | undefined };
+type Ended = { output: string; error?: string | undefined; diff?: FileDiff | undefined };
 
 /**
- * The lines shown under a finished tool call's first line: up to `outputLines` more lines of its
- * output (or error), then how many were left out.
+ * The lines shown under a finished tool call's first line: the diff of a file it changed, as the
+ * approval showed it; else up to `outputLines` more lines of its output (or error), then how many
+ * were left out.
  */
 export function toolOutcomeLines(event: Ended, style: TerminalStyle, options: { outputLines: number }): string[] {
+  if (event.diff !== undefined && event.error === undefined) {
+    const diff = formatDiff(event.diff, style, { maxLines: 40 });
+    return diff === '' ? [] : diff.split('\n');
+  }
   if (options.outputLines <= 0) return [];
   const lines = (event.error ?? event.output).replace(/\n+$/, '').split('\n').slice(1);
   const shown = lines.slice(0, options.outputLines).map((line) => style.dim(cut(line, 200)));
