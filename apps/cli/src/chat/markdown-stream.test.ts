@@ -71,6 +71,14 @@ describe('markdown for the terminal', () => {
     expect(text).not.toContain('**');
   });
 
+  it('renders emphasis and code inside the items of a tight list', () => {
+    const render = createMarkdownRenderer(createTerminalStyle(1), 80);
+    const text = render('- `greet()` now says **Hello**\n- plain');
+    expect(text).not.toContain('**');
+    expect(text).not.toContain('`');
+    expect(text).toContain('\u001b[1mHello\u001b[22m');
+  });
+
   it('highlights a code block by its language and paints emphasis when colour is on', () => {
     const render = createMarkdownRenderer(createTerminalStyle(1), 80);
     const code = render('```js\nconst a = "x";\n```');

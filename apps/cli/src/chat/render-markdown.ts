@@ -73,6 +73,16 @@ export function createMarkdownRenderer(style: TerminalStyle, width: number): Mar
       { theme: codeTheme(paint) },
     ),
   );
+  // marked-terminal prints the text of a tight list item as written (`**bold**` stays): its text
+  // renderer ignores the inline tokens marked gives since v13. Render those inline tokens; every
+  // other text falls back to marked-terminal's.
+  marked.use({
+    renderer: {
+      text(token) {
+        return 'tokens' in token && token.tokens !== undefined ? this.parser.parseInline(token.tokens) : false;
+      },
+    },
+  });
   return (markdown) => {
     const rendered = marked.parse(markdown, { async: false });
     return rendered.replace(/\s+$/, '');

@@ -114,6 +114,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let shown: string | undefined;
   /** The approval being denied (its reason is typed) or saved "always" (its patterns are edited). */
   let answering: Approval | undefined;
+  /** Approvals this chat answered: an answer from elsewhere is named as such. */
+  const answeredHere = new Set<string>();
   let lastInterrupt = 0;
   let left = false;
   const leave = Promise.withResolvers<void>();
@@ -212,11 +214,17 @@ export async function runChat(options: ChatOptions): Promise<void> {
         showFirstApproval();
         break;
       case 'approval.resolved': {
-        const mine = answering?.approvalId === own.approvalId;
-        if (mine) answering = undefined;
+        const mine = answeredHere.delete(own.approvalId);
+        if (answering?.approvalId === own.approvalId) answering = undefined;
         if (shown === own.approvalId) {
           shown = undefined;
-          const by = own.by.startsWith('rule') ? ' (by a rule)' : mine ? '' : ` (by ${own.by})`;
+          const by = own.by.startsWith('rule')
+            ? ' (by a rule)'
+            : mine
+              ? ''
+              : own.by === 'server'
+                ? ` (${own.reason ?? 'by the server'})`
+                : ' (answered in another client)';
           say(`  → ${own.outcome === 'approved' ? style.ok(own.outcome) : style.fail(own.outcome)}${by}`);
         }
         showFirstApproval();
@@ -378,6 +386,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (choice.scope === 'deny') {
       if (isServerStart(approval)) {
         // No reason to ask for: no model reads it.
+        answeredHere.add(approvalId);
         await client.rpc.approvals.deny.mutate({ sessionId: asking, approvalId });
         return;
       }
@@ -390,6 +399,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       setMode({ type: 'patterns', patterns: approval.alwaysPatterns });
       return;
     }
+    answeredHere.add(approvalId);
     await client.rpc.approvals.approve.mutate({ sessionId: asking, approvalId, scope: choice.scope });
   }
 
@@ -398,6 +408,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     answering = undefined;
     setMode({ type: 'prompt' });
     if (approval === undefined) return;
+    answeredHere.add(approval.approvalId);
     await client.rpc.approvals.deny.mutate({
       sessionId: approval.sessionId,
       approvalId: approval.approvalId,
@@ -415,6 +426,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       return;
     }
     const edited = JSON.stringify(patterns) !== JSON.stringify(approval.alwaysPatterns);
+    answeredHere.add(approval.approvalId);
     try {
       await client.rpc.approvals.approve.mutate({
         sessionId: approval.sessionId,
