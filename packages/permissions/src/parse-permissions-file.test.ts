@@ -296,6 +296,9 @@ describe('safeParsePermissionsFile: files it reads', () => {
       '/etc/shadow',
       '/proc/*/environ',
       '~/.molf/*',
+      '~/.config/molf/*',
+      '~/.local/share/molf/*',
+      '~/.local/state/molf/*',
     ]);
   });
 });
