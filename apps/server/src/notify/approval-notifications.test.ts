@@ -10,6 +10,11 @@ import { type ReceivedRequest, startHttpReceiver } from '../testing/http-receive
 import { waitFor } from '../testing/test-link.ts';
 import type { NotifyOptions } from './notify-settings.ts';
 
+/** A session a person named (a session created without a name is titled from its first prompt). */
+function namedSession(stack: Stack) {
+  return stack.client.rpc.sessions.create.mutate({ workerId: stack.link.worker.workerId, name: 'nightly checks' });
+}
+
 /** A fake LLM script: one shell call that asks (the default rules ask for `touch`), then an answer. */
 const ONE_CALL = [
   { toolCalls: [{ id: 'call_touch', name: 'shell_exec', arguments: { command: 'touch linked.txt && echo done' } }] },
@@ -97,7 +102,8 @@ describe('approval notifications with one-time links', () => {
       turns: ONE_CALL,
       notify: { targets: [{ type: 'ntfy', url: `${receiver.url}/molf-approvals`, token: 'tk_secret-ntfy-token' }] },
     });
-    const session = await newSession(stack);
+    // Named by a person: the name the message shows is not replaced by a title from the prompt.
+    const session = await namedSession(stack);
     using watch = follow(stack.client, session.sessionId);
     await prompt(stack, session.sessionId);
     await waitFor(() => receiver.requests.length === 1, { what: 'the ntfy message' });
@@ -144,7 +150,7 @@ describe('approval notifications with one-time links', () => {
       turns: ONE_CALL,
       notify: { targets: [{ type: 'webhook', url: `${receiver.url}/hook`, headers: { 'X-Hook-Secret': 's3cret' } }] },
     });
-    const session = await newSession(stack);
+    const session = await namedSession(stack);
     using watch = follow(stack.client, session.sessionId);
     await prompt(stack, session.sessionId);
     await waitFor(() => receiver.requests.length === 1, { what: 'the webhook call' });
