@@ -193,7 +193,7 @@ describe('molf permissions explain', () => {
     const broken = await molf(['permissions', 'explain', '--file', 'rules.jsonc', '--tool', 'glob'], { cwd: dir });
     expect(broken.exitCode).toBe(1);
     expect(broken.stderr).toContain(
-      'rules.jsonc:3:11: "glob" must be one of "allow", "deny", "ask", not the boolean true',
+      'rules.jsonc:3:11: the rules for "glob" must be one action ("allow", "deny", "ask") or an object of pattern → action',
     );
 
     await writeFile(join(dir, 'rules.jsonc'), RULES);

@@ -66,12 +66,12 @@ describe('molf server --allowed-origin', () => {
     expect(await tryOpen(url, 'https://evil.example')).toBe(403);
   });
 
-  it('refuses to start with an allowed origin that is not one', async () => {
+  it('refuses to start with an allowed origin that is not one, as a usage error (exit 2)', async () => {
     const home = await tempDir();
     const result = await spawnMolf(['server', '--port', '0', '--allowed-origin', 'app.example'], {
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });
-    expect(result.exitCode).toBe(1);
+    expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain('--allowed-origin');
     expect(result.stderr).toContain('app.example');
     expect(result.stderr).toContain('http(s)://host[:port]');

@@ -85,7 +85,7 @@ describe('molf run and molf chat where molf up runs', () => {
     const chat = spawnMolf(['chat'], { cwd: join(project), env, stdin: 'pipe' });
     const output = captureOutput(chat);
     await output.seen('molf chat — session');
-    expect(output.text()).toContain(`molf: using the server of \`molf up\` at ${up.url}`);
+    expect(output.text()).toContain(`using the server of \`molf up\` at ${up.url}`);
     chat.stdin?.write('hi\n');
     await output.seen('chat too');
     chat.stdin?.end('/exit\n');
