@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from '@molf/server';
 import { type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { createWorker } from '@molf/worker';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type Cleanups,
@@ -277,5 +278,39 @@ describe('molf chat in a terminal', () => {
     await terminal.type('still there?');
     await terminal.press('Enter');
     await terminal.waitFor('Still here.');
+  });
+
+  it('says at start that the model has no key, naming the variable to set', async () => {
+    const home = await tempDir();
+    const project = await tempDir();
+    await writeFile(join(home, 'config.jsonc'), JSON.stringify({ model: 'anthropic/claude-sonnet-4-5' }));
+    const terminal = await startTerminal(['chat'], {
+      cwd: project,
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    });
+    await terminal.waitFor(/the model anthropic\/claude-sonnet-4-5 has no key — .*ANTHROPIC_API_KEY/);
+  });
+
+  it('tells when its worker goes offline while it runs, and when it is back', async () => {
+    const llm = await startFakeLlm({ turns: [] });
+    cleanups.push(() => llm.close());
+    const dataDir = await tempDir();
+    const project = await tempDir();
+    const local = await startLocalServer(cleanups, {
+      dataDir,
+      workdir: project,
+      llmBaseURL: llm.baseURL,
+      tokenSuffix: 'tty-offline-token-0001',
+    });
+    const terminal = await startTerminal(
+      ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
+      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
+    );
+    await terminal.waitFor('molf chat — session');
+    await local.worker.close();
+    await terminal.waitFor(/! worker \S+ \(.*\) is offline — prompts wait for it/);
+    const again = await createWorker({ serverUrl: local.server.url, token: local.tokens.worker, workdir: project });
+    cleanups.push(() => again.close());
+    await terminal.waitFor(/✓ worker \S+ is online again/);
   });
 });

@@ -1,5 +1,5 @@
 import type { MolfClient } from '@molf/client';
-import type { McpServerInfo, PermissionsProblem, WorkerInfo } from '@molf/protocol';
+import type { McpServerInfo, PermissionsProblem, WorkerEvent, WorkerInfo } from '@molf/protocol';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
 
 /** The banner for a worker's rules file that does not parse: where, why, what the gate does meanwhile. */
@@ -48,7 +48,7 @@ export async function describeProblems(
   client: MolfClient,
   options: { workerId: string; model: string | undefined },
   style: TerminalStyle,
-): Promise<string[]> {
+): Promise<{ lines: string[]; worker: WorkerInfo | undefined }> {
   const lines: string[] = [];
   const [workers, models] = await Promise.all([
     client.rpc.workers.list.query(),
@@ -80,6 +80,40 @@ export async function describeProblems(
           style.warn(`! the model ${model} has no key — ${provider.hint ?? `configure the provider ${provider.name}`}`),
         );
       }
+    }
+  }
+  return { lines, worker };
+}
+
+/**
+ * The notices a change of the chat's worker calls for, given how it was before (undefined: the
+ * subscription's first look, which the notices at start already covered): it went offline or came
+ * back, an MCP server went down or cannot start, or is back. The rules file has its own events.
+ */
+export function workerChangeNotices(
+  before: WorkerInfo | undefined,
+  event: WorkerEvent,
+  style: TerminalStyle,
+): string[] {
+  const { worker } = event;
+  if (before === undefined) return [];
+  const lines: string[] = [];
+  // By the state, whatever the event's type: a registration also comes as a change.
+  if (before.state === 'online' && worker.state !== 'online') {
+    lines.push(formatWorkerOffline(worker, style));
+    return lines;
+  }
+  if (before.state !== 'online' && worker.state === 'online') {
+    lines.push(style.ok(`✓ worker ${worker.name} is online again`));
+  }
+  const previous = new Map((before.mcpServers ?? []).map((server) => [server.name, server]));
+  for (const server of worker.mcpServers ?? []) {
+    const was = previous.get(server.name);
+    if (was?.status === server.status && was.reason === server.reason) continue;
+    const problem = formatMcpProblem(server, style);
+    if (problem !== undefined) lines.push(problem);
+    else if (server.status === 'connected' && was !== undefined && formatMcpProblem(was, style) !== undefined) {
+      lines.push(style.ok(`✓ MCP server ${server.name} is connected again`));
     }
   }
   return lines;

@@ -8,6 +8,7 @@ import {
   CATALOG_NAME_PATTERN,
   type SessionEvent,
   type UsageTotals,
+  type WorkerEvent,
   type WorkerInfo,
 } from '@molf/protocol';
 import { formatCatalogEntry } from '../commands/format-catalog-entry.ts';
@@ -24,7 +25,7 @@ import { createChatScreen } from './chat-screen.ts';
 import { createChatTranscript } from './chat-transcript.ts';
 import { openInputHistory } from './input-history.ts';
 import { createPlainInput } from './plain-input.ts';
-import { describeProblems, formatPermissionsProblem } from './problem-notices.ts';
+import { describeProblems, formatPermissionsProblem, workerChangeNotices } from './problem-notices.ts';
 import { createMarkdownRenderer } from './render-markdown.ts';
 import { formatStatusLine, formatUsage, SPINNER, type Usage } from './status-line.ts';
 import { createTerminalInput, type InputHandlers, type InputMode } from './terminal-input.ts';
@@ -640,8 +641,24 @@ export async function runChat(options: ChatOptions): Promise<void> {
     input.close();
     throw error;
   }
+  // The worker going offline or back, an MCP server down or back: told as it happens.
+  let workerSeen: WorkerInfo | undefined;
+  const workerWatch = client.rpc.workers.events.subscribe(
+    { workerId },
+    {
+      onData: (event: WorkerEvent) => {
+        for (const line of workerChangeNotices(workerSeen, event, style)) say(line);
+        workerSeen = event.worker;
+        renderLive();
+      },
+      onError: (error: unknown) => say(style.dim(`(no notices about the worker: ${(error as Error).message})`)),
+    },
+  );
   say(style.dim(`molf chat — session ${sessionId}. /help for commands, Esc interrupts, Ctrl-D leaves.`));
-  for (const line of await describeProblems(client, { workerId: sessionWorkerId, model }, style)) say(line);
+  const problems = await describeProblems(client, { workerId: sessionWorkerId, model }, style);
+  for (const line of problems.lines) say(line);
+  // The watch's first look is compared with what the notices at start saw.
+  workerSeen ??= problems.worker;
   renderLive();
 
   // A token refused after a server restart: the client has stopped (the line saying so is out).
@@ -654,6 +671,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
   await leave.promise;
   process.off('SIGINT', onInterrupt);
   clearInterval(spinner);
+  workerWatch.unsubscribe();
   follower?.stop();
   input.close();
   screen.close();
