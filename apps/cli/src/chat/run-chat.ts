@@ -26,7 +26,6 @@ import { createChatTranscript } from './chat-transcript.ts';
 import { openInputHistory } from './input-history.ts';
 import { createPlainInput } from './plain-input.ts';
 import { describeProblems, formatPermissionsProblem, workerChangeNotices } from './problem-notices.ts';
-import { createMarkdownRenderer } from './render-markdown.ts';
 import { formatStatusLine, formatUsage, SPINNER, type Usage } from './status-line.ts';
 import { createTerminalInput, type InputHandlers, type InputMode } from './terminal-input.ts';
 
@@ -71,7 +70,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
   const interactive = process.stdin.isTTY === true && stdout.isTTY === true;
   const style = styleFor(stdout);
   const screen = createChatScreen(stdout, { interactive });
-  const markdown = interactive ? createMarkdownRenderer(style, Math.min(stdout.columns ?? 80, 100)) : undefined;
+  // marked-terminal and its highlighter are loaded only for a terminal: a chat on a pipe prints plain text.
+  const markdown = interactive
+    ? (await import('./render-markdown.ts')).createMarkdownRenderer(style, Math.min(stdout.columns ?? 80, 100))
+    : undefined;
   const paths = currentMolfPaths(options);
   const history = openInputHistory(paths.chatHistoryFile);
 
