@@ -104,6 +104,40 @@ describe('the chat input', () => {
     expect(editor.text()).toBe('c');
   });
 
+  it('deletes and steps over a whole emoji, never half of one (a lone surrogate would reach the model)', () => {
+    const editor = createLineEditor();
+    type(editor, 'ab😀');
+    press(editor, { name: 'backspace' });
+    expect(editor.text()).toBe('ab');
+    // A family emoji is several code points joined: one character to the person.
+    type(editor, '👨‍👩‍👧x');
+    press(editor, { name: 'left' });
+    press(editor, { name: 'left' });
+    type(editor, 'y');
+    expect(editor.text()).toBe('aby👨‍👩‍👧x');
+    press(editor, { name: 'right' });
+    press(editor, { name: 'backspace' });
+    expect(editor.text()).toBe('abyx');
+    type(editor, '😀');
+    press(editor, { name: 'left' });
+    press(editor, { name: 'delete' });
+    expect(editor.text()).toBe('abyx');
+    press(editor, { name: 'home' });
+    type(editor, '😀');
+    press(editor, { name: 'left' });
+    press(editor, { name: 'd', ctrl: true });
+    expect(editor.text()).toBe('abyx');
+  });
+
+  it('keeps the cursor off the middle of an emoji when Up or Down moves it to another line', () => {
+    const editor = createLineEditor();
+    editor.setText('😀😀\nabc');
+    // Column 3 of "abc" falls inside the second emoji of the line above (code units 2–3).
+    press(editor, { name: 'up' });
+    type(editor, 'x');
+    expect(editor.text()).toBe('😀x😀\nabc');
+  });
+
   it('reports Ctrl-C, Escape, and Ctrl-D on an empty line for the chat to act on', () => {
     const editor = createLineEditor();
     expect(press(editor, { name: 'c', ctrl: true })).toEqual({ type: 'interrupt' });

@@ -43,6 +43,13 @@ export type EditorOptions = {
 /** Key sequences some terminals send for Shift-Enter (CSI u, xterm's modifyOtherKeys). */
 const SHIFT_ENTER_SEQUENCES = new Set(['\u001b[13;2u', '\u001b[27;2;13~']);
 
+/**
+ * The user-perceived characters of a text (an emoji with its modifiers, a letter with its accents):
+ * the cursor steps over them and Backspace removes them whole, as a terminal shows them. Half of a
+ * surrogate pair left in the prompt would reach the model as a lone surrogate.
+ */
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
 function commonPrefix(words: readonly string[]): string {
   const [first = '', ...rest] = words;
   let end = first.length;
@@ -73,6 +80,28 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
     const end = buffer.indexOf('\n', cursor);
     return end === -1 ? buffer.length : end;
   };
+  /** Where the character before the cursor starts. */
+  const previousCharacter = (): number => {
+    const start = lineStart();
+    if (cursor === start) return Math.max(0, cursor - 1);
+    let boundary = start;
+    for (const { index } of graphemes.segment(buffer.slice(start, cursor))) boundary = start + index;
+    return boundary;
+  };
+  /** Where the character after the cursor ends. */
+  const nextCharacter = (): number => {
+    const end = lineEnd();
+    if (cursor === end) return Math.min(buffer.length, cursor + 1);
+    const first = graphemes.segment(buffer.slice(cursor, end)).containing(0);
+    return cursor + (first?.segment.length ?? 1);
+  };
+  /** `index`, or the start of the character it falls inside. */
+  const snapToCharacter = (index: number): number => {
+    const start = buffer.lastIndexOf('\n', index - 1) + 1;
+    const end = buffer.indexOf('\n', index);
+    const within = graphemes.segment(buffer.slice(start, end === -1 ? buffer.length : end)).containing(index - start);
+    return within === undefined ? index : start + within.index;
+  };
   const replace = (text: string) => {
     buffer = text;
     cursor = text.length;
@@ -98,13 +127,13 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
     if (step === -1) {
       if (start === 0) return false;
       const previousStart = buffer.lastIndexOf('\n', start - 2) + 1;
-      cursor = Math.min(previousStart + column, start - 1);
+      cursor = snapToCharacter(Math.min(previousStart + column, start - 1));
       return true;
     }
     const end = lineEnd();
     if (end === buffer.length) return false;
     const nextEnd = buffer.indexOf('\n', end + 1);
-    cursor = Math.min(end + 1 + column, nextEnd === -1 ? buffer.length : nextEnd);
+    cursor = snapToCharacter(Math.min(end + 1 + column, nextEnd === -1 ? buffer.length : nextEnd));
     return true;
   };
 
@@ -160,7 +189,7 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
             return { type: 'interrupt' };
           case 'd':
             if (buffer === '') return { type: 'eof' };
-            if (cursor < buffer.length) buffer = buffer.slice(0, cursor) + buffer.slice(cursor + 1);
+            if (cursor < buffer.length) buffer = buffer.slice(0, cursor) + buffer.slice(nextCharacter());
             return { type: 'changed' };
           case 'a':
             cursor = lineStart();
@@ -198,18 +227,19 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
             buffer = buffer.slice(0, start) + buffer.slice(cursor);
             cursor = start;
           } else {
-            buffer = buffer.slice(0, cursor - 1) + buffer.slice(cursor);
-            cursor--;
+            const start = previousCharacter();
+            buffer = buffer.slice(0, start) + buffer.slice(cursor);
+            cursor = start;
           }
           return { type: 'changed' };
         case 'delete':
-          if (cursor < buffer.length) buffer = buffer.slice(0, cursor) + buffer.slice(cursor + 1);
+          if (cursor < buffer.length) buffer = buffer.slice(0, cursor) + buffer.slice(nextCharacter());
           return { type: 'changed' };
         case 'left':
-          cursor = Math.max(0, cursor - 1);
+          cursor = previousCharacter();
           return { type: 'changed' };
         case 'right':
-          cursor = Math.min(buffer.length, cursor + 1);
+          cursor = nextCharacter();
           return { type: 'changed' };
         case 'home':
           cursor = lineStart();
