@@ -1,9 +1,11 @@
 import type { MolfClient } from '@molf/client';
 import type { McpServerInfo, PermissionsProblem, WorkerEvent, WorkerInfo } from '@molf/protocol';
+import { showControlCharacters, showControlCharactersIn } from '../terminal/show-control-characters.ts';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
 
 /** The banner for a worker's rules file that does not parse: where, why, what the gate does meanwhile. */
-export function formatPermissionsProblem(problem: PermissionsProblem, style: TerminalStyle): string {
+export function formatPermissionsProblem(reported: PermissionsProblem, style: TerminalStyle): string {
+  const problem = showControlCharactersIn(reported);
   const meanwhile =
     problem.fallback === 'last_good_rules'
       ? 'the last rules that parsed apply until it is fixed'
@@ -15,7 +17,9 @@ export function formatPermissionsProblem(problem: PermissionsProblem, style: Ter
 }
 
 /** One line for an MCP server that is not there, with what to do; none for one that is. */
-export function formatMcpProblem(server: McpServerInfo, style: TerminalStyle): string | undefined {
+export function formatMcpProblem(reported: McpServerInfo, style: TerminalStyle): string | undefined {
+  // A server's reason can carry what its process wrote: shown, never written to the terminal as it is.
+  const server = showControlCharactersIn(reported);
   const why = server.reason === undefined ? '' : `: ${server.reason}`;
   switch (server.status) {
     case 'offline':
@@ -34,7 +38,8 @@ export function formatMcpProblem(server: McpServerInfo, style: TerminalStyle): s
 }
 
 /** One line for a worker that is not online. */
-export function formatWorkerOffline(worker: Pick<WorkerInfo, 'name' | 'workdir'>, style: TerminalStyle): string {
+export function formatWorkerOffline(reported: Pick<WorkerInfo, 'name' | 'workdir'>, style: TerminalStyle): string {
+  const worker = showControlCharactersIn(reported);
   return style.warn(
     `! worker ${worker.name} (${worker.workdir}) is offline — prompts wait for it; start it with \`molf worker\` in that directory or \`molf up\``,
   );
@@ -104,7 +109,7 @@ export function workerChangeNotices(
     return lines;
   }
   if (before.state !== 'online' && worker.state === 'online') {
-    lines.push(style.ok(`✓ worker ${worker.name} is online again`));
+    lines.push(style.ok(`✓ worker ${showControlCharacters(worker.name)} is online again`));
   }
   const previous = new Map((before.mcpServers ?? []).map((server) => [server.name, server]));
   for (const server of worker.mcpServers ?? []) {
@@ -113,7 +118,7 @@ export function workerChangeNotices(
     const problem = formatMcpProblem(server, style);
     if (problem !== undefined) lines.push(problem);
     else if (server.status === 'connected' && was !== undefined && formatMcpProblem(was, style) !== undefined) {
-      lines.push(style.ok(`✓ MCP server ${server.name} is connected again`));
+      lines.push(style.ok(`✓ MCP server ${showControlCharacters(server.name)} is connected again`));
     }
   }
   return lines;

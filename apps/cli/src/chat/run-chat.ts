@@ -18,6 +18,7 @@ import { openStack, type StackOptions, sessionWorker } from '../embedded-stack.t
 import { findSessionToContinue } from '../sessions/find-session-to-continue.ts';
 import { createFirstPromptSession, type FirstPromptSession } from '../sessions/first-prompt-session.ts';
 import { formatSessionHistory } from '../sessions/format-history.ts';
+import { showControlCharacters, showControlCharactersIn } from '../terminal/show-control-characters.ts';
 import { styleFor } from '../terminal/terminal-style.ts';
 import { type ApprovalChoice, choiceFor, describeApproval, formatChoices, isServerStart } from './approval-view.ts';
 import { completeCommand, formatChatHelp } from './chat-commands.ts';
@@ -148,7 +149,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     interrupt: onInterrupt,
     escape: () => void abortTurn(),
     eof: () => finish(),
-    completions: (candidates) => say(style.dim(candidates.join('  '))),
+    completions: (candidates) => say(style.dim(showControlCharacters(candidates.join('  ')))),
     changed: () => renderLive(),
   };
   const input = interactive
@@ -202,14 +203,16 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (first.approvalId === shown) return;
     shown = first.approvalId;
     answering = undefined;
-    say(describeApproval(first, style));
+    // What the model, a tool or a file put in it is shown, never written to the terminal as it is.
+    say(describeApproval(showControlCharactersIn(first), style));
     if (!interactive) say(formatChoices(first, style));
     setMode({ type: 'approval', approval: first });
   }
 
   function onEvent(event: SessionEvent, state: SessionState): void {
     fresh?.observe(event);
-    transcript.show(event);
+    // Text from the model, a tool or a file is shown, never written to the terminal as it is.
+    transcript.show(showControlCharactersIn(event));
     // A subagent's approvals wait in the same queue as the session's own (see followSession).
     const own = event.type === 'subagent.event' ? event.event : event;
     switch (own.type) {
@@ -226,7 +229,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
             : mine
               ? ''
               : own.by === 'server'
-                ? ` (${own.reason ?? 'by the server'})`
+                ? ` (${showControlCharacters(own.reason ?? 'by the server')})`
                 : ' (answered in another client)';
           say(`  → ${own.outcome === 'approved' ? style.ok(own.outcome) : style.fail(own.outcome)}${by}`);
         }
@@ -316,7 +319,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
         showFirstApproval();
         renderLive();
       },
-      onError: (error: unknown) => say(style.fail(`! event stream: ${(error as Error).message}`)),
+      onError: (error: unknown) =>
+        say(style.fail(`! event stream: ${showControlCharacters((error as Error).message)}`)),
       onEnded: () => say(style.warn('(this session was deleted; /new starts another)')),
       onPermissionsChange: (event) =>
         say(
@@ -355,7 +359,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     sessionWorkerId = session.workerId;
     catalog = undefined;
     sessionUsage = usageOf(session.usage);
-    say(style.bold(`session ${session.name} · ${session.sessionId}`));
+    say(style.bold(`session ${showControlCharacters(session.name)} · ${session.sessionId}`));
     if (start > 0) say(style.dim(`(${start} earlier messages: molf sessions show ${session.sessionId})`));
     const text = formatSessionHistory(messages, style, markdown === undefined ? {} : { renderAnswer: markdown });
     if (text.trim() !== '') say(text);
@@ -439,7 +443,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       });
     } catch (error) {
       // A pattern the server refuses (wider than a destructive command allows, not a pattern): say why, ask again.
-      say(style.fail(`! ${(error as Error).message}`));
+      say(style.fail(`! ${showControlCharacters((error as Error).message)}`));
       answering = approval;
       setMode({ type: 'patterns', patterns });
     }
@@ -533,7 +537,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
         }
         const items = others.map((session) => ({
           value: session.sessionId,
-          label: `${session.updatedAt.slice(0, 16).replace('T', ' ')}  ${String(session.messageCount).padStart(4)} msgs  ${session.name}`,
+          label: `${session.updatedAt.slice(0, 16).replace('T', ' ')}  ${String(session.messageCount).padStart(4)} msgs  ${showControlCharacters(session.name)}`,
         }));
         if (total > sessions.length)
           say(style.dim(`(the newest ${sessions.length} of ${total}; molf sessions list shows all)`));
@@ -573,7 +577,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
           say(
             [
               'skills (/<name> [text] sends text with the skill loaded):',
-              ...skills.map((skill) => `  ${formatCatalogEntry(skill)}`),
+              ...skills.map((skill) => `  ${formatCatalogEntry(showControlCharactersIn(skill))}`),
             ].join('\n'),
           );
         }
@@ -586,7 +590,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
           say(
             [
               'agents (the model hands them a task with its task tool):',
-              ...agents.map((agent) => `  ${formatCatalogEntry(agent)}`),
+              ...agents.map((agent) => `  ${formatCatalogEntry(showControlCharactersIn(agent))}`),
             ].join('\n'),
           );
         return;
@@ -616,11 +620,16 @@ export async function runChat(options: ChatOptions): Promise<void> {
       }
       if (text.trim() === '') return;
       history.add(text);
-      if (interactive) say(`${style.user('›')} ${text.split('\n').join(`\n${style.dim('┆')} `)}`);
+      if (interactive)
+        say(
+          `${style.user('›')} ${showControlCharacters(text)
+            .split('\n')
+            .join(`\n${style.dim('┆')} `)}`,
+        );
       if (text.trim().startsWith('/') && !text.trim().includes('\n')) await command(text);
       else await sendPrompt(text);
     } catch (error) {
-      say(style.fail(`! ${(error as Error).message}`));
+      say(style.fail(`! ${showControlCharacters((error as Error).message)}`));
     } finally {
       renderLive();
     }
@@ -653,7 +662,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
         workerSeen = event.worker;
         renderLive();
       },
-      onError: (error: unknown) => say(style.dim(`(no notices about the worker: ${(error as Error).message})`)),
+      onError: (error: unknown) =>
+        say(style.dim(`(no notices about the worker: ${showControlCharacters((error as Error).message)})`)),
     },
   );
   say(style.dim(`molf chat — session ${sessionId}. /help for commands, Esc interrupts, Ctrl-D leaves.`));

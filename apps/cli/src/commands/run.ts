@@ -8,6 +8,7 @@ import { RUN_EXIT_CODES, type RunExitReason } from '../run/run-exit.ts';
 import { createRunRecorder, type RunRecorder } from '../run/run-recorder.ts';
 import { findSessionToContinue } from '../sessions/find-session-to-continue.ts';
 import { createFirstPromptSession, type FirstPromptSession } from '../sessions/first-prompt-session.ts';
+import { showControlCharacters } from '../terminal/show-control-characters.ts';
 
 type OnAsk = 'deny' | 'allow' | 'fail';
 type RunOptions = {
@@ -61,6 +62,15 @@ export function registerRunCommand(program: Command): void {
   addStackOptions(command).action(run);
 }
 
+/**
+ * Text for `stream`: on a terminal, the control characters of what the model, a tool or the server
+ * wrote are shown as text (an escape sequence could set the title, write the clipboard, hide text);
+ * a pipe gets it as it is, for the script reading it.
+ */
+function forStream(stream: NodeJS.WriteStream, text: string): string {
+  return stream.isTTY === true ? showControlCharacters(text) : text;
+}
+
 /** What the run writes, by mode: the answer or events on stdout, notes and errors on stderr. */
 function createRunOutput(options: RunOptions) {
   const quiet = options.quiet === true;
@@ -70,16 +80,18 @@ function createRunOutput(options: RunOptions) {
     quiet,
     /** Streamed answer text (plain mode only). */
     text: (text: string) => {
-      if (!json && !quiet) process.stdout.write(text);
+      if (!json && !quiet) process.stdout.write(forStream(process.stdout, text));
     },
+    /** The answer alone (--quiet). */
+    answer: (text: string) => process.stdout.write(forStream(process.stdout, text)),
     event: (event: SessionEvent) => {
       if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
     },
     /** A line for the person watching (tool calls, approvals answered, the session id); not with --quiet. */
     note: (line: string) => {
-      if (!quiet) process.stderr.write(line);
+      if (!quiet) process.stderr.write(forStream(process.stderr, line));
     },
-    error: (line: string) => process.stderr.write(line),
+    error: (line: string) => process.stderr.write(forStream(process.stderr, line)),
   };
 }
 type RunOutput = ReturnType<typeof createRunOutput>;
@@ -148,7 +160,7 @@ function finish(options: {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } else if (output.quiet) {
     const answer = recorder.answer();
-    if (answer !== '') process.stdout.write(answer.endsWith('\n') ? answer : `${answer}\n`);
+    if (answer !== '') output.answer(answer.endsWith('\n') ? answer : `${answer}\n`);
   }
   if (sessionId !== null && !output.json) output.note(`session: ${sessionId}\n`);
   process.exitCode = RUN_EXIT_CODES[exitReason];

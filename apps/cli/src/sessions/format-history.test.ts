@@ -154,4 +154,18 @@ describe('a session history as the terminal shows it', () => {
     expect(formatSessionHistory(messages, plain)).not.toMatch(ansi);
     expect(formatSessionHistory(messages, createTerminalStyle(1))).toMatch(ansi);
   });
+
+  it("shows the escape sequences of a prompt, an answer, a call's arguments and a tool's output as text", () => {
+    const messages = [
+      user('hi\u001b]0;title\u0007'),
+      assistant('see \u001b]52;c;eA==\u0007', [['c', 'shell_exec', { command: 'echo a\u001b[8mhidden' }]]),
+      tool('c', 'shell_exec', 'out\u001b[2J'),
+    ];
+    const text = formatSessionHistory(messages, plain);
+    expect(text).not.toContain('\u001b');
+    expect(text).toContain('› hi\\x1b]0;title\\x07');
+    expect(text).toContain('see \\x1b]52;c;eA==\\x07');
+    expect(text).toContain('shell_exec echo a\\x1b[8mhidden');
+    expect(text).toContain('out\\x1b[2J');
+  });
 });

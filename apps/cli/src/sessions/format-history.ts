@@ -1,4 +1,5 @@
 import type { SessionMessage } from '@molf/protocol';
+import { showControlCharactersIn } from '../terminal/show-control-characters.ts';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
 import { toolCallOutcome } from './tool-call-outcome.ts';
 
@@ -52,12 +53,15 @@ function withoutTaskResultTag(output: string): string {
  * call on one line with its outcome (✓ done, ✗ failed, ⊘ denied, ○ cancelled) and its output, error
  * or diff collapsed to its first lines with `… N more lines`, answers cut short marked, and the
  * summaries that replaced older messages. Colour comes from `style` only (none when it has none).
+ * Control characters in the messages (the model's, a tool's, a file's) are shown as `\xNN`, never
+ * written to the terminal as they are.
  */
 export function formatSessionHistory(
-  messages: readonly SessionMessage[],
+  stored: readonly SessionMessage[],
   style: TerminalStyle,
   options: FormatHistoryOptions = {},
 ): string {
+  const messages = showControlCharactersIn(stored);
   const renderAnswer = options.renderAnswer ?? ((text: string) => text.trimEnd());
   const outputLines = options.outputLines ?? DEFAULT_OUTPUT_LINES;
   const lineChars = options.lineChars ?? DEFAULT_LINE_CHARS;

@@ -19,6 +19,8 @@ export type Terminal = {
   press(...keys: string[]): Promise<void>;
   /** Pastes text as a terminal does: bracketed when the program asked for it. */
   paste(text: string): Promise<void>;
+  /** The window title the program has set (tmux's pane title), to see that nothing else set it. */
+  title(): Promise<string>;
   /** Whether the command still runs. */
   alive(): Promise<boolean>;
   close(): Promise<void>;
@@ -118,6 +120,9 @@ export async function startTerminal(
     async paste(text) {
       await tmux('set-buffer', '--', text);
       await tmux('paste-buffer', '-p', '-t', '0');
+    },
+    async title() {
+      return (await tmux('display-message', '-p', '-t', '0', '#{pane_title}')).stdout.trim();
     },
     async alive() {
       const pane = await tmux('list-panes', '-t', '0', '-F', '#{pane_dead}');

@@ -1,0 +1,76 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type FakeTurn, startFakeLlm } from '@molf/testkit';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Cleanups, stopSpawnedProcesses, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import { startTerminal } from '../testing/terminal-kit.ts';
+
+const cleanups: Cleanups = [];
+
+afterEach(async () => {
+  await stopSpawnedProcesses();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function tempDir(): Promise<string> {
+  const path = await mkdtemp(join(tmpdir(), 'molf-tty-'));
+  cleanups.push(() => rm(path, { recursive: true, force: true }));
+  return path;
+}
+
+/** `molf chat` in a terminal `width` columns wide, its own server and worker, the fake LLM answering `turns`. */
+async function chatInTerminal(turns: FakeTurn[], options: { width?: number; height?: number } = {}) {
+  const llm = await startFakeLlm({ turns });
+  cleanups.push(() => llm.close());
+  const home = await tempDir();
+  const project = await tempDir();
+  await writeFakeModelConfig(home, llm.baseURL);
+  const terminal = await startTerminal(['chat'], {
+    cwd: project,
+    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    ...(options.width === undefined ? {} : { width: options.width }),
+    ...(options.height === undefined ? {} : { height: options.height }),
+  });
+  await terminal.waitFor('molf chat — session');
+  return { llm, terminal };
+}
+
+describe('molf chat in a terminal, against what the model and its tools write', () => {
+  it("shows escape sequences in the model's answer and in a tool's output as text: they set no title and clear nothing", async () => {
+    const { terminal } = await chatInTerminal([
+      {
+        text: 'Before.\n\nSee \u001b]0;PWNED\u0007 and \u001b[2J\u001b[H here.\n',
+        toolCalls: [{ name: 'shell_exec', arguments: { command: "printf 'out\\033]0;TOOL\\007\\n'" } }],
+      },
+      { text: 'Done.' },
+    ]);
+    const title = await terminal.title();
+    await terminal.type('hi');
+    await terminal.press('Enter');
+    await terminal.waitFor('shell_exec asks for approval');
+    await terminal.press('y');
+    const screen = await terminal.waitFor('Done.');
+    expect(screen).toContain('See \\x1b]0;PWNED\\x07 and \\x1b[2J\\x1b[H here.');
+    expect(screen).toContain('out\\x1b]0;TOOL\\x07');
+    // Nothing was cleared: the prompt and the answer's start are still on the screen.
+    expect(screen).toContain('› hi');
+    expect(screen).toContain('Before.');
+    expect(await terminal.title()).toBe(title);
+  });
+
+  it('molf run on a terminal shows the escape sequences of the answer as text', async () => {
+    const llm = await startFakeLlm({ turns: [{ text: 'Run \u001b]0;PWNED\u0007 answer.' }] });
+    cleanups.push(() => llm.close());
+    const home = await tempDir();
+    await writeFakeModelConfig(home, llm.baseURL);
+    const terminal = await startTerminal(['run', 'hi'], {
+      cwd: await tempDir(),
+      env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    });
+    const title = await terminal.title();
+    const screen = await terminal.waitFor('session: ');
+    expect(screen).toContain('Run \\x1b]0;PWNED\\x07 answer.');
+    expect(await terminal.title()).toBe(title);
+  });
+});
