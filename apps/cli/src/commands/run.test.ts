@@ -93,6 +93,25 @@ describe('molf run', () => {
     expect(llm.requests[0]?.messages.at(-1)).toEqual({ role: 'user', content: 'Say hello' });
   });
 
+  it('ends the answer with a newline, so that the shell prompt after it starts a line of its own', async () => {
+    const { run } = await setup([{ text: ['Hello ', 'from the fake.'] }, { text: 'Second line\n' }]);
+    const first = run(['Say hello']);
+    let stdout = '';
+    first.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    await first;
+    expect(stdout).toBe('Hello from the fake.\n');
+    // An answer that ends its own line gets no blank line after it.
+    const second = run(['Again']);
+    let again = '';
+    second.stdout?.on('data', (chunk: Buffer) => {
+      again += chunk.toString();
+    });
+    await second;
+    expect(again).toBe('Second line\n');
+  });
+
   it('denies asks by default and tells the model why, never hanging', async () => {
     const { run, llm, project } = await setup([
       { toolCalls: [{ name: 'shell_exec', arguments: { command: 'touch made-by-run.txt' } }] },

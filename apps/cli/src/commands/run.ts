@@ -196,10 +196,12 @@ async function runTurn(context: {
   /** Set once the prompt is accepted: only that prompt's turn is followed. */
   let ourMessageId: string | undefined;
   let ourTurnId: string | undefined;
-  /** Whether answer text was printed and its line is still open. */
+  /** Whether the assistant message being streamed has printed text. */
   let openText = false;
   /** Whether the turn's messages so far printed text (the next message's starts after a blank line). */
   let printedText = false;
+  /** Whether the last answer text printed left its line unfinished. */
+  let lineOpen = false;
   const early: SessionEvent[] = [];
   let settle: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   const ended = new Promise<void>((resolve, reject) => {
@@ -306,6 +308,7 @@ async function runTurn(context: {
           // Each message of the turn starts a paragraph of its own.
           if (!openText && printedText) output.text('\n\n');
           output.text(event.text);
+          if (event.text !== '') lineOpen = !event.text.endsWith('\n');
           openText = true;
           printedText = true;
         }
@@ -398,7 +401,8 @@ async function runTurn(context: {
     process.off('SIGINT', interrupt);
     serverStarts?.unsubscribe();
   }
-  if (openText) output.text('\n');
+  // The answer's last line is ended, so that the session line and the shell's prompt start lines of their own.
+  if (lineOpen) output.text('\n');
   if (turnEnd !== undefined) {
     exitReason ??= turnEnd;
     if (turnEnd === 'error') error ??= { code: 'internal', message: 'the turn ended in an error' };
