@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createChatScreen } from './chat-screen.ts';
 
-function recorder(columns = 20) {
+function recorder(columns = 20, rows = 24) {
   const writes: string[] = [];
-  return { writes, output: { columns, write: (text: string) => writes.push(text) } };
+  return { writes, output: { columns, rows, write: (text: string) => writes.push(text) } };
 }
 
 describe('the chat screen', () => {
@@ -47,5 +47,33 @@ describe('the chat screen', () => {
     writes.length = 0;
     screen.close();
     expect(writes.join('')).toBe('\u001b[1A\r\u001b[J\u001b[?25h');
+  });
+
+  it('counts a tab as the cells up to the next tab stop, so that a line of tabs is erased whole', () => {
+    const { writes, output } = recorder(20);
+    const screen = createChatScreen(output, { interactive: true });
+    // Three tabs reach cell 24: the line takes two rows of 20 cells, though it has five characters.
+    screen.setLive({ lines: ['a\tb\tc\td'] });
+    expect(writes.join('')).toContain('a       b       c   \r\n    d');
+    writes.length = 0;
+    screen.close();
+    expect(writes.join('')).toBe('\u001b[1A\r\u001b[J\u001b[?25h');
+  });
+
+  it('draws no more rows than the terminal has but one: the last ones, or those up to the cursor', () => {
+    const { writes, output } = recorder(20, 5);
+    const screen = createChatScreen(output, { interactive: true });
+    const lines = Array.from({ length: 10 }, (_, index) => `line ${index}`);
+    screen.setLive({ lines, cursor: { line: 9, column: 6 } });
+    expect(writes.join('')).toBe('\u001b[?25lline 6\r\nline 7\r\nline 8\r\nline 9\r\u001b[6C\u001b[?25h');
+    writes.length = 0;
+    screen.setLive({ lines, cursor: { line: 2, column: 0 } });
+    // Erased from the cursor's row (the region's last, three rows down from its top), then drawn from line 2.
+    expect(writes.join('')).toBe(
+      '\u001b[3A\r\u001b[J' + '\u001b[?25lline 2\r\nline 3\r\nline 4\r\nline 5\r\u001b[3A\u001b[?25h',
+    );
+    writes.length = 0;
+    screen.close();
+    expect(writes.join('')).toBe('\r\u001b[J\u001b[?25h');
   });
 });

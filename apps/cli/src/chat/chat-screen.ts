@@ -1,7 +1,8 @@
 import stringWidth from 'string-width';
+import { expandTabs, toRows } from './terminal-rows.ts';
 
 /** What the screen writes to: a terminal's stdout, or anything with `write` (a pipe). */
-export type ScreenOutput = { write(text: string): unknown; columns?: number };
+export type ScreenOutput = { write(text: string): unknown; columns?: number; rows?: number };
 
 /** The lines kept at the bottom of a terminal and redrawn in place: the status line and the input. */
 export type LiveRegion = {
@@ -12,8 +13,11 @@ export type LiveRegion = {
 
 /**
  * The chat's terminal. What is printed scrolls up for good; below it a live region (the answer being
- * written, the status line, the input) is redrawn in place on every change. Not on a terminal, the
- * screen only prints: there is no live region to draw.
+ * written, the status line, the input) is redrawn in place on every change. The region is written
+ * row by row, cut by cells (tabs expanded), and never taller than the terminal but one row: rows
+ * that scrolled off the top could not be erased again. Past that, its last rows show (those up to
+ * the cursor, when the cursor is higher). Not on a terminal, the screen only prints: there is no
+ * live region to draw.
  */
 export type ChatScreen = {
   readonly interactive: boolean;
@@ -56,30 +60,37 @@ export function createChatScreen(output: ScreenOutput, options: { interactive: b
       return SHOW_CURSOR;
     }
     const columns = Math.max(10, output.columns ?? 80);
-    let text = '';
-    let rows = 0;
+    const maxRows = Math.max(1, (output.rows ?? 24) - 1);
+    const rows: string[] = [];
     let target: { row: number; column: number } | undefined;
     live.lines.forEach((line, index) => {
-      if (index > 0) text += '\r\n';
-      text += line;
-      const width = stringWidth(line);
-      const lineRows = Math.max(1, Math.ceil(width / columns));
+      const lineRows = toRows(expandTabs(line), columns);
       const cursor = live.cursor;
       if (cursor?.line === index) {
-        // A cursor just past a line that fills its last row exactly stays on that row's last cell.
-        const column = Math.min(cursor.column, lineRows * columns - 1);
-        target = { row: rows + Math.floor(column / columns), column: column % columns };
+        let at = 0;
+        let column = cursor.column;
+        while (at < lineRows.length - 1 && column >= stringWidth(lineRows[at] ?? '')) {
+          column -= stringWidth(lineRows[at] ?? '');
+          at++;
+        }
+        // A cursor just past a row that fills the terminal's width stays on that row's last cell.
+        target = { row: rows.length + at, column: Math.min(column, columns - 1) };
       }
-      rows += lineRows;
+      rows.push(...lineRows);
     });
+    let top = Math.max(0, rows.length - maxRows);
+    if (target !== undefined && target.row < top) top = target.row;
+    const shown = rows.slice(top, top + maxRows);
     drawn = true;
-    const lastRow = rows - 1;
+    const lastRow = shown.length - 1;
+    const text = shown.join('\r\n');
     if (target === undefined) {
       cursorRow = lastRow;
       return `${HIDE_CURSOR}${text}`;
     }
-    const up = lastRow - target.row;
-    cursorRow = target.row;
+    const row = target.row - top;
+    const up = lastRow - row;
+    cursorRow = row;
     return `${HIDE_CURSOR}${text}\r${up > 0 ? `\u001b[${up}A` : ''}${target.column > 0 ? `\u001b[${target.column}C` : ''}${SHOW_CURSOR}`;
   };
 

@@ -69,8 +69,34 @@ describe('molf chat in a terminal, against what the model and its tools write', 
       env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     });
     const title = await terminal.title();
-    const screen = await terminal.waitFor('session: ');
+    // The pane ends with the command: its first lines may have scrolled into the history by then.
+    const screen = await terminal.waitFor('session: ', { history: true });
     expect(screen).toContain('Run \\x1b]0;PWNED\\x07 answer.');
     expect(await terminal.title()).toBe(title);
+  });
+});
+
+describe('molf chat in a terminal, with input that is hard to draw', () => {
+  it('draws a prompt with tabs once, however often it is drawn again', async () => {
+    const { terminal } = await chatInTerminal([], { width: 60 });
+    // Ten tabs take 80 cells: the line wraps, though it has 23 characters.
+    await terminal.paste(`${'a\t'.repeat(10)}END`);
+    await terminal.type('xyz');
+    const screen = await terminal.waitFor('ENDxyz');
+    expect(screen.match(/^› a/gm)).toHaveLength(1);
+  });
+
+  it('keeps a prompt taller than the terminal to the rows it has, leaving no copies of it above', async () => {
+    const { terminal } = await chatInTerminal([{ text: 'Got them.' }], { height: 15 });
+    const lines = Array.from({ length: 40 }, (_, index) => `pasted line ${String(index).padStart(2, '0')}`);
+    await terminal.paste(lines.join('\n'));
+    await terminal.type(' end');
+    await terminal.waitFor('pasted line 39 end');
+    await terminal.press('Enter');
+    await terminal.waitFor('Got them.');
+    // Sent, the prompt is printed once above the answer; its drafts drawn while it was edited left nothing.
+    const history = await terminal.screen({ history: true });
+    expect(history.match(/pasted line 10/g)).toHaveLength(1);
+    expect(history.match(/pasted line 39 end/g)).toHaveLength(1);
   });
 });

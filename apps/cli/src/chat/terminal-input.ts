@@ -1,10 +1,12 @@
 import { emitKeypressEvents } from 'node:readline';
 import type { Approval } from '@molf/protocol';
 import stringWidth from 'string-width';
+import { showControlCharacters } from '../terminal/show-control-characters.ts';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
 import { type ApprovalChoice, approvalChoices, formatChoices } from './approval-view.ts';
 import type { LiveRegion } from './chat-screen.ts';
 import { createLineEditor, type EditorOptions, type Key, type LineEditor } from './line-editor.ts';
+import { expandTabs } from './terminal-rows.ts';
 
 /** What the input is taking: a prompt, one key for an approval, a reason, "always" patterns, a pick. */
 export type InputMode =
@@ -48,6 +50,15 @@ export type TerminalInput = {
   resume(): void;
   close(): void;
 };
+
+/**
+ * An edited line as the live region shows it after `prefix`: a pasted control character as `\xNN`
+ * (a pasted escape sequence is not run), tabs as the spaces a terminal would move over. The cursor's
+ * column is the width of the same for the text before it.
+ */
+function shownLine(prefix: string, text: string): string {
+  return expandTabs(`${prefix}${showControlCharacters(text)}`);
+}
 
 const BRACKETED_PASTE_ON = '\u001b[?2004h';
 const BRACKETED_PASTE_OFF = '\u001b[?2004l';
@@ -198,9 +209,13 @@ export function createTerminalInput(
       switch (mode.type) {
         case 'prompt': {
           const view = prompt.view();
-          const lines = view.lines.map((line, index) => `${index === 0 ? style.user('›') : style.dim('┆')} ${line}`);
+          const prefix = (index: number) => `${index === 0 ? style.user('›') : style.dim('┆')} `;
+          const lines = view.lines.map((line, index) => shownLine(prefix(index), line));
           const before = view.lines[view.cursorLine]?.slice(0, view.cursorColumn) ?? '';
-          return { lines, cursor: { line: view.cursorLine, column: 2 + stringWidth(before) } };
+          return {
+            lines,
+            cursor: { line: view.cursorLine, column: stringWidth(shownLine(prefix(view.cursorLine), before)) },
+          };
         }
         case 'approval':
           return { lines: [formatChoices(mode.approval, style)] };
@@ -212,11 +227,12 @@ export function createTerminalInput(
               : style.dim('save as allow rules, one pattern per line (edit them; Enter saves, Esc goes back):');
           const view = side.view();
           const label = mode.type === 'reason' ? 'reason: ' : 'allow: ';
-          const lines = view.lines.map((line, index) => `${index === 0 ? label : ' '.repeat(label.length)}${line}`);
+          const prefix = (index: number) => (index === 0 ? label : ' '.repeat(label.length));
+          const lines = view.lines.map((line, index) => shownLine(prefix(index), line));
           const before = view.lines[view.cursorLine]?.slice(0, view.cursorColumn) ?? '';
           return {
             lines: [title, ...lines],
-            cursor: { line: 1 + view.cursorLine, column: label.length + stringWidth(before) },
+            cursor: { line: 1 + view.cursorLine, column: stringWidth(shownLine(prefix(view.cursorLine), before)) },
           };
         }
         case 'pick': {

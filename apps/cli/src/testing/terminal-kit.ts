@@ -9,10 +9,13 @@ import { CLI, waitUntil } from './cli-test-kit.ts';
  * fixed size running the command, keys sent as a person types them, the screen read back as text.
  */
 export type Terminal = {
-  /** The screen's text now (trailing blank lines dropped); `escapes` keeps the colour codes. */
-  screen(options?: { escapes?: boolean }): Promise<string>;
+  /**
+   * The screen's text now (trailing blank lines dropped); `escapes` keeps the colour codes, `history`
+   * adds the lines scrolled off above it.
+   */
+  screen(options?: { escapes?: boolean; history?: boolean }): Promise<string>;
   /** Waits until the screen shows `text` (or matches it), with a deadline for a loaded machine. */
-  waitFor(text: string | RegExp, options?: { escapes?: boolean }): Promise<string>;
+  waitFor(text: string | RegExp, options?: { escapes?: boolean; history?: boolean }): Promise<string>;
   /** Types text literally, key by key. */
   type(text: string): Promise<void>;
   /** Presses keys by tmux's names: `Enter`, `Escape`, `C-c`, `Up`, `Tab`, `M-Enter`. */
@@ -65,8 +68,15 @@ export async function startTerminal(
   // The pane stays after the command ends, so its last screen can still be read.
   await tmux('set-option', '-g', 'remain-on-exit', 'on');
 
-  const screen = async ({ escapes = false } = {}) => {
-    const captured = await tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', '0');
+  const screen = async ({ escapes = false, history = false } = {}) => {
+    const captured = await tmux(
+      'capture-pane',
+      '-p',
+      ...(escapes ? ['-e'] : []),
+      ...(history ? ['-S', '-'] : []),
+      '-t',
+      '0',
+    );
     return captured.stdout.replace(/\s+$/, '');
   };
   let closed: Promise<void> | undefined;
