@@ -27,6 +27,23 @@ describe('the chat input', () => {
     expect(press(editor, { name: 'return' })).toEqual({ type: 'submit', text: 'line one\nline two\n\tindented' });
   });
 
+  it('takes a bracketed paste as one edit at its end: nothing to draw again for each of its keys, a CRLF one newline', () => {
+    const editor = createLineEditor();
+    type(editor, '> ');
+    press(editor, { name: 'paste-start' });
+    const during = [
+      ...type(editor, 'first'),
+      editor.key('\r', { name: 'return', sequence: '\r' }),
+      editor.key('\n', { name: 'enter', sequence: '\n' }),
+      ...type(editor, 'second'),
+    ];
+    expect(during.every((action) => action.type === 'none')).toBe(true);
+    expect(editor.text()).toBe('> ');
+    expect(press(editor, { name: 'paste-end' })).toEqual({ type: 'changed' });
+    expect(editor.text()).toBe('> first\nsecond');
+    expect(editor.view()).toMatchObject({ cursorLine: 1, cursorColumn: 6 });
+  });
+
   it('starts a new line on Shift-Enter, Alt-Enter, or a backslash at the end of the line', () => {
     const editor = createLineEditor();
     type(editor, 'a');

@@ -65,6 +65,8 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
   let buffer = '';
   let cursor = 0;
   let pasting = false;
+  /** The text of the paste under way, put in at its end as one edit (a paste of 2,000 lines is 100,000 keys). */
+  let pasted: string[] = [];
   /** Where Up/Down are in the history: its length means "the buffer being written". */
   let historyIndex: number | undefined;
   /** The buffer being written, kept while the person looks through the history. */
@@ -145,10 +147,6 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
   };
 
   const submitOrNewline = (key: Key): EditorAction => {
-    if (pasting) {
-      insert('\n');
-      return { type: 'changed' };
-    }
     if (key.meta === true || key.shift === true || SHIFT_ENTER_SEQUENCES.has(key.sequence ?? '')) {
       insert('\n');
       return { type: 'changed' };
@@ -170,19 +168,25 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
       const sequence = key.sequence ?? text ?? '';
       if (key.name === 'paste-start') {
         pasting = true;
+        pasted = [];
         return { type: 'none' };
       }
       if (key.name === 'paste-end') {
         pasting = false;
+        const paste = pasted.join('').replace(/\r\n?/g, '\n');
+        pasted = [];
+        if (paste === '') return { type: 'none' };
+        insert(paste);
+        return { type: 'changed' };
+      }
+      if (pasting) {
+        // Inside a paste every character is text: Enter a new line, a tab a tab (no completion).
+        const char = text ?? key.sequence;
+        if (char !== undefined && char !== '') pasted.push(char);
         return { type: 'none' };
       }
       if (SHIFT_ENTER_SEQUENCES.has(sequence)) return submitOrNewline({ ...key, shift: true });
       if (key.name === 'return' || key.name === 'enter') return submitOrNewline(key);
-      if (pasting) {
-        // Inside a paste every character is text; tabs too (no completion).
-        if (text !== undefined && text !== '') insert(text.replace(/\r\n?/g, '\n'));
-        return { type: 'changed' };
-      }
       if (key.ctrl === true) {
         switch (key.name) {
           case 'c':
@@ -288,6 +292,7 @@ export function createLineEditor(options: EditorOptions = {}): LineEditor {
       historyIndex = undefined;
       draft = '';
       pasting = false;
+      pasted = [];
     },
   };
 }
