@@ -27,7 +27,8 @@ export type MolfClientOptions = {
   onStatus?: (status: ConnectionStatus) => void;
   /**
    * The link's state changes, each reported once however many retries it takes (for logs and
-   * people): connected (again), lost, unreachable, refused. Default: none.
+   * people): connected (again), lost, unreachable, refused; none after `close()` (closing is not
+   * losing the link). Default: none.
    */
   onChange?: (change: ConnectionChange) => void;
   /**
@@ -97,7 +98,8 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   const report = (status: ConnectionStatus | { type: 'accepted' }) => {
     if (status.type !== 'accepted') options.onStatus?.(status);
     const change = track(status);
-    if (change !== undefined) options.onChange?.(change);
+    // A link this client closes itself is not lost: no change is told once close() was called.
+    if (change !== undefined && closed === undefined) options.onChange?.(change);
   };
 
   const reportRejection = (data: unknown) => {
