@@ -37,6 +37,8 @@ export type ChatOptions = Omit<StackOptions, 'logName' | 'onLinkChange' | 'quiet
 
 /** Messages of a resumed session printed before the prompt; older ones are counted. */
 const RESUME_MESSAGES = 60;
+/** How long leaving waits for the server to remove the chat's unused session. */
+const DROP_SESSION_TIMEOUT_MS = 5_000;
 /** Lines of the answer being written shown in the live region (the rest is above, or comes). */
 const PENDING_LINES = 8;
 
@@ -347,7 +349,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const session = fresh;
     fresh = undefined;
     if (session !== undefined && !session.reached && !busy) {
-      await client.rpc.sessions.delete.mutate({ sessionId: session.sessionId }).catch(() => undefined);
+      // Bounded: leaving must not wait on a link that is down (the session then stays, empty).
+      await client.rpc.sessions.delete
+        .mutate({ sessionId: session.sessionId }, { signal: AbortSignal.timeout(DROP_SESSION_TIMEOUT_MS) })
+        .catch(() => undefined);
     }
   }
 
@@ -676,6 +681,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   // A token refused after a server restart: the client has stopped (the line saying so is out).
   void stack.refused.then(() => {
     process.exitCode = 1;
+    // The client has stopped: nothing more can be asked of the server, not even to remove the session.
+    fresh = undefined;
     finish();
   });
   // Not on a terminal, Ctrl-C arrives as a signal.
