@@ -20,7 +20,10 @@ async function tempDir(): Promise<string> {
 }
 
 /** `molf chat` in a terminal `width` columns wide, its own server and worker, the fake LLM answering `turns`. */
-async function chatInTerminal(turns: FakeTurn[], options: { width?: number; height?: number } = {}) {
+async function chatInTerminal(
+  turns: FakeTurn[],
+  options: { width?: number; height?: number; env?: Record<string, string> } = {},
+) {
   const llm = await startFakeLlm({ turns });
   cleanups.push(() => llm.close());
   const home = await tempDir();
@@ -28,7 +31,7 @@ async function chatInTerminal(turns: FakeTurn[], options: { width?: number; heig
   await writeFakeModelConfig(home, llm.baseURL);
   const terminal = await startTerminal(['chat'], {
     cwd: project,
-    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
+    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', ...options.env },
     ...(options.width === undefined ? {} : { width: options.width }),
     ...(options.height === undefined ? {} : { height: options.height }),
   });
@@ -98,5 +101,14 @@ describe('molf chat in a terminal, with input that is hard to draw', () => {
     const history = await terminal.screen({ history: true });
     expect(history.match(/pasted line 10/g)).toHaveLength(1);
     expect(history.match(/pasted line 39 end/g)).toHaveLength(1);
+  });
+
+  it('reads lines on a terminal that moves no cursor (TERM=dumb), drawing no live region', async () => {
+    const { terminal } = await chatInTerminal([{ text: 'Hello, dumb terminal.' }], { env: { TERM: 'dumb' } });
+    expect(await terminal.screen()).not.toMatch(/^›/m);
+    await terminal.type('hi');
+    await terminal.press('Enter');
+    const screen = await terminal.waitFor('Hello, dumb terminal.');
+    expect(screen).not.toMatch(/^›/m);
   });
 });

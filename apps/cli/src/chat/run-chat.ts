@@ -25,6 +25,7 @@ import { completeCommand, formatChatHelp } from './chat-commands.ts';
 import { createChatScreen } from './chat-screen.ts';
 import { createChatTranscript } from './chat-transcript.ts';
 import { openInputHistory } from './input-history.ts';
+import { isLiveTerminal } from './is-live-terminal.ts';
 import { createPlainInput } from './plain-input.ts';
 import { describeProblems, formatPermissionsProblem, workerChangeNotices } from './problem-notices.ts';
 import { formatStatusLine, formatUsage, SPINNER, type Usage } from './status-line.ts';
@@ -70,7 +71,7 @@ function usageOf(totals: UsageTotals | undefined): Usage | undefined {
  */
 export async function runChat(options: ChatOptions): Promise<void> {
   const stdout = process.stdout;
-  const interactive = process.stdin.isTTY === true && stdout.isTTY === true;
+  const interactive = isLiveTerminal(process.stdin, stdout);
   const style = styleFor(stdout);
   const screen = createChatScreen(stdout, { interactive });
   // marked-terminal and its highlighter are loaded only for a terminal: a chat on a pipe prints plain text.

@@ -50,7 +50,8 @@ export async function startTerminal(
   const env = { ...baseEnv(), TERM: 'xterm-256color', ...options.env };
   const tmux = (...words: string[]) =>
     execa('tmux', ['-L', socket, '-f', '/dev/null', ...words], { env, extendEnv: false, reject: false });
-  const command = [process.execPath, CLI, ...args];
+  // tmux gives its panes its own TERM whatever the environment says: the command is started with ours.
+  const command = ['env', `TERM=${env.TERM}`, process.execPath, CLI, ...args];
   const started = await tmux(
     'new-session',
     '-d',
