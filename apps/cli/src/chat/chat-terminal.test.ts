@@ -49,6 +49,29 @@ async function chatInTerminal(
   return { llm, home, project, terminal };
 }
 
+/**
+ * `molf chat --server` in a terminal, on a server and worker of this test process (the test can stop
+ * and start them), the fake LLM answering `turns`.
+ */
+async function chatWithServer(turns: FakeTurn[]) {
+  const llm = await startFakeLlm({ turns });
+  cleanups.push(() => llm.close());
+  const dataDir = await tempDir();
+  const project = await tempDir();
+  const local = await startLocalServer(cleanups, {
+    dataDir,
+    workdir: project,
+    llmBaseURL: llm.baseURL,
+    tokenSuffix: 'tty-local-server-token-01',
+  });
+  const terminal = await startTerminal(
+    ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
+    { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
+  );
+  await terminal.waitFor('molf chat — session');
+  return { llm, dataDir, project, local, terminal };
+}
+
 describe('molf chat in a terminal', () => {
   it('renders the answer as markdown: heading, bold, list, highlighted code', async () => {
     const { terminal } = await chatInTerminal([
@@ -242,21 +265,10 @@ describe('molf chat in a terminal', () => {
   });
 
   it('says when the link is lost, and that it resumed once the server is back', async () => {
-    const llm = await startFakeLlm({ turns: [{ text: 'Before the restart.' }, { text: 'Still here.' }] });
-    cleanups.push(() => llm.close());
-    const dataDir = await tempDir();
-    const project = await tempDir();
-    const local = await startLocalServer(cleanups, {
-      dataDir,
-      workdir: project,
-      llmBaseURL: llm.baseURL,
-      tokenSuffix: 'tty-restart-token-0001',
-    });
-    const terminal = await startTerminal(
-      ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
-      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
-    );
-    await terminal.waitFor('molf chat — session');
+    const { llm, dataDir, local, terminal } = await chatWithServer([
+      { text: 'Before the restart.' },
+      { text: 'Still here.' },
+    ]);
     await terminal.type('hello');
     await terminal.press('Enter');
     await terminal.waitFor('Before the restart.');
@@ -292,21 +304,7 @@ describe('molf chat in a terminal', () => {
   });
 
   it('tells when its worker goes offline while it runs, and when it is back', async () => {
-    const llm = await startFakeLlm({ turns: [] });
-    cleanups.push(() => llm.close());
-    const dataDir = await tempDir();
-    const project = await tempDir();
-    const local = await startLocalServer(cleanups, {
-      dataDir,
-      workdir: project,
-      llmBaseURL: llm.baseURL,
-      tokenSuffix: 'tty-offline-token-0001',
-    });
-    const terminal = await startTerminal(
-      ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
-      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
-    );
-    await terminal.waitFor('molf chat — session');
+    const { project, local, terminal } = await chatWithServer([]);
     await local.worker.close();
     await terminal.waitFor(/! worker \S+ \(.*\) is offline — prompts wait for it/);
     const again = await createWorker({ serverUrl: local.server.url, token: local.tokens.worker, workdir: project });
