@@ -126,6 +126,12 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let lastInterrupt = 0;
   let left = false;
   const leave = Promise.withResolvers<void>();
+  /** Settles once the chat has its session: a line typed or piped before waits for it. */
+  const ready = Promise.withResolvers<void>();
+  /** Lines (prompts, commands, answers) still being handled. */
+  const handling = new Set<Promise<void>>();
+  /** Stdin ended on a pipe: the chat leaves once what it was asked is done. */
+  let draining = false;
 
   const transcript = createChatTranscript((text) => (interactive ? screen.print(text) : stdout.write(text)), {
     style,
@@ -144,14 +150,27 @@ export async function runChat(options: ChatOptions): Promise<void> {
   const skillNames = () => catalog?.skills.map((skill) => skill.name) ?? [];
 
   const handlers: InputHandlers = {
-    submit: (text) => void onSubmit(text),
+    submit: (text) => {
+      const handled: Promise<void> = onSubmit(text).finally(() => {
+        handling.delete(handled);
+        leaveIfDone();
+      });
+      handling.add(handled);
+    },
     answer: (choice) => void onAnswer(choice),
     reason: (text) => void onReason(text),
     patterns: (patterns) => void onPatterns(patterns),
     pick: (value) => void onPick(value),
     interrupt: onInterrupt,
     escape: () => void abortTurn(),
-    eof: () => finish(),
+    // On a pipe, the end of stdin is the script's last line: its prompts are answered first.
+    eof: () => {
+      if (interactive) finish();
+      else {
+        draining = true;
+        leaveIfDone();
+      }
+    },
     completions: (candidates) => say(style.dim(showControlCharacters(candidates.join('  ')))),
     changed: () => renderLive(),
   };
@@ -289,6 +308,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
         break;
     }
     renderLive();
+    leaveIfDone();
   }
 
   /** The first turn of a session this chat made ended: if the prompt never reached the model, the session goes. */
@@ -616,6 +636,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   async function onSubmit(text: string): Promise<void> {
     try {
+      await ready.promise;
       if (input.mode().type === 'approval') {
         // On a pipe an approval is answered by a line.
         const approval = waiting()[0];
@@ -645,6 +666,20 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (left) return;
     left = true;
     leave.resolve();
+  }
+
+  /**
+   * After stdin ended on a pipe: leaves once no line is being handled and no turn runs or waits in
+   * the queue. An approval nobody can answer from here any more is left waiting for another client.
+   */
+  function leaveIfDone(): void {
+    if (!draining || left || handling.size > 0) return;
+    if (waiting().length > 0) {
+      say('(stdin ended with an approval waiting: another client can answer it, or molf chat --continue)');
+      finish();
+      return;
+    }
+    if (!busy && queued === 0) finish();
   }
 
   // The session: one named, the last of this directory, or a new one.
@@ -678,6 +713,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
   // The watch's first look is compared with what the notices at start saw.
   workerSeen ??= problems.worker;
   renderLive();
+  ready.resolve();
 
   // A token refused after a server restart: the client has stopped (the line saying so is out).
   void stack.refused.then(() => {
