@@ -98,7 +98,16 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   await using stack = await openStack({ ...options, logName: 'chat', onLinkChange: onLink });
   const { client } = stack;
-  const workerId = await sessionWorker(stack);
+  // A session resumed by --session or --continue runs on its own worker: with several online, no
+  // --worker is needed to name it (--continue finds the worker of this directory, as molf run does).
+  const resumed =
+    options.session !== undefined
+      ? await client.rpc.sessions.info.query({ sessionId: options.session })
+      : options.continue === true
+        ? await findSessionToContinue({ client, workerId: stack.workerId, directory: process.cwd() })
+        : undefined;
+  /** The worker of the chat: new sessions run on it, /sessions lists its sessions. */
+  const workerId = resumed?.workerId ?? (await sessionWorker(stack));
 
   let model = options.model;
   /** The worker of the session shown: its skills are the ones `/<skill>` loads. */
@@ -684,11 +693,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   // The session: one named, the last of this directory, or a new one.
   try {
-    if (options.session !== undefined) await resume(options.session);
-    else if (options.continue === true) {
-      const latest = await findSessionToContinue({ client, workerId, directory: process.cwd() });
-      await resume(latest.sessionId);
-    } else await startSession();
+    if (resumed !== undefined) await resume(resumed.sessionId);
+    else await startSession();
   } catch (error) {
     input.close();
     throw error;
