@@ -114,6 +114,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let sessionWorkerId: string = workerId;
   /** A session made by this chat that no prompt has reached the model in yet: removed if it stays so. */
   let fresh: FirstPromptSession | undefined;
+  /** Sessions this chat removed (or may have: a first prompt's session is removed if it never reached the model). */
+  const removedHere = new Set<string>();
   let sessionId = '';
   let follower: SessionFollower | undefined;
   const waiting = (): Approval[] => follower?.state().approvals ?? [];
@@ -137,10 +139,15 @@ export async function runChat(options: ChatOptions): Promise<void> {
   const leave = Promise.withResolvers<void>();
   /** Settles once the chat has its session: a line typed or piped before waits for it. */
   const ready = Promise.withResolvers<void>();
-  /** Lines (prompts, commands, answers) still being handled. */
+  /** Lines (prompts, commands, answers) still being handled, and the last one. */
   const handling = new Set<Promise<void>>();
+  let lastLine: Promise<void> = Promise.resolve();
   /** Stdin ended on a pipe: the chat leaves once what it was asked is done. */
   let draining = false;
+  /** Prompts sent from here whose turn has not ended, by message id; the message each turn answers; those answered. */
+  const unanswered = new Set<string>();
+  const turnMessages = new Map<string, string>();
+  const endedMessages = new Set<string>();
 
   const transcript = createChatTranscript((text) => (interactive ? screen.print(text) : stdout.write(text)), {
     style,
@@ -159,11 +166,15 @@ export async function runChat(options: ChatOptions): Promise<void> {
   const skillNames = () => catalog?.skills.map((skill) => skill.name) ?? [];
 
   const handlers: InputHandlers = {
+    // One line after the other, as typed or piped: a prompt after /new goes to the new session.
     submit: (text) => {
-      const handled: Promise<void> = onSubmit(text).finally(() => {
-        handling.delete(handled);
-        leaveIfDone();
-      });
+      const handled: Promise<void> = lastLine
+        .then(() => onSubmit(text))
+        .finally(() => {
+          handling.delete(handled);
+          leaveIfDone();
+        });
+      lastLine = handled;
       handling.add(handled);
     },
     answer: (choice) => void onAnswer(choice),
@@ -272,6 +283,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     }
     switch (event.type) {
       case 'turn.started':
+        turnMessages.set(event.turnId, event.messageId);
         busy = true;
         turnStartedAt = Date.now();
         turnUsage = undefined;
@@ -292,6 +304,11 @@ export async function runChat(options: ChatOptions): Promise<void> {
         queued = Math.max(queued, event.position);
         break;
       case 'turn.ended': {
+        const answered = turnMessages.get(event.turnId);
+        if (answered !== undefined) {
+          unanswered.delete(answered);
+          endedMessages.add(answered);
+        }
         runningTools.clear();
         lastTurnUsage = usageOf(event.usage) ?? turnUsage;
         sessionUsage =
@@ -325,7 +342,9 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const session = fresh;
     if (session === undefined) return;
     fresh = undefined;
+    removedHere.add(session.sessionId);
     const settled = await session.settle({ type: 'ended', reason });
+    if (!settled.removed) removedHere.delete(session.sessionId);
     if (settled.removed) {
       say(style.dim(`(${settled.removedNote}; your next prompt starts a new one)`));
       await startSession();
@@ -334,6 +353,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   function follow(id: string): void {
     follower?.stop();
+    // The turns of another session are not followed any more: they end on the server, unwatched.
+    unanswered.clear();
+    turnMessages.clear();
+    endedMessages.clear();
     transcript.reset();
     shown = undefined;
     answering = undefined;
@@ -353,7 +376,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
       },
       onError: (error: unknown) =>
         say(style.fail(`! event stream: ${showControlCharacters((error as Error).message)}`)),
-      onEnded: () => say(style.warn('(this session was deleted; /new starts another)')),
+      // A session this chat removed itself (unused, or its first prompt never reached the model) is not news.
+      onEnded: () => {
+        if (!removedHere.has(id)) say(style.warn('(this session was deleted; /new starts another)'));
+      },
       onPermissionsChange: (event) =>
         say(
           event.type === 'permissions.invalid'
@@ -379,6 +405,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const session = fresh;
     fresh = undefined;
     if (session !== undefined && !session.reached && !busy) {
+      removedHere.add(session.sessionId);
       // Bounded: leaving must not wait on a link that is down (the session then stays, empty).
       await client.rpc.sessions.delete
         .mutate({ sessionId: session.sessionId }, { signal: AbortSignal.timeout(DROP_SESSION_TIMEOUT_MS) })
@@ -507,12 +534,14 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (!wasBusy) turnStartedAt = Date.now();
     renderLive();
     try {
-      await client.rpc.sessions.prompt.mutate({
+      const { messageId } = await client.rpc.sessions.prompt.mutate({
         sessionId,
         text,
         ...(model === undefined ? {} : { model }),
         ...(skills === undefined ? {} : { skills }),
       });
+      // Its turn may have ended before the answer to the call came.
+      if (!endedMessages.has(messageId)) unanswered.add(messageId);
     } catch (error) {
       // Refused (a bad model id, a full queue, a skill just removed): nothing runs, so the prompt is ours again.
       busy = wasBusy;
@@ -678,8 +707,9 @@ export async function runChat(options: ChatOptions): Promise<void> {
   }
 
   /**
-   * After stdin ended on a pipe: leaves once no line is being handled and no turn runs or waits in
-   * the queue. An approval nobody can answer from here any more is left waiting for another client.
+   * After stdin ended on a pipe: leaves once no line is being handled and the turns of the prompts
+   * sent from here have ended. An approval nobody can answer from here any more is left waiting for
+   * another client.
    */
   function leaveIfDone(): void {
     if (!draining || left || handling.size > 0) return;
@@ -688,7 +718,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       finish();
       return;
     }
-    if (!busy && queued === 0) finish();
+    if (unanswered.size === 0) finish();
   }
 
   // The session: one named, the last of this directory, or a new one.

@@ -68,4 +68,13 @@ describe('molf chat on a pipe', () => {
     expect(result.stdout).toContain('? shell_exec asks for approval: touch never.txt');
     expect(result.stdout).toContain('(stdin ended with an approval waiting');
   });
+
+  it('removes the unused session it started on /new without telling that a session was deleted', async () => {
+    const { home, result } = await chatOnPipe([{ text: 'In the new one.' }], '/new\nhello\n');
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('new session ');
+    expect(result.stdout).toContain('In the new one.');
+    expect(result.stdout).not.toContain('this session was deleted');
+    expect(await storedMessageCounts(home)).toEqual([2]);
+  });
 });
