@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import chalk, { type ChalkInstance } from 'chalk';
 import { Marked } from 'marked';
 import { markedTerminal } from 'marked-terminal';
@@ -80,6 +81,13 @@ export function createMarkdownRenderer(style: TerminalStyle, width: number): Mar
     renderer: {
       text(token) {
         return 'tokens' in token && token.tokens !== undefined ? this.parser.parseInline(token.tokens) : false;
+      },
+      // A link shows where it goes. marked-terminal makes its text a terminal hyperlink (OSC 8) where the
+      // terminal takes them, the target hidden: an answer could show a trusted address that opens another.
+      link(token) {
+        const text = this.parser.parseInline(token.tokens);
+        const target = paint.blue.underline(token.href);
+        return stripVTControlCharacters(text) === token.href ? target : `${paint.blue(text)} (${target})`;
       },
     },
   });
