@@ -1,3 +1,4 @@
+import { answeredAllowCovers, toUncoveredReason } from './answered-allow-covers.ts';
 import { compileGlob, describeRule, expandHome, isInForce, type PermissionRule } from './permission-rule.ts';
 import type { PermissionSubject, ToolCallSubjects } from './permission-subjects.ts';
 import { type DestructiveCommand, toAlwaysNote } from './shell/destructive-commands.ts';
@@ -7,7 +8,8 @@ import { type DestructiveCommand, toAlwaysNote } from './shell/destructive-comma
  * "always" answers. Each of the agent and file lists is read on its own (the last match wins) and the
  * stricter answer counts: an agent's deny is a veto, its ask turns the file's allow into a question,
  * its allow never lifts what the file asks or denies. A session answer then stops a question, never a
- * deny.
+ * deny. An answer (a session rule, or a file rule with a grant id) decides a destructive command
+ * only when its pattern is that exact command (answered-allow-covers.ts).
  */
 export type PermissionLayers = {
   agent?: readonly PermissionRule[];
@@ -70,13 +72,24 @@ function rulesFor(rules: readonly PermissionRule[], tool: string, now: number): 
   );
 }
 
-function lastMatch(
-  rules: readonly PermissionRule[],
-  options: { subject: PermissionSubject; form: string; home: string | undefined },
-): PermissionRule | undefined {
+type MatchOptions = {
+  subject: PermissionSubject;
+  form: string;
+  home: string | undefined;
+  /** Whether the subject is a destructive command (asked only when an answer matches it). */
+  destructive: () => DestructiveCommand | undefined;
+  /** Collects the answers that matched but may not decide this subject (see answered-allow-covers.ts), last first. */
+  passed?: PermissionRule[];
+};
+
+/** The last rule that matches and may decide the subject; an answer that may not is passed over. */
+function lastMatch(rules: readonly PermissionRule[], options: MatchOptions): PermissionRule | undefined {
   for (let index = rules.length - 1; index >= 0; index -= 1) {
     const rule = rules[index] as PermissionRule;
-    if (matches(rule, options.subject, options.form, options.home)) return rule;
+    if (!matches(rule, options.subject, options.form, options.home)) continue;
+    const pattern = compiledPattern(rule, options.home).pattern;
+    if (answeredAllowCovers(rule, { pattern, form: options.form, destructive: options.destructive })) return rule;
+    options.passed?.push(rule);
   }
   return undefined;
 }
@@ -104,22 +117,44 @@ function judgeSubject(
   },
 ): PermissionDecision {
   let primary: PermissionDecision | undefined;
+  let found: { value: DestructiveCommand | undefined } | undefined;
+  const destructive = () => {
+    found ??= { value: subject.kind === 'command' ? subject.destructive : undefined };
+    return found.value;
+  };
+  // The answers passed over on the authoritative form (the first): the one that would have decided.
+  let uncovered: PermissionRule | undefined;
   for (const form of subject.forms) {
-    const match = { subject, form, home: options.home };
+    const match = { subject, form, home: options.home, destructive };
     const agent = options.agent === undefined ? undefined : lastMatch(options.agent, match);
     if (agent?.action === 'deny') return toDecision(agent, true);
-    let standing = toDecision(lastMatch(options.standing, match));
+    const passed = { standing: [] as PermissionRule[], session: [] as PermissionRule[] };
+    let standing = toDecision(lastMatch(options.standing, { ...match, passed: passed.standing }));
     // A session's "always" answers stop questions; they never lift a deny the file or agent sets
     // (an answered `git push *` must not override `"git push --force *": "deny"`).
     if (standing.type === 'deny') return standing;
     // The agent narrows: its ask makes the file's allow a question.
     if (agent?.action === 'ask' && standing.type === 'allow') standing = toDecision(agent);
-    const session = lastMatch(options.session, match);
-    primary ??= session === undefined ? standing : toDecision(session);
+    const session = lastMatch(options.session, { ...match, passed: passed.session });
+    if (primary === undefined) {
+      primary = session === undefined ? standing : toDecision(session);
+      uncovered = passed.session[0] ?? passed.standing[0];
+    }
   }
   const decision = primary ?? toDecision(undefined);
   if (decision.type === 'allow' && subject.problem !== undefined) {
     return { type: 'ask', rule: decision.rule, reason: subject.problem };
+  }
+  // An answer that would have let a destructive command go says why the command asks instead.
+  const command = found?.value;
+  if (
+    decision.type === 'ask' &&
+    uncovered !== undefined &&
+    command !== undefined &&
+    decision.rule?.source.layer !== 'agent'
+  ) {
+    const form = subject.forms[0] as string;
+    return { type: 'ask', rule: decision.rule, reason: toUncoveredReason(uncovered, { form, found: command }) };
   }
   return decision;
 }

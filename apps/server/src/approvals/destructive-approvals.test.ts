@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { Approval } from '@molf/protocol';
@@ -143,5 +143,104 @@ describe('answers to a destructive command', () => {
       alwaysNote:
         'git push --force overwrites or deletes the remote\'s history, so "always" and "session" offer only this exact command, never a wider pattern.',
     });
+  });
+});
+
+describe('a wider answer saved for a harmless command', () => {
+  /** The permission bits of a file, as `chmod` writes them: `644`. */
+  async function modeOf(path: string): Promise<string> {
+    return ((await stat(path)).mode & 0o777).toString(8);
+  }
+
+  /**
+   * A workdir with a.txt, whose rules let lines write files (chmod changes the files it names): the
+   * approvals then ask only about the command itself.
+   */
+  async function startChmodLink() {
+    const link = await startTestLink();
+    const path = link.server.permissions.pathOf(link.worker.workerId);
+    await mkdir(join(path, '..'), { recursive: true });
+    await writeFile(path, '{ "*": "ask", "write_file": { "*": "allow" }, "shell_exec": { "*": "ask" } }');
+    const file = join(link.workdir, 'a.txt');
+    await writeFile(file, 'a\n');
+    return Object.assign(link, { file });
+  }
+
+  it('"always" for chmod 644 saves chmod *, which lets a harmless chmod run but asks for chmod -R 777 and says why', async () => {
+    await using link = await startChmodLink();
+    await using client = await clientOf(link);
+    const { file } = link;
+
+    const harmless = await asked(link, 'chmod 644 a.txt');
+    expect(harmless.approval.alwaysPatterns).toEqual(['chmod *']);
+    await client.rpc.approvals.approve.mutate({
+      sessionId: harmless.sessionId,
+      approvalId: harmless.approval.approvalId,
+      scope: 'always',
+    });
+    expect((await harmless.call).meta?.errorKind).toBeUndefined();
+    expect(await readFile(link.server.permissions.pathOf(link.worker.workerId), 'utf8')).toMatch(
+      /"chmod \*": \{ "action": "allow", "grant": "g_[0-9a-f]{16}" \}/,
+    );
+
+    // The grant still lets other harmless chmods go without a question, in any session.
+    const again = await link.server.toolCalls.run({
+      workerId: link.worker.workerId,
+      sessionId: randomUUID(),
+      tool: 'shell_exec',
+      args: { command: 'chmod 600 a.txt' },
+      timeoutMs: 10_000,
+    });
+    expect(again.meta?.errorKind).toBeUndefined();
+    expect(await modeOf(file)).toBe('600');
+
+    const destructive = await asked(link, 'chmod -R 777 .');
+    expect(destructive.approval).toMatchObject({
+      reason:
+        'a saved "chmod *" does not cover a destructive command: chmod -R 777 . (chmod -R changes the permissions of everything under a directory)',
+      alwaysPatterns: ['chmod -R 777 .'],
+      alwaysNote:
+        'chmod -R changes the permissions of everything under a directory, so "always" and "session" offer only this exact command, never a wider pattern.',
+    });
+    await client.rpc.approvals.deny.mutate({
+      sessionId: destructive.sessionId,
+      approvalId: destructive.approval.approvalId,
+    });
+    expect((await destructive.call).meta?.errorKind).toBe('permission_denied');
+    expect(await modeOf(file)).toBe('600');
+  });
+
+  it('"session" for chmod 644 lets that session run another harmless chmod, and asks for chmod -R 777', async () => {
+    await using link = await startChmodLink();
+    await using client = await clientOf(link);
+    const { file } = link;
+
+    const harmless = await asked(link, 'chmod 644 a.txt');
+    await client.rpc.approvals.approve.mutate({
+      sessionId: harmless.sessionId,
+      approvalId: harmless.approval.approvalId,
+      scope: 'session',
+    });
+    expect((await harmless.call).meta?.errorKind).toBeUndefined();
+    const again = await link.server.toolCalls.run({
+      workerId: link.worker.workerId,
+      sessionId: harmless.sessionId,
+      tool: 'shell_exec',
+      args: { command: 'chmod 600 a.txt' },
+      timeoutMs: 10_000,
+    });
+    expect(again.meta?.errorKind).toBeUndefined();
+
+    const destructive = await asked(link, 'chmod -R 777 .', harmless.sessionId);
+    expect(destructive.approval).toMatchObject({
+      reason: expect.stringContaining('a saved "chmod *" does not cover a destructive command: chmod -R 777 .'),
+      alwaysPatterns: ['chmod -R 777 .'],
+    });
+    await client.rpc.approvals.deny.mutate({
+      sessionId: destructive.sessionId,
+      approvalId: destructive.approval.approvalId,
+    });
+    await destructive.call;
+    expect(await modeOf(file)).toBe('600');
   });
 });
