@@ -357,6 +357,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     unanswered.clear();
     turnMessages.clear();
     endedMessages.clear();
+    leaveIfDone();
     transcript.reset();
     shown = undefined;
     answering = undefined;

@@ -19,12 +19,12 @@ async function tempDir(): Promise<string> {
 }
 
 /** `molf chat` with `input` piped to it (then stdin closed), its own server and worker, the fake LLM answering `turns`. */
-async function chatOnPipe(turns: FakeTurn[], input: string) {
+async function chatOnPipe(turns: FakeTurn[], input: string, args: string[] = []) {
   const llm = await startFakeLlm({ turns });
   cleanups.push(() => llm.close());
   const home = await tempDir();
   await writeFakeModelConfig(home, llm.baseURL);
-  const result = await spawnMolf(['chat'], {
+  const result = await spawnMolf(['chat', ...args], {
     cwd: await tempDir(),
     env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none' },
     input,
@@ -76,5 +76,13 @@ describe('molf chat on a pipe', () => {
     expect(result.stdout).toContain('In the new one.');
     expect(result.stdout).not.toContain('this session was deleted');
     expect(await storedMessageCounts(home)).toEqual([2]);
+  });
+
+  it('leaves no session behind when its prompts never reach the model (an unknown provider), and leaves at the end of its input', async () => {
+    const { home, llm, result } = await chatOnPipe([], 'hi\nagain\n', ['--model', 'nope/x']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain('unknown provider "nope"');
+    expect(llm.requests).toHaveLength(0);
+    expect(await storedMessageCounts(home)).toEqual([]);
   });
 });
