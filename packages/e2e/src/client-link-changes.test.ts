@@ -1,10 +1,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { ConnectionChange, ConnectionStatus } from '@molf/client';
+import { createMolfClient } from '@molf/client/node';
 import { createServer } from '@molf/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ConnectionChange, ConnectionStatus } from './index.ts';
-import { createMolfClient } from './node.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
