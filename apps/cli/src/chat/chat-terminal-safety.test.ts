@@ -79,6 +79,32 @@ describe('molf chat in a terminal, against what the model and its tools write', 
   });
 });
 
+describe('molf chat in a terminal, when the server refuses an answer', () => {
+  it('says why and asks again when a deny reason is longer than the server takes, instead of crashing', async () => {
+    const { terminal, llm } = await chatInTerminal([
+      { toolCalls: [{ name: 'shell_exec', arguments: { command: 'touch refused.txt' } }] },
+      { text: 'Understood.' },
+    ]);
+    await terminal.type('make it');
+    await terminal.press('Enter');
+    await terminal.waitFor('shell_exec asks for approval');
+    await terminal.press('n');
+    await terminal.waitFor('reason for the model');
+    await terminal.paste('x'.repeat(12_000));
+    await terminal.press('Enter');
+    await terminal.waitFor('invalid input at "feedback"');
+    await terminal.waitFor('[n] no (tell the model why)');
+    expect(await terminal.alive()).toBe(true);
+    await terminal.press('n');
+    await terminal.waitFor('reason for the model');
+    await terminal.type('not now');
+    await terminal.press('Enter');
+    await terminal.waitFor('Understood.');
+    const tool = llm.requests[1]?.messages.filter((message) => message.role === 'tool').at(-1);
+    expect(String(tool?.content)).toContain('not now');
+  });
+});
+
 describe('molf chat in a terminal, with input that is hard to draw', () => {
   it('draws a prompt with tabs once, however often it is drawn again', async () => {
     const { terminal } = await chatInTerminal([], { width: 60 });

@@ -165,6 +165,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let catalog: WorkerInfo['catalog'];
   const skillNames = () => catalog?.skills.map((skill) => skill.name) ?? [];
 
+  /** A call the server refused, or a link that failed, under a key: said, not a rejection that ends the chat. */
+  const sayFailure = (error: unknown) => say(style.fail(`! ${showControlCharacters((error as Error).message)}`));
   const handlers: InputHandlers = {
     // One line after the other, as typed or piped: a prompt after /new goes to the new session.
     submit: (text) => {
@@ -177,12 +179,12 @@ export async function runChat(options: ChatOptions): Promise<void> {
       lastLine = handled;
       handling.add(handled);
     },
-    answer: (choice) => void onAnswer(choice),
-    reason: (text) => void onReason(text),
-    patterns: (patterns) => void onPatterns(patterns),
-    pick: (value) => void onPick(value),
+    answer: (choice) => void onAnswer(choice).catch(sayFailure),
+    reason: (text) => void onReason(text).catch(sayFailure),
+    patterns: (patterns) => void onPatterns(patterns).catch(sayFailure),
+    pick: (value) => void onPick(value).catch(sayFailure),
     interrupt: onInterrupt,
-    escape: () => void abortTurn(),
+    escape: () => void abortTurn().catch(sayFailure),
     // On a pipe, the end of stdin is the script's last line: its prompts are answered first.
     eof: () => {
       if (interactive) finish();
@@ -437,7 +439,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
   function onInterrupt(): void {
     if (busy) {
-      void abortTurn();
+      void abortTurn().catch(sayFailure);
       return;
     }
     if (Date.now() - lastInterrupt < 2_000) {
@@ -479,11 +481,18 @@ export async function runChat(options: ChatOptions): Promise<void> {
     setMode({ type: 'prompt' });
     if (approval === undefined) return;
     answeredHere.add(approval.approvalId);
-    await client.rpc.approvals.deny.mutate({
-      sessionId: approval.sessionId,
-      approvalId: approval.approvalId,
-      ...(text === '' ? {} : { feedback: text }),
-    });
+    try {
+      await client.rpc.approvals.deny.mutate({
+        sessionId: approval.sessionId,
+        approvalId: approval.approvalId,
+        ...(text === '' ? {} : { feedback: text }),
+      });
+    } catch (error) {
+      // Refused (a reason longer than the server takes): the question is asked again.
+      answeredHere.delete(approval.approvalId);
+      if (waiting().some((one) => one.approvalId === approval.approvalId)) setMode({ type: 'approval', approval });
+      throw error;
+    }
   }
 
   async function onPatterns(patterns: string[] | undefined): Promise<void> {
