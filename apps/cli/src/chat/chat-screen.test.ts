@@ -76,4 +76,19 @@ describe('the chat screen', () => {
     screen.close();
     expect(writes.join('')).toBe('\r\u001b[J\u001b[?25h');
   });
+
+  it('writes nothing while the terminal is lent, then prints what came meanwhile and draws the region again', () => {
+    const { writes, output } = recorder();
+    const screen = createChatScreen(output, { interactive: true });
+    screen.setLive({ lines: ['> hi'], cursor: { line: 0, column: 4 } });
+    writes.length = 0;
+    screen.pause();
+    expect(writes.join('')).toBe('\r\u001b[J\u001b[?25h');
+    writes.length = 0;
+    screen.print('answer while away');
+    screen.setLive({ lines: ['> again'], cursor: { line: 0, column: 7 } });
+    expect(writes).toEqual([]);
+    screen.resume();
+    expect(writes.join('')).toBe('answer while away\n\u001b[?25l> again\r\u001b[7C\u001b[?25h');
+  });
 });

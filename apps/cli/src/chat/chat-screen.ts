@@ -27,6 +27,12 @@ export type ChatScreen = {
   setLive(region: LiveRegion): void;
   /** Erases the live region and shows the cursor: what is printed afterwards starts on a fresh line. */
   close(): void;
+  /**
+   * Lends the terminal (an editor runs in it): the live region is erased and nothing is written
+   * until `resume`, which prints what was printed meanwhile and draws the region again.
+   */
+  pause(): void;
+  resume(): void;
 };
 
 const ERASE_DOWN = '\u001b[J';
@@ -40,12 +46,16 @@ export function createChatScreen(output: ScreenOutput, options: { interactive: b
       print: (text) => output.write(text.endsWith('\n') ? text : `${text}\n`),
       setLive: () => {},
       close: () => {},
+      pause: () => {},
+      resume: () => {},
     };
   }
   let live: LiveRegion = { lines: [] };
   /** The cursor's row, counted from the top of the drawn region. */
   let cursorRow = 0;
   let drawn = false;
+  /** Text printed while the terminal is lent, to print when it is back; undefined when it is ours. */
+  let held: string[] | undefined;
 
   /** Back to the top of the drawn region, and everything from there down erased. */
   const erase = (): string => {
@@ -97,15 +107,28 @@ export function createChatScreen(output: ScreenOutput, options: { interactive: b
   return {
     interactive: true,
     print(text) {
-      output.write(`${erase()}${text.endsWith('\n') ? text : `${text}\n`}${draw()}`);
+      const line = text.endsWith('\n') ? text : `${text}\n`;
+      if (held !== undefined) held.push(line);
+      else output.write(`${erase()}${line}${draw()}`);
     },
     setLive(region) {
       live = region;
-      output.write(`${erase()}${draw()}`);
+      if (held === undefined) output.write(`${erase()}${draw()}`);
     },
     close() {
       live = { lines: [] };
+      if (held === undefined) output.write(`${erase()}${SHOW_CURSOR}`);
+    },
+    pause() {
+      if (held !== undefined) return;
       output.write(`${erase()}${SHOW_CURSOR}`);
+      held = [];
+    },
+    resume() {
+      if (held === undefined) return;
+      const text = held.join('');
+      held = undefined;
+      output.write(`${text}${draw()}`);
     },
   };
 }

@@ -1,9 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FakeTurn, startFakeLlm } from '@molf/testkit';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, stopSpawnedProcesses, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import { type Cleanups, stopSpawnedProcesses, waitUntil, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
 import { startTerminal } from '../testing/terminal-kit.ts';
 
 const cleanups: Cleanups = [];
@@ -136,5 +136,43 @@ describe('molf chat in a terminal, with input that is hard to draw', () => {
     await terminal.press('Enter');
     const screen = await terminal.waitFor('Hello, dumb terminal.');
     expect(screen).not.toMatch(/^›/m);
+  });
+});
+
+describe('molf chat in a terminal, while /edit lends the terminal to an editor', () => {
+  it('goes on with the turn while the editor is open, and prints what came meanwhile once it is closed', async () => {
+    const tools = await tempDir();
+    const closeEditor = join(tools, 'close-the-editor');
+    const editor = join(tools, 'editor.sh');
+    // An editor that stays open until the test closes it, then leaves a prompt in the file.
+    await writeFile(
+      editor,
+      `#!/bin/sh\nwhile [ ! -e '${closeEditor}' ]; do sleep 0.1; done\nprintf 'written in the editor\\n' > "$1"\n`,
+      { mode: 0o755 },
+    );
+    const { terminal, llm } = await chatInTerminal(
+      [
+        {
+          text: ['Looking', ' around', '.'],
+          chunkDelayMs: 500,
+          toolCalls: [{ name: 'glob', arguments: { pattern: '*' } }],
+        },
+        { text: 'Looked while you wrote.' },
+        { text: 'Got it.' },
+      ],
+      { env: { EDITOR: editor } },
+    );
+    await terminal.type('look around');
+    await terminal.press('Enter');
+    await terminal.waitFor('esc to interrupt');
+    await terminal.type('/edit');
+    await terminal.press('Enter');
+    // The tool ran and the model was asked again while the editor had the terminal.
+    await waitUntil(() => llm.requests.length === 2, { what: 'the turn to go on while the editor is open' });
+    await writeFile(closeEditor, '');
+    await terminal.waitFor(/› written in the editor\s*$/);
+    expect(await terminal.screen()).toContain('Looked while you wrote.');
+    await terminal.press('Enter');
+    await terminal.waitFor('Got it.');
   });
 });

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -135,6 +135,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   /** Approvals this chat answered: an answer from elsewhere is named as such. */
   const answeredHere = new Set<string>();
   let lastInterrupt = 0;
+  /** An editor has the terminal (/edit). */
+  let editing = false;
   let left = false;
   const leave = Promise.withResolvers<void>();
   /** Settles once the chat has its session: a line typed or piped before waits for it. */
@@ -438,6 +440,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   }
 
   function onInterrupt(): void {
+    // Ctrl-C in an editor that leaves it to the terminal reaches the chat too: it is the editor's.
+    if (editing) return;
     if (busy) {
       void abortTurn().catch(sayFailure);
       return;
@@ -561,7 +565,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
   }
 
   /** `/edit`: the prompt written in the person's editor, put back into the input to review and send. */
-  function editInEditor(): void {
+  async function editInEditor(): Promise<void> {
     if (!interactive) {
       say('/edit needs a terminal');
       return;
@@ -571,13 +575,26 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const file = join(dir, 'PROMPT.md');
     try {
       writeFileSync(file, '', { mode: 0o600 });
-      screen.close();
+      // The terminal is the editor's meanwhile; the chat goes on (its server and worker may run in
+      // this process) and what it prints is shown when the editor is closed.
+      screen.pause();
       input.suspend();
-      // The editor command may carry its own flags (`code --wait`), as in git.
-      const result = spawnSync('/bin/sh', ['-c', `${editor} "$1"`, 'molf-edit', file], { stdio: 'inherit' });
-      input.resume();
-      if (result.status !== 0) {
-        say(style.fail(`! the editor (${editor}) exited with ${result.status ?? result.signal}; nothing changed`));
+      editing = true;
+      let ended: { code: number | null; signal: NodeJS.Signals | null };
+      try {
+        // The editor command may carry its own flags (`code --wait`), as in git.
+        const child = spawn('/bin/sh', ['-c', `${editor} "$1"`, 'molf-edit', file], { stdio: 'inherit' });
+        ended = await new Promise((resolve) => {
+          child.once('error', () => resolve({ code: 127, signal: null }));
+          child.once('close', (code, signal) => resolve({ code, signal }));
+        });
+      } finally {
+        editing = false;
+        input.resume();
+        screen.resume();
+      }
+      if (ended.code !== 0) {
+        say(style.fail(`! the editor (${editor}) exited with ${ended.code ?? ended.signal}; nothing changed`));
         return;
       }
       input.setPrompt(readFileSync(file, 'utf8').replace(/\n+$/, ''));
@@ -638,7 +655,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
         );
         return;
       case '/edit':
-        editInEditor();
+        await editInEditor();
         return;
       case '/abort':
         await abortTurn();
