@@ -112,8 +112,9 @@ describe('molf chat in a terminal', () => {
     expect(coloured).toMatch(/\u001b\[[0-9;]*3[12]m\s*[-+]/);
     // One key, no Enter.
     await terminal.press('y');
-    const after = await terminal.waitFor('Edited.');
-    // The tool card after the call shows the same diff again.
+    await terminal.waitFor('Edited.');
+    // The tool card after the call shows the same diff again (read with what scrolled off the screen).
+    const after = await terminal.screen({ history: true });
     expect(after.match(/^\s*\+BETA$/gm)).toHaveLength(2);
     expect(await readFile(join(project, 'notes.txt'), 'utf8')).toBe('alpha\nBETA\ngamma\n');
     expect(llm.requests).toHaveLength(2);

@@ -3,6 +3,7 @@ import type { Approval } from '@molf/protocol';
 import stringWidth from 'string-width';
 import { showControlCharacters } from '../terminal/show-control-characters.ts';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
+import { createApprovalKeyGuard } from './approval-key-guard.ts';
 import { type ApprovalChoice, approvalChoices, formatChoices } from './approval-view.ts';
 import type { LiveRegion } from './chat-screen.ts';
 import { createLineEditor, type EditorOptions, type Key, type LineEditor } from './line-editor.ts';
@@ -80,6 +81,7 @@ export function createTerminalInput(
   /** The reason or the patterns: a second editor, so the prompt being written is kept meanwhile. */
   const side: LineEditor = createLineEditor();
   let mode: InputMode = { type: 'prompt' };
+  const guard = createApprovalKeyGuard();
   let selected = 0;
   /** A prompt sent by Enter, held until the rest of the same read is known to be no paste. */
   let held: string | undefined;
@@ -102,6 +104,7 @@ export function createTerminalInput(
     const action = prompt.key(text, key);
     switch (action.type) {
       case 'submit':
+        guard.sent();
         held = action.text;
         heldTimer = setImmediate(releaseHeld);
         handlers.changed();
@@ -136,6 +139,8 @@ export function createTerminalInput(
     const action = side.key(text, key);
     if (action.type === 'interrupt') handlers.interrupt();
     else if (action.type === 'submit') {
+      // Sent, like a prompt: an approval shown again (the answer refused) takes the next key.
+      guard.sent();
       if (mode.type === 'patterns') {
         handlers.patterns(
           action.text
@@ -149,6 +154,7 @@ export function createTerminalInput(
 
   const onKey = (text: string | undefined, key: Key | undefined) => {
     const pressed = key ?? { sequence: text };
+    guard.noteKey();
     switch (mode.type) {
       case 'prompt':
         onPromptKey(text, pressed);
@@ -158,6 +164,8 @@ export function createTerminalInput(
           handlers.interrupt();
           return;
         }
+        // A key typed for the prompt as the question appeared answers nothing.
+        if (!guard.accepts()) return;
         const choices = approvalChoices(mode.approval);
         const name = pressed.name === 'return' || pressed.name === 'enter' ? 'y' : (text ?? '').toLowerCase();
         const choice = choices.find((one) => one.key === name);
@@ -200,6 +208,12 @@ export function createTerminalInput(
   return {
     mode: () => mode,
     setMode(next) {
+      if (
+        next.type === 'approval' &&
+        !(mode.type === 'approval' && mode.approval.approvalId === next.approval.approvalId)
+      ) {
+        guard.arm();
+      }
       mode = next;
       selected = 0;
       if (next.type === 'patterns') side.setText(next.patterns.join('\n'));
