@@ -312,4 +312,16 @@ describe('molf chat in a terminal', () => {
     cleanups.push(() => again.close());
     await terminal.waitFor(/✓ worker \S+ is online again/);
   });
+
+  it('leaves no empty session behind when the terminal closes or it is killed', async () => {
+    const { terminal, home } = await chatInTerminal([]);
+    const sessions = join(home, 'sessions');
+    await waitUntil(async () => (await readdir(sessions).catch(() => [])).length > 0, {
+      what: 'the chat session to exist',
+    });
+    // SIGTERM to the chat's process group, as a closed terminal or a service manager sends.
+    await terminal.close();
+    const left = (await readdir(sessions)).filter((name) => !name.startsWith('.') && !name.endsWith('.json'));
+    expect(left).toEqual([]);
+  });
 });

@@ -785,10 +785,15 @@ export async function runChat(options: ChatOptions): Promise<void> {
     fresh = undefined;
     finish();
   });
-  // Not on a terminal, Ctrl-C arrives as a signal.
+  // Not on a terminal, Ctrl-C arrives as a signal. A closed terminal or a kill leaves as /exit does,
+  // so the chat's unused session is not left behind.
   process.on('SIGINT', onInterrupt);
+  process.on('SIGHUP', finish);
+  process.on('SIGTERM', finish);
   await leave.promise;
   process.off('SIGINT', onInterrupt);
+  process.off('SIGHUP', finish);
+  process.off('SIGTERM', finish);
   clearInterval(spinner);
   workerWatch.unsubscribe();
   follower?.stop();

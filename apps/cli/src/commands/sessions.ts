@@ -7,6 +7,7 @@ import { connectClient } from '../connect-client.ts';
 import { USAGE_EXIT_CODE } from '../exit-codes.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
 import { formatSessionHistory } from '../sessions/format-history.ts';
+import { showControlCharacters } from '../terminal/show-control-characters.ts';
 import { styleFor } from '../terminal/terminal-style.ts';
 import { formatTable } from './format-table.ts';
 
@@ -168,8 +169,8 @@ async function listSessions(
         session.status,
         workerNames.get(session.workerId) ?? session.workerId,
         session.parent === undefined
-          ? session.name
-          : `${session.name} (${session.parent.agent} of ${session.parent.sessionId})`,
+          ? showControlCharacters(session.name)
+          : `${showControlCharacters(session.name)} (${session.parent.agent} of ${session.parent.sessionId})`,
       ]),
     ]),
   );
@@ -190,7 +191,7 @@ function formatUsage(usage: UsageTotals): string {
 
 function sessionHeader(session: SessionInfo, workerName: string | undefined): string {
   const lines = [
-    `session ${session.sessionId}: ${session.name}`,
+    `session ${session.sessionId}: ${showControlCharacters(session.name)}`,
     `worker ${workerName === undefined ? session.workerId : `${workerName} (${session.workerId})`} · ${session.messageCount} messages · ${session.status} · created ${localTime(session.createdAt)} · updated ${localTime(session.updatedAt)}`,
   ];
   if (session.model !== undefined) lines.push(`model ${session.model}`);
@@ -243,7 +244,7 @@ async function showSession(
 async function renameSession(sessionId: string, name: string, options: ConnectionFlags): Promise<void> {
   await using client = await connect(options);
   const session = await client.rpc.sessions.rename.mutate({ sessionId, name });
-  process.stdout.write(`renamed session ${session.sessionId}: ${session.name}\n`);
+  process.stdout.write(`renamed session ${session.sessionId}: ${showControlCharacters(session.name)}\n`);
 }
 
 async function removeSessions(
@@ -261,7 +262,9 @@ async function removeSessions(
   // Every id is checked before any is removed: a typo removes nothing.
   const found = await Promise.all(sessionIds.map((sessionId) => client.rpc.sessions.info.query({ sessionId })));
   if (ask) {
-    const listed = found.map((session) => `  ${session.sessionId}  ${session.messageCount} messages  ${session.name}`);
+    const listed = found.map(
+      (session) => `  ${session.sessionId}  ${session.messageCount} messages  ${showControlCharacters(session.name)}`,
+    );
     process.stderr.write(`${listed.join('\n')}\n`);
     const prompt = createInterface({ input: process.stdin, output: process.stderr });
     let answer: string;
@@ -279,6 +282,6 @@ async function removeSessions(
   }
   for (const session of found) {
     await client.rpc.sessions.delete.mutate({ sessionId: session.sessionId });
-    process.stdout.write(`removed session ${session.sessionId} (${session.name})\n`);
+    process.stdout.write(`removed session ${session.sessionId} (${showControlCharacters(session.name)})\n`);
   }
 }
