@@ -139,6 +139,11 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let editing = false;
   let left = false;
   const leave = Promise.withResolvers<void>();
+  // A closed terminal or a kill leaves as /exit does, from the start on (a session may be made any
+  // moment now), so the chat's unused session is not left behind.
+  const onHangup = () => finish();
+  process.on('SIGHUP', onHangup);
+  process.on('SIGTERM', onHangup);
   /** Settles once the chat has its session: a line typed or piped before waits for it. */
   const ready = Promise.withResolvers<void>();
   /** Lines (prompts, commands, answers) still being handled, and the last one. */
@@ -754,6 +759,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
     else await startSession();
   } catch (error) {
     input.close();
+    process.off('SIGHUP', onHangup);
+    process.off('SIGTERM', onHangup);
     throw error;
   }
   // The worker going offline or back, an MCP server down or back: told as it happens.
@@ -785,15 +792,12 @@ export async function runChat(options: ChatOptions): Promise<void> {
     fresh = undefined;
     finish();
   });
-  // Not on a terminal, Ctrl-C arrives as a signal. A closed terminal or a kill leaves as /exit does,
-  // so the chat's unused session is not left behind.
+  // Not on a terminal, Ctrl-C arrives as a signal.
   process.on('SIGINT', onInterrupt);
-  process.on('SIGHUP', finish);
-  process.on('SIGTERM', finish);
   await leave.promise;
   process.off('SIGINT', onInterrupt);
-  process.off('SIGHUP', finish);
-  process.off('SIGTERM', finish);
+  process.off('SIGHUP', onHangup);
+  process.off('SIGTERM', onHangup);
   clearInterval(spinner);
   workerWatch.unsubscribe();
   follower?.stop();
