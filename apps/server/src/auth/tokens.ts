@@ -1,9 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { formatToken, type Role, TOKEN_PREFIX } from '@molf/protocol';
+import { formatToken, type Kind, kindOf, type Role, TOKEN_PREFIX } from '@molf/protocol';
 
-/** A new random token for `role`: its prefix names the role, 32 random bytes follow. */
-export function generateToken(role: Role): string {
-  return formatToken(role, randomBytes(32));
+/** A new random token for a credential of `role`: its prefix names the role's kind, 32 random bytes follow. */
+export function generateToken(role: Role | Kind): string {
+  return formatToken(role === 'client' ? 'client' : kindOf(role), randomBytes(32));
 }
 
 /** Only this hash is ever stored; the token itself is shown once and never written. */
@@ -18,8 +18,8 @@ export function hashesEqual(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-/** The role a token's prefix claims, used only to word errors; the store decides. */
-export function roleFromPrefix(token: string): Role | undefined {
+/** The kind a token's prefix claims, used only to word errors; the store decides. */
+export function kindFromPrefix(token: string): Kind | undefined {
   if (token.startsWith(TOKEN_PREFIX.client)) return 'client';
   if (token.startsWith(TOKEN_PREFIX.worker)) return 'worker';
   return undefined;

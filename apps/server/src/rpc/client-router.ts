@@ -22,6 +22,7 @@ import {
   PermissionsRevokeInputSchema,
   PermissionsRevokeResultSchema,
   PermissionsWriteInputSchema,
+  roleAllows,
   SessionAttachmentInputSchema,
   SessionAttachmentSchema,
   SessionCreateInputSchema,
@@ -45,11 +46,28 @@ import {
 import { z } from 'zod';
 import { streamApprovalEvents } from '../approvals/approval-event-stream.ts';
 import type { Answerer } from '../approvals/approval-gate.ts';
+import type { CredentialStore } from '../auth/credential-store.ts';
 import { setHeartbeat, streamCronEvents } from '../cron/index.ts';
 import { historyPage } from '../sessions/history-page.ts';
 import { streamWorkerEvents } from '../workers/worker-event-stream.ts';
 import type { RouterServices } from './router-services.ts';
-import { anyRoleProcedure, clientProcedure, type RpcContext, router } from './trpc.ts';
+import {
+  adminProcedure,
+  anyRoleProcedure,
+  operatorProcedure,
+  type RpcContext,
+  router,
+  viewerProcedure,
+} from './trpc.ts';
+
+/** A stored credential's name; none for a fixed token, or when the file cannot be read. */
+function credentialName(credentials: CredentialStore, credentialId: string): string | undefined {
+  try {
+    return credentials.list().find((credential) => credential.id === credentialId)?.label;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The person behind a call, as answers and rule changes record them. */
 function answererOf(ctx: RpcContext): Answerer {
@@ -126,15 +144,15 @@ export function createClientRouter(services: RouterServices) {
 
   return router({
     auth: router({
-      whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => ({
-        role: ctx.role,
-        serverVersion: services.serverVersion,
-      })),
+      whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => {
+        const name = credentialName(services.credentials, ctx.credentialId);
+        return { role: ctx.role, serverVersion: services.serverVersion, ...(name === undefined ? {} : { name }) };
+      }),
     }),
 
     workers: router({
       /** Every known worker; an online one with the skills and agents it offers and their problems. */
-      list: clientProcedure.output(z.array(WorkerInfoSchema)).query(() => {
+      list: viewerProcedure.output(z.array(WorkerInfoSchema)).query(() => {
         const problems = gate.problems();
         return registry.list().map((info) => describeWorker(info, problems));
       }),
@@ -142,7 +160,7 @@ export function createClientRouter(services: RouterServices) {
        * Every worker (or one) as it is now, then again at each change: connected, disconnected, its
        * MCP servers' states, its tools, skills and agents, its permissions file's problem.
        */
-      events: clientProcedure.input(WorkerEventsInputSchema).subscription(({ input, signal }) =>
+      events: viewerProcedure.input(WorkerEventsInputSchema).subscription(({ input, signal }) =>
         streamWorkerEvents({
           changes: services.workerChanges,
           list: () => {
@@ -161,12 +179,12 @@ export function createClientRouter(services: RouterServices) {
 
     models: router({
       /** The models a picker offers (default, the config's, recent sessions'), known without the network. */
-      list: clientProcedure.output(ModelListSchema).query(() => services.listModels()),
+      list: viewerProcedure.output(ModelListSchema).query(() => services.listModels()),
       /**
        * Whether a prompt would reach its model's provider (its key is set, the provider exists): a
        * client asks before sending, to say what to set instead of letting the turn fail.
        */
-      check: clientProcedure
+      check: operatorProcedure
         .input(ModelCheckInputSchema)
         .output(ModelCheckSchema)
         .query(async ({ input }) => {
@@ -176,14 +194,14 @@ export function createClientRouter(services: RouterServices) {
     }),
 
     sessions: router({
-      create: clientProcedure
+      create: operatorProcedure
         .input(SessionCreateInputSchema)
         .output(SessionInfoSchema)
         .mutation(({ input }) => {
           knownWorker(input.workerId as WorkerId);
           return sessions.create(input);
         }),
-      list: clientProcedure
+      list: viewerProcedure
         .input(SessionListInputSchema)
         .output(
           z.object({
@@ -194,11 +212,11 @@ export function createClientRouter(services: RouterServices) {
         )
         .query(({ input }) => sessions.list(input)),
       /** One session's metadata and state, without its history. */
-      info: clientProcedure
+      info: viewerProcedure
         .input(SessionIdInputSchema)
         .output(SessionInfoSchema)
         .query(({ input }) => knownSession(input.sessionId)),
-      get: clientProcedure
+      get: viewerProcedure
         .input(SessionGetInputSchema)
         .output(SessionGetOutputSchema)
         .query(async ({ input }) => {
@@ -209,16 +227,16 @@ export function createClientRouter(services: RouterServices) {
        * A page of the whole output of one of the session's tool calls whose result was cut, read by the
        * session's worker from the file the result names (never a path a client gives).
        */
-      toolOutput: clientProcedure
+      toolOutput: viewerProcedure
         .input(SessionToolOutputInputSchema)
         .output(ToolOutputPageSchema)
         .query(({ input, signal }) => services.toolResultFiles.readOutput({ ...input, signal })),
       /** The bytes of an image or document stored with one of the session's tool results. */
-      attachment: clientProcedure
+      attachment: viewerProcedure
         .input(SessionAttachmentInputSchema)
         .output(SessionAttachmentSchema)
         .query(({ input }) => services.toolResultFiles.readAttachment(input)),
-      rename: clientProcedure
+      rename: operatorProcedure
         .input(SessionRenameInputSchema)
         .output(SessionInfoSchema)
         .mutation(async ({ input }) => {
@@ -228,20 +246,20 @@ export function createClientRouter(services: RouterServices) {
           return session;
         }),
       /** Deletes a session and its subagents' sessions (they belong to it). */
-      delete: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+      delete: operatorProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
         // A damaged session can be deleted too: the store throws only for an unknown one.
         agent.abort(input.sessionId);
         for (const child of await childrenOf(input.sessionId)) await deleteSession(child);
         await deleteSession(input.sessionId);
         return { deleted: true };
       }),
-      prompt: clientProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
-      abort: clientProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
+      prompt: operatorProcedure.input(SessionPromptInputSchema).mutation(({ input }) => agent.prompt(input)),
+      abort: operatorProcedure.input(SessionIdInputSchema).mutation(async ({ input }) => {
         await knownSession(input.sessionId);
         return { aborted: agent.abort(input.sessionId) };
       }),
       /** Every event after `lastEventId`, then live ones (tRPC tracked ids): no gap, no duplicate. */
-      events: clientProcedure.input(SessionEventsInputSchema).subscription(async function* ({ input, signal }) {
+      events: viewerProcedure.input(SessionEventsInputSchema).subscription(async function* ({ input, signal }) {
         await knownSession(input.sessionId);
         yield* sessionEvents.stream({
           sessionId: input.sessionId,
@@ -254,17 +272,27 @@ export function createClientRouter(services: RouterServices) {
     }),
 
     approvals: router({
-      approve: clientProcedure
+      approve: operatorProcedure
         .input(ApproveInputSchema)
         .output(ApprovalAnswerSchema)
-        .mutation(({ input, ctx }) => gate.approve({ ...input, by: answererOf(ctx) })),
-      deny: clientProcedure
+        .mutation(({ input, ctx }) => {
+          // "Always" writes a rule into the worker's permissions file: editing rules is an admin's.
+          if (input.scope === 'always' && !roleAllows(ctx.role, 'admin')) {
+            throw new MolfError(
+              'forbidden',
+              `saving an "always" rule needs the admin role; this credential is a ${ctx.role}: answer once or for this session`,
+              { field: 'scope' },
+            );
+          }
+          return gate.approve({ ...input, by: answererOf(ctx) });
+        }),
+      deny: operatorProcedure
         .input(DenyInputSchema)
         .output(ApprovalAnswerSchema)
         .mutation(({ input, ctx }) => gate.deny({ ...input, by: answererOf(ctx) })),
-      list: clientProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
+      list: viewerProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
       /** Pending approvals (and broken permission files) first, then live events. */
-      events: clientProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, signal }) {
+      events: viewerProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, signal }) {
         // Counted while it runs: an unattended run asks only when somebody would see it.
         const stop = services.approvalWatchers.add(input);
         try {
@@ -276,12 +304,12 @@ export function createClientRouter(services: RouterServices) {
     }),
 
     cron: router({
-      list: clientProcedure
+      list: viewerProcedure
         .input(CronListInputSchema)
         .output(z.array(CronJobSchema))
         .query(({ input }) => services.cron.list(input)),
       /** A job made by a person: without `session`, each run gets a new session. */
-      add: clientProcedure
+      add: operatorProcedure
         .input(CronAddInputSchema)
         .output(CronJobSchema)
         .mutation(({ input, ctx }) => {
@@ -291,11 +319,11 @@ export function createClientRouter(services: RouterServices) {
             defaultTarget: { type: 'new' },
           });
         }),
-      update: clientProcedure
+      update: operatorProcedure
         .input(CronUpdateInputSchema)
         .output(CronJobSchema)
         .mutation(({ input }) => services.cron.update(input)),
-      remove: clientProcedure
+      remove: operatorProcedure
         .input(CronJobIdInputSchema)
         .output(z.object({ removed: z.boolean() }))
         .mutation(async ({ input }) => {
@@ -305,7 +333,7 @@ export function createClientRouter(services: RouterServices) {
           return { removed: true };
         }),
       /** Runs the job once now, outside its schedule; answers with the job and how the run went. */
-      run: clientProcedure
+      run: operatorProcedure
         .input(CronJobIdInputSchema)
         .output(CronJobSchema)
         .mutation(({ input }) => services.cron.runNow(input.jobId)),
@@ -314,7 +342,7 @@ export function createClientRouter(services: RouterServices) {
        * HEARTBEAT.md (skipped when it has none) and reports only what needs attention. Answers the
        * job, or null when turned off.
        */
-      heartbeat: clientProcedure
+      heartbeat: operatorProcedure
         .input(CronHeartbeatInputSchema)
         .output(CronJobSchema.nullable())
         .mutation(async ({ input, ctx }) => {
@@ -326,13 +354,13 @@ export function createClientRouter(services: RouterServices) {
           return job ?? null;
         }),
       /** `cron.fired`, `cron.failed` and `cron.reported` from now on. */
-      events: clientProcedure
+      events: viewerProcedure
         .input(CronListInputSchema)
         .subscription(({ input, signal }) => streamCronEvents(services.cron, input, signal)),
     }),
 
     permissions: router({
-      show: clientProcedure
+      show: operatorProcedure
         .input(z.object({ workerId: WorkerIdSchema }))
         .output(PermissionsFileInfoSchema)
         .query(async ({ input }) => {
@@ -347,23 +375,23 @@ export function createClientRouter(services: RouterServices) {
             ...(problem === undefined ? {} : { problem }),
           };
         }),
-      write: clientProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
+      write: adminProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
         const workerId = knownWorker(input.workerId);
         await permissions.writeText(workerId, input.text, { baseVersion: input.baseVersion });
         gate.recordRulesChange({ workerId, by: answererOf(ctx) });
         return { path: permissions.pathOf(workerId) };
       }),
-      explain: clientProcedure
+      explain: operatorProcedure
         .input(PermissionsExplainInputSchema)
         .output(PermissionExplanationSchema)
         .query(({ input }) => gate.explain({ ...input, workerId: knownWorker(input.workerId) })),
       /** The grants "always" answers saved in the worker's file, with who gave them, when, from which client. */
-      grants: clientProcedure
+      grants: operatorProcedure
         .input(PermissionsGrantsInputSchema)
         .output(PermissionsGrantsSchema)
         .query(({ input }) => grants.list(knownWorker(input.workerId))),
       /** Removes a grant's rule from the file; the next call is judged without it. */
-      revoke: clientProcedure
+      revoke: adminProcedure
         .input(PermissionsRevokeInputSchema)
         .output(PermissionsRevokeResultSchema)
         .mutation(({ input, ctx }) =>

@@ -4,6 +4,7 @@ import type { ApprovalGate } from '../approvals/approval-gate.ts';
 import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
+import type { CredentialStore } from '../auth/credential-store.ts';
 import type { CronScheduler } from '../cron/index.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
@@ -16,6 +17,8 @@ import type { WorkerRegistry } from '../workers/worker-registry.ts';
 /** The services the routers adapt: every procedure calls one of them. */
 export type RouterServices = {
   registry: WorkerRegistry;
+  /** The server's credentials: who is who, and the admin's minting and revoking. */
+  credentials: CredentialStore;
   /** Whether a credential still exists (fixed ones always do). */
   isCredentialActive: (credentialId: string) => boolean;
   /** Whether a credential is one of the server's fixed tokens. */

@@ -1,5 +1,13 @@
 import type { IncomingMessage } from 'node:http';
-import { type ErrorCode, type ErrorData, isMolfError, type MolfError, type Role } from '@molf/protocol';
+import {
+  type ClientRole,
+  type ErrorCode,
+  type ErrorData,
+  isMolfError,
+  type MolfError,
+  type Role,
+  roleAllows,
+} from '@molf/protocol';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 
@@ -87,19 +95,30 @@ const t = initTRPC.context<RpcContext>().create({
   },
 });
 
+/** Who may call a procedure: a client role (that level or above), a worker, or anyone authenticated. */
+export type CallerNeeded = ClientRole | 'worker' | 'any';
+
+function allows(role: Role, needed: CallerNeeded): boolean {
+  if (needed === 'any') return true;
+  if (needed === 'worker') return role === 'worker';
+  return roleAllows(role, needed);
+}
+
+function refusal(role: Role, needed: CallerNeeded): string {
+  if (needed === 'worker') return `this call is for workers; the connection uses a ${role} credential`;
+  if (role === 'worker') return 'this call is for clients; the connection uses a worker credential';
+  const above = needed === 'admin' ? '' : needed === 'operator' ? ' or admin' : ', operator or admin';
+  return `this call needs the ${needed}${above} role; the connection's credential is a ${role}`;
+}
+
 /**
  * The one middleware every procedure runs: checks the connection's role and gives an application
  * error the RPC code that matches its string code. One middleware, not two, because tRPC copies
  * the call's options at each step of the chain (measured in `pnpm bench`).
  */
-function guard(role: Role | 'any') {
+function guard(needed: CallerNeeded) {
   return t.middleware(async ({ ctx, next }) => {
-    if (role !== 'any' && ctx.role !== role) {
-      throw new TRPCError({
-        code: 'FORBIDDEN',
-        message: `this call needs a ${role} credential; the connection uses a ${ctx.role} credential`,
-      });
-    }
+    if (!allows(ctx.role, needed)) throw new TRPCError({ code: 'FORBIDDEN', message: refusal(ctx.role, needed) });
     const result = await next();
     if (!result.ok && result.error.code === 'INTERNAL_SERVER_ERROR' && isMolfError(result.error.cause)) {
       throw toTRPCError(result.error.cause);
@@ -109,6 +128,12 @@ function guard(role: Role | 'any') {
 }
 
 export const router = t.router;
+/** Any authenticated connection, worker or client. */
 export const anyRoleProcedure = t.procedure.use(guard('any'));
-export const clientProcedure = t.procedure.use(guard('client'));
+/** Reading sessions, their events, workers and pending approvals: every client role. */
+export const viewerProcedure = t.procedure.use(guard('viewer'));
+/** Driving sessions and answering approvals: operator and admin. */
+export const operatorProcedure = t.procedure.use(guard('operator'));
+/** Rules, credentials and pairing: admin only. */
+export const adminProcedure = t.procedure.use(guard('admin'));
 export const workerProcedure = t.procedure.use(guard('worker'));

@@ -93,7 +93,7 @@ describe('createServerServices', () => {
       generateMissingTokens: true,
     });
     expect(Object.keys(services.generatedTokens)).toEqual(['client']);
-    expect(services.credentials.verify(services.generatedTokens.client ?? '')?.role).toBe('client');
+    expect(services.credentials.verify(services.generatedTokens.client ?? '')?.role).toBe('admin');
   });
 
   it('refuses a fixed token shorter than 16 characters before touching the data directory', async () => {

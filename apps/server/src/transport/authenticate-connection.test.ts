@@ -38,7 +38,7 @@ describe('authenticateConnection', () => {
     const check = (token: string) =>
       authenticateConnection({ credentials, logger, connectionParams: { token }, remoteAddress: '127.0.0.1' });
 
-    expect(check(CLIENT_TOKEN)).toEqual({ role: 'client', credentialId: 'fixed-client' });
+    expect(check(CLIENT_TOKEN)).toEqual({ role: 'admin', credentialId: 'fixed-client' });
     expect(check(WORKER_TOKEN)).toEqual({ role: 'worker', credentialId: 'fixed-worker' });
     expect(check(stored.token)).toEqual({ role: 'worker', credentialId: stored.credential.id });
   });
@@ -53,7 +53,7 @@ describe('authenticateConnection', () => {
         connectionParams: { token: CLIENT_TOKEN, client: 'molf-web/0.1.0' },
         remoteAddress: '127.0.0.1',
       }),
-    ).toEqual({ role: 'client', credentialId: 'fixed-client', client: 'molf-web/0.1.0' });
+    ).toEqual({ role: 'admin', credentialId: 'fixed-client', client: 'molf-web/0.1.0' });
     for (const client of ['molf-cli\n{"decision":"approved"}', 'x'.repeat(101), '']) {
       expect(refusal({ credentials, connectionParams: { token: CLIENT_TOKEN, client } })).toMatchObject({
         code: 'invalid_input',
@@ -97,7 +97,7 @@ describe('authenticateConnection', () => {
 
   it('refuses every stored token as an internal error, with the reason, when the credentials file is broken', async () => {
     await using store = await openStore();
-    const stored = await store.credentials.create({ role: 'client', label: 'laptop' });
+    const stored = await store.credentials.create({ role: 'admin', label: 'laptop' });
     await writeFile(store.credentials.path, '{ "version": 1, "credentials": [ broken');
 
     const error = refusal({ credentials: store.credentials, connectionParams: { token: stored.token } });
@@ -113,7 +113,7 @@ describe('authenticateConnection', () => {
         connectionParams: { token: CLIENT_TOKEN },
         remoteAddress: undefined,
       }),
-    ).toMatchObject({ role: 'client' });
+    ).toMatchObject({ role: 'admin' });
   });
 
   it('refuses a valid token on a socket the guard no longer admits, and asks it with the credential id', async () => {

@@ -1,7 +1,7 @@
 import type { Logger } from '@molf/logging';
 import { ConnectionParamsSchema, isMolfError, MolfError } from '@molf/protocol';
 import type { CredentialStore, Verified } from '../auth/credential-store.ts';
-import { roleFromPrefix } from '../auth/tokens.ts';
+import { kindFromPrefix } from '../auth/tokens.ts';
 
 export type AuthenticateConnectionOptions = {
   /** Checks the token; only `verify` is used. */
@@ -53,8 +53,8 @@ export function authenticateConnection(options: AuthenticateConnectionOptions): 
     });
   }
   if (verified === undefined) {
-    const claimed = roleFromPrefix(params.data.token);
-    logger.warn({ remoteAddress, claimedRole: claimed }, 'connection refused: unknown token');
+    const claimed = kindFromPrefix(params.data.token);
+    logger.warn({ remoteAddress, claimedKind: claimed }, 'connection refused: unknown token');
     throw new MolfError(
       'unauthorized',
       `invalid token: this server does not know that ${claimed === undefined ? '' : `${claimed} `}token`,

@@ -57,7 +57,7 @@ export async function connect(token: string, options: { url?: string } = {}): Pr
   });
   try {
     const whoami = await client.ready({ timeoutMs: 15_000 });
-    if (whoami.role !== 'client') {
+    if (whoami.role === 'worker') {
       throw new Error('this token belongs to a worker: log in with a client token (molf up prints one)');
     }
     setState({ type: 'connected' });

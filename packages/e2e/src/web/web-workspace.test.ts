@@ -81,7 +81,7 @@ describe('the web client workspace', () => {
 
   it('goes back to the login form, saying why, when its token is revoked', async () => {
     await using web = await startWebStack({ serverOptions: { credentialsPollMs: 100 } });
-    const { token, credential } = await web.server.credentials.create({ role: 'client', label: 'laptop' });
+    const { token, credential } = await web.server.credentials.create({ role: 'admin', label: 'laptop' });
     const { page } = await web.newPage();
     await page.goto(`${web.server.httpUrl}/#token=${token}`);
     await page.getByTestId('new-session').waitFor();
