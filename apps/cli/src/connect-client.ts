@@ -1,4 +1,4 @@
-import { createMolfClient, type MolfClient } from '@molf/client/node';
+import { createMolfClient, type MolfClient, type ServerTrust } from '@molf/client/node';
 import { MolfError } from '@molf/protocol';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
 
@@ -16,6 +16,8 @@ export type LinkTeller = (line: string, kind: LinkChangeKind) => void;
 export type ConnectClientOptions = {
   url: string;
   token: string;
+  /** How a `wss://` server is verified before the token is sent (see `resolveClientConnection`). */
+  trust?: ServerTrust | undefined;
   /** How long to wait for the server to answer. Default: `ready()`'s (5 s). */
   timeoutMs?: number;
   /** Give up at the first attempt that cannot connect instead of retrying until `timeoutMs`. Default false. */
@@ -43,6 +45,7 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
   const client = createMolfClient({
     url,
     token: options.token,
+    ...(options.trust === undefined ? {} : { trust: options.trust }),
     client: CLI_CLIENT_NAME,
     retryDelayMs: () => CLIENT_RETRY_MS,
     stopWhenRefused: true,

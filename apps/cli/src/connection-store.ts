@@ -97,7 +97,7 @@ export async function saveConnection(options: {
  * it over `file`: a reader sees the old content or the new, never a part, and a crash leaves at most
  * a stray temporary file.
  */
-async function replaceFile(file: string, text: string): Promise<void> {
+export async function replaceFile(file: string, text: string): Promise<void> {
   const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
   try {
     const fd = await open(temporary, 'wx', 0o600);

@@ -12,21 +12,44 @@ import {
   type WebSocketClassFactory,
 } from './create-molf-client.ts';
 
+import { type ServerTrust, tlsOptionsFor } from './server-trust.ts';
+
 export * from './index.ts';
+export { type CertificateProbe, hostAndPort, probeServerCertificate } from './probe-server-certificate.ts';
+export {
+  httpUrlOf,
+  type RedeemedCredential,
+  type RedeemPairingCodeOptions,
+  redeemPairingCode,
+} from './redeem-pairing-code.ts';
+export {
+  CertificateMismatchError,
+  isFingerprint,
+  normalizeFingerprint,
+  type ServerTrust,
+  type TrustTlsOptions,
+  tlsOptionsFor,
+} from './server-trust.ts';
 
 export type NodeMolfClientOptions = Omit<MolfClientOptions, 'webSocket'> & {
   /** Largest message accepted from the server. Default 128 MiB. */
   maxPayloadBytes?: number;
+  /**
+   * How a `wss://` server is verified, in the TLS handshake of every connection and reconnection,
+   * before the token is sent. Default: the system's CAs and the URL's host name.
+   */
+  trust?: ServerTrust;
 };
 
 export function createMolfClient(options: NodeMolfClientOptions): MolfClient {
   const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
+  const tls = options.trust === undefined ? {} : tlsOptionsFor(options.trust);
   const webSocket: WebSocketClassFactory = ({ onRefusal, closeTimeoutMs }) =>
     class MolfNodeWebSocket extends NodeWebSocket {
       constructor(url: string | URL, protocols?: string | string[]) {
         // A close handshake with a dead peer would otherwise wait ws's default 30 s before the
         // client notices and reconnects; a missing pong already proved the peer gone.
-        super(url, protocols, { maxPayload, closeTimeout: closeTimeoutMs } as ConstructorParameters<
+        super(url, protocols, { ...tls, maxPayload, closeTimeout: closeTimeoutMs } as ConstructorParameters<
           typeof NodeWebSocket
         >[2]);
         // Raw frames: a second `addEventListener('message')` would decode every message again.
@@ -38,6 +61,6 @@ export function createMolfClient(options: NodeMolfClientOptions): MolfClient {
         });
       }
     } as unknown as typeof WebSocket;
-  const { maxPayloadBytes: _maxPayloadBytes, ...rest } = options;
+  const { maxPayloadBytes: _maxPayloadBytes, trust: _trust, ...rest } = options;
   return createPlatformClient({ ...rest, webSocket });
 }

@@ -36,6 +36,11 @@ export const ErrorCodeSchema = z.enum([
   'address_in_use',
   /** `molf worker --sandbox required` and the sandbox's self-test failed. */
   'sandbox_failed',
+  /**
+   * The server's TLS certificate is not one this client trusts (unknown, changed, or not matching a
+   * given fingerprint or CA): nothing was sent to it.
+   */
+  'server_untrusted',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

@@ -49,6 +49,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   too_large: 'PAYLOAD_TOO_LARGE',
   address_in_use: 'INTERNAL_SERVER_ERROR',
   sandbox_failed: 'INTERNAL_SERVER_ERROR',
+  server_untrusted: 'FORBIDDEN',
   internal: 'INTERNAL_SERVER_ERROR',
 };
 

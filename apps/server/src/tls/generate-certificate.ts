@@ -27,7 +27,7 @@ const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as con
 export async function generateCertificate(options: GenerateCertificateOptions): Promise<CertificatePair> {
   await import('reflect-metadata');
   const x509 = await import('@peculiar/x509');
-  x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+  x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
   const now = options.now?.() ?? Date.now();
   const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const names = [...new Set(options.names)];
@@ -38,7 +38,7 @@ export async function generateCertificate(options: GenerateCertificateOptions): 
     // A minute back, so a peer whose clock is a little behind does not see a certificate from the future.
     notBefore: new Date(now - 60_000),
     notAfter: new Date(now + (options.days ?? 365) * DAY_MS),
-    keys: keys as CryptoKeyPair,
+    keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
     signingAlgorithm: ALGORITHM,
     extensions: [
       new x509.BasicConstraintsExtension(false, undefined, true),
@@ -49,7 +49,7 @@ export async function generateCertificate(options: GenerateCertificateOptions): 
       ),
     ],
   });
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', (keys as CryptoKeyPair).privateKey);
+  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', (keys as webcrypto.CryptoKeyPair).privateKey);
   return { cert: cert.toString('pem'), key: toPem('PRIVATE KEY', Buffer.from(pkcs8)) };
 }
 

@@ -1,0 +1,182 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import {
+  type CertificateProbe,
+  isFingerprint,
+  normalizeFingerprint,
+  probeServerCertificate,
+  type ServerTrust,
+} from '@molf/client/node';
+import { MolfError } from '@molf/protocol';
+import { type KnownServer, type KnownServers, knownServers } from './known-servers.ts';
+import { serverKey } from './server-key.ts';
+
+const EXPIRY_WARNING_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export type TrustRequest = {
+  /** The server's URL: `wss://` is verified, `ws://` is plain (loopback and trusted networks). */
+  url: string;
+  /** `--tls-ca`: a PEM file with the CA that signed the server's certificate. */
+  caFile?: string | undefined;
+  /** `--fingerprint`: the SHA-256 the server's certificate must have (`molf server --print-fingerprint`). */
+  fingerprint?: string | undefined;
+  /** Asks the person on first contact (trust on first use). Undefined where nobody can answer. */
+  ask?: ((question: string) => Promise<boolean>) | undefined;
+  /** Lines for the person: a pin saved, a certificate about to expire. */
+  tell?: ((line: string) => void) | undefined;
+  /** Save a given `--tls-ca` for this server, so later commands need no flag. Default false. */
+  rememberCa?: boolean;
+  /** Default: `known-servers.json` in the client dir. */
+  store?: KnownServers;
+  now?: () => number;
+};
+
+/**
+ * How to verify the server of `url` before anything is sent to it: undefined for `ws://`, else a
+ * trust for every TLS handshake. Order: `--tls-ca`, then what is saved for this URL (a CA file or a
+ * pinned certificate, which must still be the one the server shows), then the system's CAs, then a
+ * given `--fingerprint`, then the person (the fingerprint shown, y/N). Each refusal is a
+ * `server_untrusted` error that says what was seen, that nothing was sent, and what to do.
+ */
+export async function resolveServerTrust(request: TrustRequest): Promise<ServerTrust | undefined> {
+  const { url } = request;
+  const key = serverKey(url);
+  if (key.startsWith('ws:')) return undefined;
+  const store = request.store ?? knownServers();
+  const now = request.now ?? Date.now;
+
+  if (request.caFile !== undefined && request.caFile !== '') {
+    const caFile = resolve(request.caFile);
+    const trust: ServerTrust = { type: 'ca', ca: await readCaFile(caFile) };
+    if (request.rememberCa === true) {
+      await store.set(url, { type: 'ca', caFile, savedAt: new Date(now()).toISOString() });
+    }
+    return trust;
+  }
+  const known = await store.get(url);
+  if (known?.type === 'ca') return { type: 'ca', ca: await readCaFile(known.caFile) };
+
+  const probe = await probeServerCertificate(url);
+  if (probe.type === 'not-tls') {
+    throw new MolfError(
+      'invalid_input',
+      `the server at ${url} does not speak TLS (it answered a TLS hello with something else): ` +
+        `if it is a plain server on loopback or a trusted network, use ws://${key.slice('wss://'.length)}`,
+      { field: 'server' },
+    );
+  }
+  if (known?.type === 'pinned') return checkPin(url, known, probe, request.tell, now);
+  if (probe.systemTrusted) return { type: 'system' };
+
+  const seen = normalizeFingerprint(probe.fingerprint256);
+  if (request.fingerprint !== undefined && request.fingerprint !== '') {
+    if (!isFingerprint(request.fingerprint)) {
+      throw new MolfError(
+        'invalid_input',
+        `--fingerprint ${request.fingerprint} is not a SHA-256 fingerprint (32 bytes in hex, e.g. as \`molf server --print-fingerprint\` prints it)`,
+        { field: 'fingerprint' },
+      );
+    }
+    const given = normalizeFingerprint(request.fingerprint);
+    if (given !== seen) {
+      throw new MolfError(
+        'server_untrusted',
+        `the server at ${url} shows a certificate with SHA-256 ${seen}, not the fingerprint you gave (${given}). ` +
+          'Nothing was sent. Either this is not your server (a man in the middle, or the wrong address), or the ' +
+          'fingerprint was mistyped: compare it again with `molf server --print-fingerprint` on the server.',
+      );
+    }
+  }
+  if (!probe.selfSigned) {
+    throw new MolfError(
+      'server_untrusted',
+      `the server at ${url} shows a certificate issued by "${probe.issuer}", which this machine does not trust ` +
+        `(${probe.authorizationError ?? 'unknown issuer'}). Nothing was sent. Give the CA that signed it: --tls-ca FILE.`,
+    );
+  }
+  if (request.fingerprint === undefined || request.fingerprint === '') {
+    const question = describeUnknown(url, probe);
+    if (
+      request.ask === undefined ||
+      !(await request.ask(`${question}\nTrust this server and pin its certificate? [y/N] `))
+    ) {
+      throw new MolfError(
+        'server_untrusted',
+        `the server at ${url} shows a certificate this machine has not seen (SHA-256 ${seen}). Nothing was sent. ` +
+          'Compare it with `molf server --print-fingerprint` on the server, then pin it: ' +
+          `\`molf trust ${key} --fingerprint ${seen}\` (or pass --fingerprint once, or run this in a terminal to be asked).`,
+      );
+    }
+  }
+  const pin: KnownServer = {
+    type: 'pinned',
+    fingerprint256: seen,
+    cert: probe.cert,
+    pinnedAt: new Date(now()).toISOString(),
+    validTo: probe.validTo.toISOString(),
+  };
+  await store.set(url, pin);
+  request.tell?.(`pinned the certificate of ${key} (SHA-256 ${seen}) in ${store.path}`);
+  warnOfExpiry(url, probe.validTo, request.tell, now);
+  return { type: 'pinned', fingerprint256: seen, cert: probe.cert };
+}
+
+function checkPin(
+  url: string,
+  pin: Extract<KnownServer, { type: 'pinned' }>,
+  probe: Extract<CertificateProbe, { type: 'tls' }>,
+  tell: TrustRequest['tell'],
+  now: () => number,
+): ServerTrust {
+  const seen = normalizeFingerprint(probe.fingerprint256);
+  if (seen !== pin.fingerprint256) {
+    const key = serverKey(url);
+    throw new MolfError(
+      'server_untrusted',
+      `the server at ${key} shows a certificate that is not the one pinned on ${pin.pinnedAt.slice(0, 10)}:\n` +
+        `  pinned: SHA-256 ${pin.fingerprint256}\n` +
+        `  shown:  SHA-256 ${seen}\n` +
+        'Nothing was sent. Either someone is in the middle, or the server has a new certificate ' +
+        '(`molf server --renew-cert`, a new data dir). If it is new, check the fingerprint on the server ' +
+        `(\`molf server --print-fingerprint\`) and pin it: \`molf trust ${key} --fingerprint ${seen}\`.`,
+    );
+  }
+  warnOfExpiry(url, probe.validTo, tell, now);
+  return { type: 'pinned', fingerprint256: pin.fingerprint256, cert: pin.cert };
+}
+
+function warnOfExpiry(url: string, validTo: Date, tell: TrustRequest['tell'], now: () => number): void {
+  const days = Math.floor((validTo.getTime() - now()) / DAY_MS);
+  if (days <= EXPIRY_WARNING_DAYS) {
+    tell?.(
+      days < 0
+        ? `the certificate of ${serverKey(url)} expired on ${validTo.toISOString().slice(0, 10)}: renew it on the server (\`molf server --renew-cert\`)`
+        : `the certificate of ${serverKey(url)} expires in ${days} day${days === 1 ? '' : 's'} (${validTo.toISOString().slice(0, 10)}): renew it on the server (\`molf server --renew-cert\`) and pin the new one`,
+    );
+  }
+}
+
+function describeUnknown(url: string, probe: Extract<CertificateProbe, { type: 'tls' }>): string {
+  return [
+    `The server at ${serverKey(url)} is not known to this machine. It shows a self-signed certificate:`,
+    `  SHA-256 ${normalizeFingerprint(probe.fingerprint256)}`,
+    `  for ${probe.names === '' ? '(no names)' : probe.names}, valid until ${probe.validTo.toISOString().slice(0, 10)}`,
+    'Compare the fingerprint with what `molf server --print-fingerprint` prints on the server machine.',
+  ].join('\n');
+}
+
+async function readCaFile(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new MolfError('config_invalid', `cannot read the CA file ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new MolfError('config_invalid', `the CA file ${path} holds no PEM certificate`);
+  }
+  return text;
+}

@@ -1,0 +1,25 @@
+import { MolfError } from '@molf/protocol';
+
+/**
+ * The name a server is saved under (pins, logins): `wss://host:port`, host in lower case, default
+ * port written out, no path. `wss://Example.org/` and `wss://example.org:443` are one server.
+ */
+export function serverKey(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new MolfError('invalid_input', `${url} is not a URL: use wss://HOST:PORT (or ws:// on loopback)`, {
+      field: 'server',
+    });
+  }
+  if (parsed.protocol !== 'wss:' && parsed.protocol !== 'ws:') {
+    throw new MolfError(
+      'invalid_input',
+      `${url} is not a server URL: use wss://HOST:PORT (or ws://HOST:PORT on loopback and trusted networks)`,
+      { field: 'server' },
+    );
+  }
+  const port = parsed.port === '' ? (parsed.protocol === 'wss:' ? '443' : '80') : parsed.port;
+  return `${parsed.protocol}//${parsed.hostname.toLowerCase()}:${port}`;
+}
