@@ -51,6 +51,28 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/token.ts')).registerTokenCommand,
   },
   {
+    name: 'login',
+    term: 'login [options] <url>',
+    description:
+      'log this machine in to a Molf server: trade a pairing code (or save a given token) for a client credential, ' +
+      'verify the server, and make it the default for client commands',
+    load: async () => (await import('./commands/login.ts')).registerLoginCommand,
+  },
+  {
+    name: 'logout',
+    term: 'logout [url]',
+    description:
+      "forget this machine's saved login to a server (the credential stays valid until revoked on the server)",
+    load: async () => (await import('./commands/login.ts')).registerLogoutCommand,
+  },
+  {
+    name: 'trust',
+    term: 'trust [options] [url]',
+    description:
+      "verify a wss:// server's certificate and pin it (or its CA) for this machine; --forget drops a pin, --list shows them",
+    load: async () => (await import('./commands/trust.ts')).registerTrustCommand,
+  },
+  {
     name: 'tool',
     term: 'tool [options] <name> [args]',
     description: 'run one built-in tool in this process, exactly as a worker would, and print its result',

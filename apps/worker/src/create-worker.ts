@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename } from 'node:path';
-import { type BackoffOptions, createBackoff, createMolfClient } from '@molf/client/node';
+import { type BackoffOptions, createBackoff, createMolfClient, type ServerTrust } from '@molf/client/node';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import {
   EMPTY_PROJECT_CATALOG,
@@ -35,10 +35,15 @@ import { WORKER_VERSION } from './version.ts';
 import { loadWorkerIdentity } from './worker-identity.ts';
 
 export type WorkerConfig = {
-  /** `ws://host:port` of the server. */
+  /** `ws://host:port` or `wss://host:port` of the server. */
   serverUrl: string;
   /** A worker token. */
   token: string;
+  /**
+   * How a `wss://` server is verified in every handshake, before the token is sent (a CA, a pinned
+   * certificate). Default: the system's CAs.
+   */
+  trust?: ServerTrust;
   /** The project directory tools run against; must exist and be readable and writable. */
   workdir: string;
   /** Label shown to clients. Default: the workdir's base name. */
@@ -207,6 +212,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const client = createMolfClient({
     url: config.serverUrl,
     token: config.token,
+    ...(config.trust === undefined ? {} : { trust: config.trust }),
     retryDelayMs: createBackoff(config.reconnect),
     ...(config.keepAlive === undefined ? {} : { keepAlive: config.keepAlive }),
     onStatus(status) {

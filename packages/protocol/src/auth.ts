@@ -56,6 +56,8 @@ export const WhoAmISchema = z.object({
   role: RoleSchema,
   /** The credential's name (`laptop`, `ci`), as `molf token list` shows it. */
   name: z.string().optional(),
+  /** The credential's id, for `molf token revoke`. */
+  credentialId: z.string().optional(),
   serverVersion: z.string(),
 });
 export type WhoAmI = z.infer<typeof WhoAmISchema>;

@@ -1,5 +1,6 @@
-import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { homedir, hostname } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import { redeemPairingCode, type ServerTrust } from '@molf/client/node';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
 import { createWorker, defaultHiddenPaths, describeSandbox, loadWorkerConfigFile, validateWorkdir } from '@molf/worker';
@@ -7,6 +8,9 @@ import { type Command, Option } from 'commander';
 import { logLevelOption, serverUrlOption } from '../cli-options.ts';
 import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
+import { askOnTerminal } from '../remote/ask-on-terminal.ts';
+import { resolveServerTrust } from '../remote/resolve-server-trust.ts';
+import { workerCredentials } from '../remote/worker-credentials.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from '../sandbox-options.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
@@ -16,6 +20,9 @@ type WorkerOptions = {
   server?: string;
   token?: string;
   tokenFile?: string;
+  pair?: string;
+  fingerprint?: string;
+  tlsCa?: string;
   workdir: string;
   name?: string;
   requireReadBeforeWrite?: boolean;
@@ -42,6 +49,23 @@ export function registerWorkerCommand(program: Command): void {
     .addOption(
       new Option('--workdir <dir>', 'project directory the tools run in').default(process.cwd(), 'current directory'),
     )
+    .addOption(
+      new Option(
+        '--pair <code>',
+        'a pairing code from `molf pair --role worker` on the server: traded for a worker token saved 0600 on this machine',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--fingerprint <sha256>',
+        "the SHA-256 of a wss:// server's certificate (`molf server --print-fingerprint`), pinned on first use",
+      ).env('MOLF_SERVER_FINGERPRINT'),
+    )
+    .addOption(
+      new Option('--tls-ca <file>', "a CA file that signed a wss:// server's certificate (host name checked)").env(
+        'MOLF_TLS_CA',
+      ),
+    )
     .addOption(new Option('--name <name>', 'label shown to clients (default: the workdir name)'))
     .option('--require-read-before-write', 'refuse write_file/edit_file on an existing file the session has not read')
     .addOption(
@@ -57,9 +81,23 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   // Molf's own directories, hidden from sandboxed commands: read before anything scrubs the environment.
   const molfDirectories = defaultHiddenPaths({ env: process.env, home: homedir() });
   const handed = await receiveTokensFromParent();
+  const serverUrl = options.server ?? 'ws://127.0.0.1:7600';
+  const workdir = await validateWorkdir(options.workdir);
+  // A server on another machine is verified before anything is sent to it, the token included.
+  const trust =
+    handed === undefined
+      ? await resolveServerTrust({
+          url: serverUrl,
+          caFile: options.tlsCa,
+          fingerprint: options.fingerprint,
+          ask: askOnTerminal(),
+          tell: (line) => process.stderr.write(`molf worker: ${line}\n`),
+          rememberCa: true,
+        })
+      : undefined;
   const given: TokenFile | undefined =
     handed === undefined
-      ? await resolveTokenOption({ value: options.token, file: options.tokenFile, flags: ['--token', '--token-file'] })
+      ? await workerToken(options, { serverUrl, workdir, trust })
       : handed.worker === undefined
         ? undefined
         : { token: handed.worker };
@@ -67,7 +105,8 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   if (token === undefined) {
     throw new MolfError(
       'unauthorized',
-      'no worker token: pass --token-file (or MOLF_WORKER_TOKEN_FILE), or --token (or MOLF_WORKER_TOKEN)',
+      `no worker token for ${serverUrl} and ${workdir}: pair this worker (\`molf pair --role worker\` on the server, ` +
+        'then --pair CODE here), or pass --token-file (or MOLF_WORKER_TOKEN_FILE), or --token (or MOLF_WORKER_TOKEN)',
     );
   }
   // Tools run commands in this process's environment; the credential must not be in it. (This
@@ -75,19 +114,18 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   delete process.env.MOLF_WORKER_TOKEN;
   delete process.env.MOLF_CLIENT_TOKEN;
 
-  const workdir = await validateWorkdir(options.workdir);
   const logger = await createLogger({
     name: 'worker',
     level: options.logLevel,
     ...(process.env.MOLF_LOG_FILE === 'none' ? {} : { filePath: join(workdir, '.molf', 'logs', 'worker.log') }),
   });
   if (given?.warning !== undefined) logger.warn(given.warning);
-  const serverUrl = options.server ?? 'ws://127.0.0.1:7600';
   const tokenFile = handed === undefined && options.tokenFile ? resolve(options.tokenFile) : undefined;
   const file = options.config === undefined ? {} : await loadWorkerConfigFile(options.config, { workdir });
   const worker = await createWorker({
     serverUrl,
     token,
+    ...(trust === undefined ? {} : { trust }),
     workdir,
     // The sandbox, when on, hides the token file from commands as it hides Molf's own directories.
     sandbox: toSandboxConfig(options, {
@@ -118,4 +156,45 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   // Resolves on a signal-driven close (the signal handler exits); rejects when the worker stops
   // by itself, e.g. replaced by another process: main reports it and exits non-zero.
   await worker.stopped;
+}
+
+/**
+ * The worker's token when it was not handed over by `molf up`: a pairing code traded for one (and
+ * saved for the next start), a flag or file, or the one saved when this worker was paired.
+ */
+async function workerToken(
+  options: WorkerOptions,
+  link: { serverUrl: string; workdir: string; trust: ServerTrust | undefined },
+): Promise<TokenFile | undefined> {
+  const given = await resolveTokenOption({
+    value: options.token,
+    file: options.tokenFile,
+    flags: ['--token', '--token-file'],
+  });
+  const saved = workerCredentials();
+  if (options.pair !== undefined) {
+    if (given !== undefined) {
+      throw new MolfError('config_invalid', 'give --pair or a token (--token, --token-file), not both');
+    }
+    const credential = await redeemPairingCode({
+      url: link.serverUrl,
+      code: options.pair,
+      kind: 'worker',
+      name: (options.name ?? `${basename(link.workdir)}@${hostname()}`).slice(0, 64),
+      ...(link.trust === undefined ? {} : { trust: link.trust }),
+    });
+    await saved.save(link.serverUrl, link.workdir, {
+      token: credential.token,
+      name: credential.name,
+      credentialId: credential.credentialId,
+      savedAt: new Date().toISOString(),
+    });
+    process.stderr.write(
+      `molf worker: paired as "${credential.name}" (credential ${credential.credentialId}); the token is saved in ${saved.path}\n`,
+    );
+    return { token: credential.token };
+  }
+  if (given !== undefined) return given;
+  const stored = await saved.get(link.serverUrl, link.workdir);
+  return stored === undefined ? undefined : { token: stored.token };
 }

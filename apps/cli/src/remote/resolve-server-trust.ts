@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   type CertificateProbe,
+  hostAndPort,
   isFingerprint,
   normalizeFingerprint,
   probeServerCertificate,
@@ -42,7 +43,15 @@ export type TrustRequest = {
 export async function resolveServerTrust(request: TrustRequest): Promise<ServerTrust | undefined> {
   const { url } = request;
   const key = serverKey(url);
-  if (key.startsWith('ws:')) return undefined;
+  if (key.startsWith('ws:')) {
+    const { host } = hostAndPort(url);
+    if (!isLoopback(host)) {
+      request.tell?.(
+        `the link to ${key} is not encrypted: the token and everything else travel in clear (use wss:// unless this network is yours alone)`,
+      );
+    }
+    return undefined;
+  }
   const store = request.store ?? knownServers();
   const now = request.now ?? Date.now;
 
@@ -120,6 +129,10 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   request.tell?.(`pinned the certificate of ${key} (SHA-256 ${seen}) in ${store.path}`);
   warnOfExpiry(url, probe.validTo, request.tell, now);
   return { type: 'pinned', fingerprint256: seen, cert: probe.cert };
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function checkPin(

@@ -146,7 +146,12 @@ export function createClientRouter(services: RouterServices) {
     auth: router({
       whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => {
         const name = credentialName(services.credentials, ctx.credentialId);
-        return { role: ctx.role, serverVersion: services.serverVersion, ...(name === undefined ? {} : { name }) };
+        return {
+          role: ctx.role,
+          serverVersion: services.serverVersion,
+          credentialId: ctx.credentialId,
+          ...(name === undefined ? {} : { name }),
+        };
       }),
     }),
 
