@@ -1,4 +1,4 @@
-import { createMolfClient, type MolfClient, type ServerTrust } from '@molf/client/node';
+import { createMolfClient, type MolfClient, probeServerCertificate, type ServerTrust } from '@molf/client/node';
 import { MolfError } from '@molf/protocol';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
 
@@ -90,6 +90,22 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
     return client;
   } catch (error) {
     await client.close();
-    throw error;
+    throw (await diagnosePlainLinkToTls(url, error)) ?? error;
   }
+}
+
+/**
+ * For a `ws://` URL that did not answer as a Molf server: whether the port speaks TLS, in which case
+ * the person meant `wss://` (a server on another machine serves TLS by default).
+ */
+async function diagnosePlainLinkToTls(url: string, error: unknown): Promise<MolfError | undefined> {
+  if (!url.startsWith('ws://') || (error instanceof MolfError && error.code !== 'timeout')) return undefined;
+  const secure = `wss://${url.slice('ws://'.length)}`;
+  const probe = await probeServerCertificate(secure, { timeoutMs: 2_000 }).catch(() => undefined);
+  if (probe?.type !== 'tls') return undefined;
+  return new MolfError(
+    'invalid_input',
+    `the server at ${url} speaks TLS: connect to ${secure.replace(/\/$/, '')} instead (its certificate is verified first)`,
+    { field: 'server' },
+  );
 }

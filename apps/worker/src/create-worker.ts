@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename } from 'node:path';
-import { type BackoffOptions, createBackoff, createMolfClient, type ServerTrust } from '@molf/client/node';
+import {
+  type BackoffOptions,
+  createBackoff,
+  createMolfClient,
+  probeServerCertificate,
+  type ServerTrust,
+} from '@molf/client/node';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import {
   EMPTY_PROJECT_CATALOG,
@@ -244,6 +250,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           break;
         case 'unreachable':
           logger.warn({ url }, 'cannot reach the Molf server (is it running?); retrying until it answers');
+          void tellIfPlainLinkToTls(url);
           break;
         case 'refused':
           logger.error(
@@ -257,6 +264,16 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
       }
     },
   });
+
+  /** A `ws://` URL whose port answers TLS: the person meant `wss://` (said once, at the first failure). */
+  async function tellIfPlainLinkToTls(url: string): Promise<void> {
+    if (!url.startsWith('ws://')) return;
+    const secure = `wss://${url.slice('ws://'.length)}`;
+    const probe = await probeServerCertificate(secure, { timeoutMs: 2_000 }).catch(() => undefined);
+    if (probe?.type === 'tls' && !closing) {
+      logger.error({ url }, `the server at ${url} speaks TLS: start the worker with --server ${secure}`);
+    }
+  }
 
   /** Queues a result for delivery, replacing one too large for the link by a failure that says so. */
   function keepResult(toolCallId: ToolCallId, result: ToolResult): void {

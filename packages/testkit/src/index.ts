@@ -5,3 +5,4 @@ export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';
 export { isProcessAlive } from './is-process-alive.ts';
 export { STOP_GRACE_MS, stopProcessGroup } from './stop-process-group.ts';
 export { SYSTEM_CHROMIUM } from './system-chromium.ts';
+export { type InterceptorTarget, startTlsInterceptor, type TlsInterceptor } from './tls-interceptor.ts';
