@@ -31,7 +31,16 @@ export {
 export type { AppRouter } from './rpc/router.ts';
 export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 export { openFileSessionStore, type SessionStore } from './sessions/index.ts';
-export { type CertificatePair, generateCertificate } from './tls/generate-certificate.ts';
+export {
+  type CertificatePair,
+  defaultCertificateNames,
+  generateCertificate,
+  loadServerCertificate,
+  readServerCertificate,
+  renewServerCertificate,
+  type ServerCertificate,
+  safeParseCertificateName,
+} from './tls/index.ts';
 export { safeParseOrigin } from './transport/origin-policy.ts';
 export { SERVER_VERSION } from './version.ts';
 export { DEFAULT_DISPATCH_MARGIN_MS, type DispatchOptions, type JobDispatcher } from './workers/job-dispatcher.ts';
