@@ -5,6 +5,7 @@ import {
   type BackoffOptions,
   createBackoff,
   createMolfClient,
+  normalizeFingerprint,
   probeServerCertificate,
   type ServerTrust,
 } from '@molf/client/node';
@@ -250,7 +251,7 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
           break;
         case 'unreachable':
           logger.warn({ url }, 'cannot reach the Molf server (is it running?); retrying until it answers');
-          void tellIfPlainLinkToTls(url);
+          void tellWhyUnreachable(url);
           break;
         case 'refused':
           logger.error(
@@ -265,13 +266,28 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
     },
   });
 
-  /** A `ws://` URL whose port answers TLS: the person meant `wss://` (said once, at the first failure). */
-  async function tellIfPlainLinkToTls(url: string): Promise<void> {
-    if (!url.startsWith('ws://')) return;
-    const secure = `wss://${url.slice('ws://'.length)}`;
+  /**
+   * Why the server cannot be reached, when the port tells: a `ws://` URL whose port answers TLS (the
+   * person meant `wss://`), or a `wss://` server whose certificate is no longer the pinned one (no
+   * token is sent to it). Said once, at the first failure of a link.
+   */
+  async function tellWhyUnreachable(url: string): Promise<void> {
+    const secure = url.startsWith('ws://') ? `wss://${url.slice('ws://'.length)}` : url;
     const probe = await probeServerCertificate(secure, { timeoutMs: 2_000 }).catch(() => undefined);
-    if (probe?.type === 'tls' && !closing) {
+    if (probe?.type !== 'tls' || closing) return;
+    if (url.startsWith('ws://')) {
       logger.error({ url }, `the server at ${url} speaks TLS: start the worker with --server ${secure}`);
+      return;
+    }
+    const pinned = config.trust?.type === 'pinned' ? normalizeFingerprint(config.trust.fingerprint256) : undefined;
+    const shown = normalizeFingerprint(probe.fingerprint256);
+    if (pinned !== undefined && shown !== pinned) {
+      logger.error(
+        { url, pinned, shown },
+        'the server shows a certificate that is not the pinned one: the worker sends it nothing (not its token). ' +
+          'If the server renewed its certificate, check the fingerprint there (molf server --print-fingerprint), ' +
+          `then run \`molf trust ${url} --fingerprint ${shown}\` here and restart the worker`,
+      );
     }
   }
 

@@ -112,7 +112,13 @@ function toWireUsage(usage: NonNullable<FakeTurn['usage']>): Record<string, unkn
  * real provider code in tests: streamed text and tool calls, HTTP errors, slow, stalled and broken
  * streams, usage numbers. With no turn left it answers 500 ("script exhausted").
  */
-export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promise<FakeLlm> {
+export async function startFakeLlm(
+  options: {
+    turns?: FakeTurn[];
+    /** Where to listen. Default `127.0.0.1`; a test across network namespaces gives its own address. */
+    host?: string;
+  } = {},
+): Promise<FakeLlm> {
   const script: FakeTurn[] = [...(options.turns ?? [])];
   const requests: FakeRequest[] = [];
   const sockets = new Set<Socket>();
@@ -239,7 +245,8 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -250,7 +257,7 @@ export async function startFakeLlm(options: { turns?: FakeTurn[] } = {}): Promis
     return closing;
   };
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    baseURL: `http://${host.includes(':') ? `[${host}]` : host}:${port}/v1`,
     requests,
     push: (...turns) => script.push(...turns),
     remaining: () => script.length,

@@ -110,7 +110,9 @@ export const WAIT_DEADLINE_MS = 120_000;
  * What a child writes on stdout and stderr, interleaved, and `seen` to wait for a text in it: it
  * resolves once the text is there, and fails when the child exits without it or at the deadline.
  */
-export function captureOutput(child: MolfProcess): {
+export function captureOutput(
+  child: { stdout: NodeJS.ReadableStream | null; stderr: NodeJS.ReadableStream | null } & PromiseLike<unknown>,
+): {
   text: () => string;
   seen: (text: string, options?: { after?: number }) => Promise<void>;
   /** Times `text` appears, after offset `after` (default 0). */
