@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@molf/logging';
 import { isMolfError, MolfError } from '@molf/protocol';
@@ -10,6 +11,7 @@ import { closeInOrder } from '../close-in-order.ts';
 import type { AppRouter } from '../rpc/router.ts';
 import { type RpcContext, toTRPCError } from '../rpc/trpc.ts';
 import type { HealthReport } from '../services/health-report.ts';
+import { answerPlainHttpOnTls } from './answer-plain-http-on-tls.ts';
 import { authenticateConnection } from './authenticate-connection.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
 import { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
@@ -60,6 +62,11 @@ export type WebSocketTransportConfig = {
    * port serves `/healthz` and the WebSocket only.
    */
   webRoot?: string;
+  /**
+   * Serve TLS (1.3 at least) with this certificate and key, both PEM: `wss://` and `https://`, and
+   * a plain `http://` or `ws://` request gets a 400 saying so. Default none: plain `ws://` and `http://`.
+   */
+  tls?: { cert: string; key: string };
 };
 
 export type ServeWebSocketOptions = WebSocketTransportConfig & {
@@ -78,9 +85,9 @@ export type ServeWebSocketOptions = WebSocketTransportConfig & {
 export type WebSocketTransport = AsyncDisposable & {
   host: string;
   port: number;
-  /** `ws://host:port` — what workers and clients connect to. */
+  /** `ws://host:port` (`wss://` with TLS) — what workers and clients connect to. */
   url: string;
-  /** `http://host:port` — `/healthz` and, later, the web client. */
+  /** `http://host:port` (`https://` with TLS) — `/healthz` and the web client. */
   httpUrl: string;
   /** Tells clients to reconnect, cuts every socket and stops listening. Idempotent. */
   close(): Promise<void>;
@@ -103,13 +110,26 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
       'the web client is not built (no index.html there): run `pnpm install` or `pnpm build`; the port serves no page meanwhile',
     );
   }
-  const httpServer = createHttpServer(
-    createHttpHandler({
-      // The page answers every path the other routes do not (its own paths such as /s/<session>): last.
-      routes: [createHealthRoute(options.health), ...(options.routes ?? []), ...(web === undefined ? [] : [web])],
-      logger,
-    }),
-  );
+  const handleHttp = createHttpHandler({
+    // The page answers every path the other routes do not (its own paths such as /s/<session>): last.
+    routes: [createHealthRoute(options.health), ...(options.routes ?? []), ...(web === undefined ? [] : [web])],
+    logger,
+  });
+  const tls = options.tls;
+  let httpServer: HttpServer;
+  /** With TLS: destroys the connections accepted, also those still in their handshake. */
+  let destroyAccepted: (() => void) | undefined;
+  if (tls === undefined) {
+    httpServer = createHttpServer(handleHttp);
+  } else {
+    const httpsServer = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' }, handleHttp);
+    destroyAccepted = answerPlainHttpOnTls(httpsServer);
+    httpsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
+      // Old TLS versions, clients that do not trust the certificate, scanners: theirs to report.
+      logger.debug({ code: error.code, remoteAddress: socket.remoteAddress }, 'tls handshake failed');
+    });
+    httpServer = httpsServer;
+  }
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   /** Set once the port is known; nothing can connect before. */
   let originPolicy: ((origin: string | undefined) => OriginDecision) | undefined;
@@ -237,6 +257,7 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
       },
       () => new Promise<void>((resolvePromise) => wss.close(() => resolvePromise())),
       () => httpServer.closeAllConnections(),
+      () => destroyAccepted?.(),
       () => new Promise<void>((resolvePromise) => httpServer.close(() => resolvePromise())),
     ]);
     return closing;
@@ -245,8 +266,8 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   return {
     host,
     port,
-    url: `ws://${urlHost}:${port}`,
-    httpUrl: `http://${urlHost}:${port}`,
+    url: `${tls === undefined ? 'ws' : 'wss'}://${urlHost}:${port}`,
+    httpUrl: `${tls === undefined ? 'http' : 'https'}://${urlHost}:${port}`,
     close,
     [Symbol.asyncDispose]: close,
   };
