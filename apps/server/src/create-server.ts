@@ -3,6 +3,7 @@ import { closeInOrder } from './close-in-order.ts';
 import { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
 import {
   createApprovalLinkRoute,
+  createPairRoute,
   parseOrigins,
   serveWebSocket,
   type WebSocketTransport,
@@ -30,6 +31,7 @@ export type MolfServer = AsyncDisposable &
     | 'agent'
     | 'cron'
     | 'generatedTokens'
+    | 'pairing'
   > &
   Pick<WebSocketTransport, 'host' | 'port' | 'url' | 'httpUrl'> & {
     /** Ends the work in flight, closes every socket, then the stores. Idempotent. */
@@ -52,7 +54,10 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
       router: services.router,
       credentials: services.credentials,
       health: services.health,
-      routes: services.approvalLinks === undefined ? [] : [createApprovalLinkRoute({ links: services.approvalLinks })],
+      routes: [
+        createPairRoute({ pairing: services.pairing, limiter: services.pairingLimiter, logger }),
+        ...(services.approvalLinks === undefined ? [] : [createApprovalLinkRoute({ links: services.approvalLinks })]),
+      ],
       logger,
     });
   } catch (error) {
@@ -104,6 +109,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     agent: services.agent,
     cron: services.cron,
     generatedTokens: services.generatedTokens,
+    pairing: services.pairing,
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -1,4 +1,10 @@
-export { type CredentialStore, openCredentialStore, type StoredCredential } from './auth/credential-store.ts';
+export {
+  type CredentialStore,
+  credentialOrigin,
+  type ListedCredential,
+  openCredentialStore,
+  type StoredCredential,
+} from './auth/credential-store.ts';
 export { generateToken } from './auth/tokens.ts';
 export {
   loadServerConfigFile,
@@ -22,6 +28,13 @@ export {
 } from './create-server.ts';
 export { newCronJob } from './cron/cron-job-fields.ts';
 export { type CronJobStore, type CronScheduler, openCronJobStore, startCronScheduler } from './cron/index.ts';
+export {
+  MAX_LIVE_PAIRING_CODES,
+  openPairingCodeStore,
+  PAIRING_CODE_TTL_MS,
+  PAIRING_LIMITS,
+  type PairingCodeStore,
+} from './pairing/index.ts';
 export {
   BUILT_IN_PROVIDERS,
   builtinProviderKey,

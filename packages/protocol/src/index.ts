@@ -1,5 +1,6 @@
 export * from './approvals.ts';
 export * from './auth.ts';
+export * from './credentials.ts';
 export * from './cron.ts';
 export * from './cron-text.ts';
 export * from './errors.ts';

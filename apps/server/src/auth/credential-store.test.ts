@@ -1,8 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startCredentialFilesProcess } from '../testing/run-credential-files-process.ts';
 import { createTempDir } from '../testing/test-link.ts';
-import { CREDENTIALS_FILE, openCredentialStore } from './credential-store.ts';
+import { CREDENTIALS_FILE, credentialOrigin, openCredentialStore } from './credential-store.ts';
+import { CREDENTIAL_USAGE_FILE } from './credential-usage.ts';
 
 describe('credential store', () => {
   it('stores only the hash of a created token and verifies it with its role', async () => {
@@ -88,5 +90,68 @@ describe('credential store', () => {
     }
     expect((await store.create({ role: 'worker', label: 'w' })).token.startsWith('molf_w_')).toBe(true);
     expect(store.hasStored('client')).toBe(true);
+  });
+
+  it('records how each credential was made; an older entry is generated if its label says so', async () => {
+    await using dir = await createTempDir();
+    const store = openCredentialStore({ dataDir: dir.path });
+    const { credential } = await store.create({ role: 'viewer', label: 'wall' });
+    expect(credential.origin).toBe('created');
+    expect((await store.create({ role: 'worker', label: 'box', origin: 'paired' })).credential.origin).toBe('paired');
+    const { origin: _, ...older } = credential;
+    expect(credentialOrigin(older)).toBe('created');
+    expect(credentialOrigin({ ...older, label: 'generated at first start' })).toBe('generated');
+  });
+
+  it('notes when a credential last authenticated, and writes it for other processes at close', async () => {
+    await using dir = await createTempDir();
+    let now = Date.parse('2026-05-01T10:00:00Z');
+    const server = openCredentialStore({ dataDir: dir.path, recordUsage: true, now: () => now });
+    const { token, credential } = await server.create({ role: 'operator', label: 'laptop' });
+    const { credential: unused } = await server.create({ role: 'viewer', label: 'never used' });
+    expect(server.list().find((entry) => entry.id === credential.id)?.lastUsedAt).toBeUndefined();
+
+    now += 60_000;
+    server.verify(token);
+    const listed = server.list();
+    expect(listed.find((entry) => entry.id === credential.id)?.lastUsedAt).toBe('2026-05-01T10:01:00.000Z');
+    expect(listed.find((entry) => entry.id === unused.id)?.lastUsedAt).toBeUndefined();
+
+    const cli = openCredentialStore({ dataDir: dir.path });
+    await server.close();
+    expect(cli.list().find((entry) => entry.id === credential.id)?.lastUsedAt).toBe('2026-05-01T10:01:00.000Z');
+    // A reader never writes the file, and a revoked credential's time leaves it at the next write.
+    await server.revoke(credential.id);
+    const { token: other } = await server.create({ role: 'viewer', label: 'other' });
+    server.verify(other);
+    await server.close();
+    const file = JSON.parse(await readFile(join(dir.path, CREDENTIAL_USAGE_FILE), 'utf8')) as {
+      lastUsedAt: Record<string, string>;
+    };
+    expect(Object.keys(file.lastUsedAt)).toHaveLength(1);
+    expect(file.lastUsedAt[credential.id]).toBeUndefined();
+  });
+
+  it('reads last-used times from a damaged usage file as not known', async () => {
+    await using dir = await createTempDir();
+    const store = openCredentialStore({ dataDir: dir.path });
+    await store.create({ role: 'viewer', label: 'x' });
+    await writeFile(join(dir.path, CREDENTIAL_USAGE_FILE), '{');
+    expect(store.list()[0]?.lastUsedAt).toBeUndefined();
+  });
+
+  it('loses no credential when two processes add some at the same time', async () => {
+    await using dir = await createTempDir();
+    const here = openCredentialStore({ dataDir: dir.path });
+    await using other = await startCredentialFilesProcess(['create', dir.path, '10']);
+    const [theirs] = await Promise.all([
+      other.go() as Promise<{ ids: string[] }>,
+      (async () => {
+        for (let index = 0; index < 10; index += 1) await here.create({ role: 'viewer', label: `here ${index}` });
+      })(),
+    ]);
+    const ids = here.list().map((credential) => credential.id);
+    expect(ids).toHaveLength(20);
+    expect(ids).toEqual(expect.arrayContaining(theirs.ids));
   });
 });

@@ -50,6 +50,7 @@ import type { CredentialStore } from '../auth/credential-store.ts';
 import { setHeartbeat, streamCronEvents } from '../cron/index.ts';
 import { historyPage } from '../sessions/history-page.ts';
 import { streamWorkerEvents } from '../workers/worker-event-stream.ts';
+import { createCredentialRouters } from './credentials-router.ts';
 import type { RouterServices } from './router-services.ts';
 import {
   adminProcedure,
@@ -143,6 +144,7 @@ export function createClientRouter(services: RouterServices) {
   }
 
   return router({
+    ...createCredentialRouters(services),
     auth: router({
       whoami: anyRoleProcedure.output(WhoAmISchema).query(({ ctx }) => {
         const name = credentialName(services.credentials, ctx.credentialId);

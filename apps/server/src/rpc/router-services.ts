@@ -6,6 +6,7 @@ import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { CredentialStore } from '../auth/credential-store.ts';
 import type { CronScheduler } from '../cron/index.ts';
+import type { PairingCodeStore } from '../pairing/index.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
 import type { SessionStore } from '../sessions/session-store.ts';
 import type { ToolResultFiles } from '../sessions/tool-result-files.ts';
@@ -19,6 +20,8 @@ export type RouterServices = {
   registry: WorkerRegistry;
   /** The server's credentials: who is who, and the admin's minting and revoking. */
   credentials: CredentialStore;
+  /** One-time pairing codes: the admin's making, listing and cancelling. */
+  pairing: PairingCodeStore;
   /** Whether a credential still exists (fixed ones always do). */
   isCredentialActive: (credentialId: string) => boolean;
   /** Whether a credential is one of the server's fixed tokens. */

@@ -1,6 +1,7 @@
 export { createApprovalLinkRoute } from './approval-link-route.ts';
 export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
 export { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
+export { createPairRoute, PAIR_PATH } from './pair-route.ts';
 export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
 export {
   DEFAULT_HOST,
