@@ -1,9 +1,16 @@
 import { join } from 'node:path';
+import type { Logger } from '@molf/logging';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import {
   createServer,
+  defaultCertificateNames,
   loadProjectConfigFile,
+  loadServerCertificate,
   loadServerConfigFile,
+  readServerCertificate,
+  renewServerCertificate,
+  type ServerCertificate,
+  safeParseCertificateName,
   safeParseOrigin,
   toCronSettings,
   toModelSettings,
@@ -11,9 +18,12 @@ import {
 } from '@molf/server';
 import { webDistDir } from '@molf/web/dist-dir';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { chooseServerTls, type ServerTlsChoice } from '../choose-server-tls.ts';
 import { dataDirOption, hostOption, logLevelOption, portOption } from '../cli-options.ts';
 import { currentMolfPaths } from '../current-molf-paths.ts';
+import { USAGE_EXIT_CODE } from '../exit-codes.ts';
 import { finishStartup } from '../finish-startup.ts';
+import { formatCertificateLines, formatFingerprintReport, formatRenewalNotice } from '../format-server-certificate.ts';
 import type { TokenFile } from '../read-token-file.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
@@ -33,6 +43,13 @@ type ServerOptions = {
   model?: string;
   config?: string;
   projectConfig?: string;
+  /** `--tls` true, `--no-tls` false, neither undefined. */
+  tls?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsSan: string[];
+  renewCert?: boolean;
+  printFingerprint?: boolean;
 };
 
 export function registerServerCommand(program: Command): void {
@@ -88,8 +105,62 @@ export function registerServerCommand(program: Command): void {
           '`molf up` passes its own',
       ),
     )
+    .addOption(
+      new Option('--tls', 'serve TLS (wss://, https://) on a loopback address too; on by default on any other address'),
+    )
+    .addOption(
+      new Option(
+        '--no-tls',
+        'serve plain ws:// on an address other machines can reach (tokens travel in clear: behind a TLS proxy only)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--tls-cert <file>',
+        'your own certificate (PEM, with its chain) instead of the generated one; as a flag it turns TLS on',
+      ).env('MOLF_TLS_CERT'),
+    )
+    .addOption(new Option('--tls-key <file>', 'the private key of --tls-cert (PEM, unencrypted)').env('MOLF_TLS_KEY'))
+    .addOption(
+      new Option(
+        '--tls-san <name>',
+        'a host name or IP address the generated certificate is also for (besides localhost, 127.0.0.1, ::1, ' +
+          'this host name and --host); repeatable, or comma-separated',
+      )
+        .env('MOLF_TLS_SAN')
+        .argParser(collectCertificateNames)
+        .default([], 'none'),
+    )
+    .addOption(
+      new Option(
+        '--renew-cert',
+        'make a new generated certificate (the old one kept as cert.pem.old), then start; clients must trust it again',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--print-fingerprint',
+        "print the SHA-256 fingerprint of this server's certificate (the data directory's, or --tls-cert) and exit",
+      ),
+    )
     .addOption(logLevelOption())
     .action(runServer);
+}
+
+/** `--tls-san` values (and `MOLF_TLS_SAN`), each checked: an IP address or a DNS name. */
+function collectCertificateNames(value: string, previous: string[]): string[] {
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  return [
+    ...previous,
+    ...names.map((name) => {
+      const parsed = safeParseCertificateName(name);
+      if (!parsed.ok) throw new InvalidArgumentError(parsed.error);
+      return parsed.value;
+    }),
+  ];
 }
 
 function collectOrigin(value: string, previous: string[]): string[] {
@@ -120,10 +191,23 @@ async function readFixedTokens(options: ServerOptions): Promise<{ client?: Token
   return { ...(client === undefined ? {} : { client }), ...(worker === undefined ? {} : { worker }) };
 }
 
-async function runServer(options: ServerOptions): Promise<void> {
-  const fixed = await readFixedTokens(options);
+async function runServer(options: ServerOptions, command: Command): Promise<void> {
   const paths = currentMolfPaths(options);
   const { dataDir } = paths;
+  if (options.printFingerprint === true) {
+    await printFingerprint({ dataDir, certFile: options.tlsCert });
+    return;
+  }
+  const fromWhere = (name: string) => (command.getOptionValueSource(name) === 'env' ? 'env' : 'flag');
+  const tlsChoice = chooseServerTls({
+    host: options.host,
+    tls: options.tls,
+    certFile: options.tlsCert === undefined ? undefined : { value: options.tlsCert, from: fromWhere('tlsCert') },
+    keyFile: options.tlsKey === undefined ? undefined : { value: options.tlsKey, from: fromWhere('tlsKey') },
+    renew: options.renewCert === true,
+  });
+  if (!tlsChoice.ok) command.error(`molf server: ${tlsChoice.error}`, { exitCode: USAGE_EXIT_CODE });
+  const fixed = await readFixedTokens(options);
   const logger = await createLogger({
     name: 'server',
     level: options.logLevel,
@@ -139,6 +223,11 @@ async function runServer(options: ServerOptions): Promise<void> {
       : withProjectConfig(user, await loadProjectConfigFile(options.projectConfig));
   const { models, agent } = toModelSettings(file, { model: options.model });
   for (const read of [fixed.client, fixed.worker]) if (read?.warning !== undefined) logger.warn(read.warning);
+  const certificate = await prepareCertificate(tlsChoice.value, {
+    dataDir,
+    names: defaultCertificateNames({ host: options.host, extraNames: options.tlsSan }),
+    logger,
+  });
   const server = await createServer({
     models,
     agent,
@@ -151,6 +240,7 @@ async function runServer(options: ServerOptions): Promise<void> {
     ...(file.notify === undefined ? {} : { notify: file.notify }),
     cron: toCronSettings(file),
     generateMissingTokens: true,
+    ...(certificate === undefined ? {} : { tls: { cert: certificate.cert, key: certificate.key } }),
     logger,
   });
   onShutdownSignal(async () => {
@@ -161,6 +251,10 @@ async function runServer(options: ServerOptions): Promise<void> {
 
   const lines = [
     `molf server listening on ${server.url} (health: ${server.httpUrl}/healthz)`,
+    ...(certificate === undefined ? [] : formatCertificateLines(certificate)),
+    ...(tlsChoice.value.type === 'generated' && tlsChoice.value.renew && certificate !== undefined
+      ? [formatRenewalNotice({ certFile: certificate.certFile, host: options.host, port: server.port })]
+      : []),
     `web client: ${server.httpUrl}/ (log in with a client token)`,
     `data directory: ${dataDir}`,
     models.defaultModel === undefined
@@ -182,4 +276,49 @@ async function runServer(options: ServerOptions): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
   notifyParent({ type: 'ready', url: server.url, httpUrl: server.httpUrl });
   finishStartup();
+}
+
+/**
+ * The certificate to serve, per the choice: none (plain), the user's files, or the generated one
+ * (renewed first on `--renew-cert`). What a person must act on (a plain server others can reach,
+ * an end within 30 days) goes to stderr too, where it is seen among the log lines.
+ */
+async function prepareCertificate(
+  choice: ServerTlsChoice,
+  options: { dataDir: string; names: string[]; logger: Logger },
+): Promise<ServerCertificate | undefined> {
+  const { logger } = options;
+  switch (choice.type) {
+    case 'plain':
+      if (choice.warning !== undefined) {
+        logger.warn(choice.warning);
+        process.stderr.write(`molf server: WARNING: ${choice.warning}\n`);
+      }
+      return undefined;
+    case 'files':
+    case 'generated': {
+      const certificate =
+        choice.type === 'files'
+          ? await loadServerCertificate({ ...options, certFile: choice.certFile, keyFile: choice.keyFile })
+          : choice.renew
+            ? await renewServerCertificate(options)
+            : await loadServerCertificate(options);
+      for (const warning of certificate.warnings) process.stderr.write(`molf server: warning: ${warning}\n`);
+      return certificate;
+    }
+  }
+}
+
+/** `--print-fingerprint`: exit 0 with the fingerprint, or 1 saying there is no certificate yet. */
+async function printFingerprint(options: { dataDir: string; certFile: string | undefined }): Promise<void> {
+  const described = await readServerCertificate(options);
+  if (described === undefined) {
+    process.stderr.write(
+      `molf server: no certificate in ${options.dataDir} yet: one is made at the first start with TLS ` +
+        '(on an address other than loopback, or with --tls)\n',
+    );
+    process.exitCode = 1;
+    return;
+  }
+  process.stdout.write(formatFingerprintReport(described));
 }
