@@ -232,7 +232,7 @@ describe('molf CLI', () => {
     expect(wrong.exitCode).toBe(1);
     expect(wrong.stderr).toContain('invalid token');
 
-    const created = await molf(['token', 'create', '--role', 'client', '--label', 'ci'], { env });
+    const created = await molf(['token', 'create', '--role', 'operator', '--label', 'ci'], { env });
     const minted = /: (molf_c_\S+)/.exec(created.stdout)?.[1] ?? '';
     expect(minted).not.toBe('');
     const withMinted = await molf(['workers', '--server', url, '--token', minted], { env });

@@ -79,6 +79,14 @@ export async function startTlsInterceptor(options: { target: InterceptorTarget }
     received(): Buffer {
       return Buffer.concat(received);
     },
+    /**
+     * What clients sent, readable: the HTTP request heads and the payloads of their WebSocket frames
+     * (clients mask every frame, so a token in a frame is not in the raw bytes). Frames compressed
+     * with permessage-deflate are left out.
+     */
+    receivedText(): string {
+      return readClientStream(Buffer.concat(received));
+    },
     /** How many clients completed a TLS handshake with the interceptor's certificate. */
     interceptedHandshakes: () => interceptedHandshakes,
     async close(): Promise<void> {
@@ -88,3 +96,39 @@ export async function startTlsInterceptor(options: { target: InterceptorTarget }
   };
 }
 export type TlsInterceptor = Awaited<ReturnType<typeof startTlsInterceptor>>;
+
+/** HTTP heads in clear, then each unmasked, uncompressed WebSocket frame payload, of one or more streams. */
+function readClientStream(bytes: Buffer): string {
+  const parts: string[] = [];
+  let offset = 0;
+  while (offset < bytes.length) {
+    const headEnd = bytes.indexOf('\r\n\r\n', offset);
+    if (bytes.subarray(offset, offset + 4).toString('latin1') === 'GET ' && headEnd !== -1) {
+      parts.push(bytes.subarray(offset, headEnd).toString('utf8'));
+      offset = headEnd + 4;
+      continue;
+    }
+    if (offset + 2 > bytes.length) break;
+    const first = bytes[offset] as number;
+    const second = bytes[offset + 1] as number;
+    let length = second & 0x7f;
+    let cursor = offset + 2;
+    if (length === 126) {
+      length = bytes.readUInt16BE(cursor);
+      cursor += 2;
+    } else if (length === 127) {
+      length = Number(bytes.readBigUInt64BE(cursor));
+      cursor += 8;
+    }
+    const masked = (second & 0x80) !== 0;
+    const mask = masked ? bytes.subarray(cursor, cursor + 4) : undefined;
+    if (masked) cursor += 4;
+    const payload = Buffer.from(bytes.subarray(cursor, cursor + length));
+    if (mask !== undefined)
+      for (let index = 0; index < payload.length; index += 1) payload[index] ^= mask[index % 4] as number;
+    const compressed = (first & 0x40) !== 0;
+    if (!compressed) parts.push(payload.toString('utf8'));
+    offset = cursor + length;
+  }
+  return parts.join('\n');
+}

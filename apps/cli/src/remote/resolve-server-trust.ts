@@ -9,6 +9,7 @@ import {
   type ServerTrust,
 } from '@molf/client/node';
 import { MolfError } from '@molf/protocol';
+import { isLoopbackHost } from '../is-loopback-host.ts';
 import { type KnownServer, type KnownServers, knownServers } from './known-servers.ts';
 import { serverKey } from './server-key.ts';
 
@@ -45,7 +46,7 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   const key = serverKey(url);
   if (key.startsWith('ws:')) {
     const { host } = hostAndPort(url);
-    if (!isLoopback(host)) {
+    if (!isLoopbackHost(host)) {
       request.tell?.(
         `the link to ${key} is not encrypted: the token and everything else travel in clear (use wss:// unless this network is yours alone)`,
       );
@@ -129,10 +130,6 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   request.tell?.(`pinned the certificate of ${key} (SHA-256 ${seen}) in ${store.path}`);
   warnOfExpiry(url, probe.validTo, request.tell, now);
   return { type: 'pinned', fingerprint256: seen, cert: probe.cert };
-}
-
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
 function checkPin(
