@@ -8,6 +8,8 @@
  *   3. Molf job   — `createServer` + `createWorker`; one call is
  *                   `server.dispatcher.dispatch({ toolName: 'echo', ... })`: the call goes to the
  *                   worker on its job subscription and the result comes back as a mutation.
+ *   4. Molf job over TLS — the same over `wss://` (TLS 1.3, a generated EC P-256 certificate that
+ *                   the worker has pinned, as a worker on another machine connects).
  *
  * Measurements, each run for every transport in turn, repeated over several rounds (transport
  * order rotates each round) because the machine is noisy; the figures are medians of the rounds:
@@ -22,14 +24,16 @@
  *   --json    print the results as JSON instead of the table (progress still goes to stderr)
  *
  * Targets (reported, not enforced): Molf p50 ≤ 1.3 × bare tRPC p50, Molf pipelined throughput
- * ≥ 50 % of bare tRPC's. Exit code 1 only when a call fails or returns the wrong thing.
+ * ≥ 50 % of bare tRPC's; over TLS, p50 ≤ 1.15 × plain Molf p50 and 1 MiB throughput ≥ plain's / 1.15. Exit code 1 only when a call fails or returns the wrong thing.
  */
+
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { arch, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createServer, type MolfServer } from '@molf/server';
+import { createServer, generateCertificate, type MolfServer } from '@molf/server';
 import { createWorker, type MolfWorker } from '@molf/worker';
 import { createTRPCClient, createWSClient, wsLink } from '@trpc/client';
 import { initTRPC } from '@trpc/server';
@@ -63,6 +67,8 @@ const config = {
 
 const TARGET_P50_RATIO = 1.3;
 const TARGET_THROUGHPUT_RATIO = 0.5;
+/** TLS against plain Molf: at most this much slower, in p50 latency and in 1 MiB throughput. */
+const TARGET_TLS_RATIO = 1.15;
 
 const SMALL_TEXT = 'x';
 const LARGE_TEXT = 'a'.repeat(config.largeBytes);
@@ -202,9 +208,9 @@ function randomToken(prefix: string): string {
   return token;
 }
 
-/** The real server and worker; one call is a dispatched `echo` job. */
-async function startMolf(): Promise<Transport> {
-  const name = 'Molf job';
+/** The real server and worker; one call is a dispatched `echo` job. Over TLS with `tls`. */
+async function startMolf(options: { tls?: boolean } = {}): Promise<Transport> {
+  const name = options.tls === true ? 'Molf job over TLS' : 'Molf job';
   const dataDir = await mkdtemp(join(tmpdir(), 'molf-bench-data-'));
   const workdir = await mkdtemp(join(tmpdir(), 'molf-bench-work-'));
   const tokens = { client: randomToken('molf_c_'), worker: randomToken('molf_w_') };
@@ -222,8 +228,27 @@ async function startMolf(): Promise<Transport> {
   }
 
   try {
-    server = await createServer({ port: 0, dataDir, tokens });
-    worker = await createWorker({ serverUrl: server.url, token: tokens.worker, workdir });
+    const certificate = options.tls === true ? await generateCertificate({ names: ['127.0.0.1'] }) : undefined;
+    server = await createServer({
+      port: 0,
+      dataDir,
+      tokens,
+      ...(certificate === undefined ? {} : { tls: certificate }),
+    });
+    worker = await createWorker({
+      serverUrl: server.url,
+      token: tokens.worker,
+      workdir,
+      ...(certificate === undefined
+        ? {}
+        : {
+            trust: {
+              type: 'pinned' as const,
+              fingerprint256: new X509Certificate(certificate.cert).fingerprint256,
+              cert: certificate.cert,
+            },
+          }),
+    });
     await worker.registered;
   } catch (error) {
     await close();
@@ -409,6 +434,11 @@ type Report = {
     pipelinedTarget: number;
     pipelinedPass: boolean;
     largeMolfOverTrpc: number | null;
+    p50TlsOverPlain: number;
+    largePlainOverTls: number | null;
+    tlsTarget: number;
+    tlsP50Pass: boolean;
+    tlsLargePass: boolean | null;
   };
 };
 
@@ -421,7 +451,11 @@ function buildReport({
 }): Report {
   const trpc = figures.get('bare tRPC') as TransportFigures;
   const molf = figures.get('Molf job') as TransportFigures;
+  const tls = figures.get('Molf job over TLS') as TransportFigures;
   const p50Ratio = molf.sequential.p50Us / trpc.sequential.p50Us;
+  const tlsP50Ratio = tls.sequential.p50Us / molf.sequential.p50Us;
+  const tlsLargeRatio =
+    molf.large !== undefined && tls.large !== undefined ? molf.large.mibPerSec / tls.large.mibPerSec : null;
   const pipelinedRatio = molf.pipelined.callsPerSec / trpc.pipelined.callsPerSec;
   return {
     node: process.version,
@@ -440,6 +474,11 @@ function buildReport({
       pipelinedPass: pipelinedRatio >= TARGET_THROUGHPUT_RATIO,
       largeMolfOverTrpc:
         molf.large !== undefined && trpc.large !== undefined ? molf.large.mibPerSec / trpc.large.mibPerSec : null,
+      p50TlsOverPlain: tlsP50Ratio,
+      largePlainOverTls: tlsLargeRatio,
+      tlsTarget: TARGET_TLS_RATIO,
+      tlsP50Pass: tlsP50Ratio <= TARGET_TLS_RATIO,
+      tlsLargePass: tlsLargeRatio === null ? null : tlsLargeRatio <= TARGET_TLS_RATIO,
     },
   };
 }
@@ -484,6 +523,12 @@ function printTable(report: Report): void {
     ...(ratios.largeMolfOverTrpc === null
       ? []
       : [`Molf 1 MiB / bare tRPC 1 MiB (no target):      ${(ratios.largeMolfOverTrpc * 100).toFixed(0)} %`]),
+    `Molf TLS p50 / Molf plain p50:                 ${ratios.p50TlsOverPlain.toFixed(2)}×  (target ≤ ${ratios.tlsTarget}×)  ${verdict(ratios.tlsP50Pass)}`,
+    ...(ratios.largePlainOverTls === null || ratios.tlsLargePass === null
+      ? []
+      : [
+          `Molf plain 1 MiB / Molf TLS 1 MiB:             ${ratios.largePlainOverTls.toFixed(2)}×  (target ≤ ${ratios.tlsTarget}×)  ${verdict(ratios.tlsLargePass)}`,
+        ]),
     '',
   ];
   process.stdout.write(out.join('\n'));
@@ -497,7 +542,7 @@ async function main(): Promise<void> {
   let failure: unknown;
   try {
     progress('starting transports');
-    transports.push(await startRawWs(), await startBareTrpc(), await startMolf());
+    transports.push(await startRawWs(), await startBareTrpc(), await startMolf(), await startMolf({ tls: true }));
     const report = buildReport(await runBench(transports));
     if (flags.json) {
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

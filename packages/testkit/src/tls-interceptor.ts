@@ -124,8 +124,11 @@ function readClientStream(bytes: Buffer): string {
     const mask = masked ? bytes.subarray(cursor, cursor + 4) : undefined;
     if (masked) cursor += 4;
     const payload = Buffer.from(bytes.subarray(cursor, cursor + length));
-    if (mask !== undefined)
-      for (let index = 0; index < payload.length; index += 1) payload[index] ^= mask[index % 4] as number;
+    if (mask !== undefined) {
+      for (let index = 0; index < payload.length; index += 1) {
+        payload[index] = (payload[index] as number) ^ (mask[index % 4] as number);
+      }
+    }
     const compressed = (first & 0x40) !== 0;
     if (!compressed) parts.push(payload.toString('utf8'));
     offset = cursor + length;
