@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectionParamsSchema } from './auth.ts';
+import { ConnectionParamsSchema, roleWithArticle } from './auth.ts';
 
 const token = 'molf_c_0123456789abcdef';
 
@@ -22,5 +22,16 @@ describe('ConnectionParamsSchema', () => {
     const parsed = ConnectionParamsSchema.safeParse({ token, client });
     expect(parsed.success).toBe(false);
     expect(parsed.error?.issues[0]?.path).toEqual(['client']);
+  });
+});
+
+describe('roleWithArticle', () => {
+  it('names each role with the article a sentence needs', () => {
+    expect((['viewer', 'operator', 'admin', 'worker'] as const).map((role) => roleWithArticle(role))).toEqual([
+      'a viewer',
+      'an operator',
+      'an admin',
+      'a worker',
+    ]);
   });
 });

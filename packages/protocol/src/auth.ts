@@ -32,6 +32,11 @@ export function roleAllows(role: Role, needed: ClientRole): boolean {
   return role !== 'worker' && CLIENT_ROLE_LEVEL[role] >= CLIENT_ROLE_LEVEL[needed];
 }
 
+/** The role as a sentence names it: `a viewer`, `an operator`, `an admin`, `a worker`. */
+export function roleWithArticle(role: Role): string {
+  return `${role === 'operator' || role === 'admin' ? 'an' : 'a'} ${role}`;
+}
+
 /** A client program's name and version (`molf-cli/0.1.0`): printable, no control characters. */
 export const ClientNameSchema = z
   .string()

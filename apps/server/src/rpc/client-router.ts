@@ -23,6 +23,7 @@ import {
   PermissionsRevokeResultSchema,
   PermissionsWriteInputSchema,
   roleAllows,
+  roleWithArticle,
   SessionAttachmentInputSchema,
   SessionAttachmentSchema,
   SessionCreateInputSchema,
@@ -287,7 +288,7 @@ export function createClientRouter(services: RouterServices) {
           if (input.scope === 'always' && !roleAllows(ctx.role, 'admin')) {
             throw new MolfError(
               'forbidden',
-              `saving an "always" rule needs the admin role; this credential is a ${ctx.role}: answer once or for this session`,
+              `saving an "always" rule needs the admin role; this credential is ${roleWithArticle(ctx.role)}: answer once or for this session`,
               { field: 'scope' },
             );
           }

@@ -7,6 +7,7 @@ import {
   type MolfError,
   type Role,
   roleAllows,
+  roleWithArticle,
 } from '@molf/protocol';
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
@@ -106,10 +107,12 @@ function allows(role: Role, needed: CallerNeeded): boolean {
 }
 
 function refusal(role: Role, needed: CallerNeeded): string {
-  if (needed === 'worker') return `this call is for workers; the connection uses a ${role} credential`;
-  if (role === 'worker') return 'this call is for clients; the connection uses a worker credential';
+  if (needed === 'worker') return `this call is for workers; the connection uses ${roleWithArticle(role)} credential`;
   const above = needed === 'admin' ? '' : needed === 'operator' ? ' or admin' : ', operator or admin';
-  return `this call needs the ${needed}${above} role; the connection's credential is a ${role}`;
+  if (role === 'worker') {
+    return `this call is for clients: it needs the ${needed}${above} role; the connection uses a worker credential`;
+  }
+  return `this call needs the ${needed}${above} role; the connection's credential is ${roleWithArticle(role)}`;
 }
 
 /**
