@@ -47,8 +47,17 @@ export const COMMANDS: readonly CommandEntry[] = [
   {
     name: 'token',
     term: 'token',
-    description: "manage the server's stored credentials (run on the server's machine; takes effect without a restart)",
+    description:
+      "the server's stored credentials: list, create or revoke them, on the server machine or with --server as an admin (no restart needed)",
     load: async () => (await import('./commands/token.ts')).registerTokenCommand,
+  },
+  {
+    name: 'pair',
+    term: 'pair [options]',
+    description:
+      'make a one-time code (5 minutes) that lets another machine join this server: a worker ' +
+      '(molf worker --pair) or a person (molf login --pair); on the server machine, or with --server as an admin',
+    load: async () => (await import('./commands/pair.ts')).registerPairCommand,
   },
   {
     name: 'login',

@@ -1,66 +1,67 @@
-import { type Role, RoleSchema } from '@molf/protocol';
-import { openCredentialStore } from '@molf/server';
-import { type Command, InvalidArgumentError, Option } from 'commander';
-import { dataDirOption } from '../cli-options.ts';
-import { currentMolfPaths } from '../current-molf-paths.ts';
+import type { Role } from '@molf/protocol';
+import { type Command, Option } from 'commander';
+import { addCredentialTargetOptions, parseCredentialName, parseRole } from '../credentials/credential-options.ts';
+import { formatCredentialTable } from '../credentials/format-credentials.ts';
+import { type CredentialAdminOptions, openCredentialAdmin } from '../credentials/open-credential-admin.ts';
+
+const DEFAULT_NAME = 'created with molf token create';
 
 export function registerTokenCommand(program: Command): void {
   const token = program
     .command('token')
     .description(
-      "manage the server's stored credentials (run on the server's machine; takes effect without a restart)",
+      "the server's stored credentials: list, create or revoke them, on the server machine or with --server as an admin (no restart needed)",
     );
 
-  token
-    .command('create')
-    .description('mint a new token; it is printed once and only its hash is stored')
-    .addOption(
-      new Option(
-        '--role <role>',
-        'admin (everything), operator (drive sessions, answer approvals), viewer (read only) or worker',
+  addCredentialTargetOptions(
+    token
+      .command('create')
+      .description('mint a new token; it is printed once and only its hash is stored')
+      .addOption(
+        new Option(
+          '--role <role>',
+          'admin (everything), operator (drive sessions, answer approvals), viewer (read only) or worker',
+        )
+          .makeOptionMandatory()
+          .argParser(parseRole),
       )
-        .makeOptionMandatory()
-        .argParser((value) => {
-          const parsed = RoleSchema.safeParse(value);
-          if (!parsed.success) throw new InvalidArgumentError('use admin, operator, viewer or worker');
-          return parsed.data;
-        }),
-    )
-    .option('--label <label>', 'a note to recognise the token by', 'created with molf token create')
-    .addOption(dataDirOption())
-    .action(async (options: { role: Role; label: string; dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
-      const { token: value, credential } = await store.create({ role: options.role, label: options.label });
-      process.stdout.write(`${options.role} token ${credential.id}: ${value}\n`);
+      .addOption(
+        new Option('--name <name>', `a name to recognise the credential by (default: "${DEFAULT_NAME}")`).argParser(
+          parseCredentialName,
+        ),
+      )
+      .addOption(new Option('--label <name>', 'the same as --name').argParser(parseCredentialName).hideHelp()),
+  ).action(async (options: CredentialAdminOptions & { role: Role; name?: string; label?: string }) => {
+    await using admin = await openCredentialAdmin(options);
+    const name = options.name ?? options.label ?? DEFAULT_NAME;
+    const { token: value, credential } = await admin.createToken({ role: options.role, name });
+    process.stdout.write(`${options.role} token ${credential.id}: ${value}\n`);
+  });
+
+  addCredentialTargetOptions(
+    token
+      .command('list')
+      .description('list stored credentials: id, role, name, when made and last used, how made (never the tokens)'),
+  )
+    .option('--json', 'print JSON instead of a table')
+    .action(async (options: CredentialAdminOptions & { json?: boolean }) => {
+      await using admin = await openCredentialAdmin(options);
+      const credentials = await admin.listTokens();
+      process.stdout.write(
+        options.json === true
+          ? `${JSON.stringify(credentials, null, 2)}\n`
+          : formatCredentialTable(credentials, Date.now()),
+      );
     });
 
-  token
-    .command('list')
-    .description('list stored credentials (ids, roles, labels — never the tokens)')
-    .addOption(dataDirOption())
-    .action((options: { dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
-      const credentials = store.list();
-      if (credentials.length === 0) process.stdout.write('no stored credentials\n');
-      for (const credential of credentials) {
-        process.stdout.write(
-          `${credential.id}  ${credential.role.padEnd(8)}  ${credential.createdAt}  ${credential.label}\n`,
-        );
-      }
-    });
-
-  token
-    .command('revoke')
-    .description('delete a stored credential; new connections with it are refused')
-    .argument('<id>', 'credential id from `molf token list`')
-    .addOption(dataDirOption())
-    .action(async (id: string, options: { dataDir?: string }) => {
-      const store = openCredentialStore({ dataDir: currentMolfPaths(options).dataDir });
-      if (!(await store.revoke(id))) {
-        process.stderr.write(`molf: no credential with id ${id}\n`);
-        process.exitCode = 1;
-        return;
-      }
-      process.stdout.write(`revoked ${id}\n`);
-    });
+  addCredentialTargetOptions(
+    token
+      .command('revoke')
+      .description('delete a stored credential; its open connections are closed and new ones refused')
+      .argument('<id>', 'credential id from `molf token list`'),
+  ).action(async (id: string, options: CredentialAdminOptions) => {
+    await using admin = await openCredentialAdmin(options);
+    await admin.revokeToken(id);
+    process.stdout.write(`revoked ${id}\n`);
+  });
 }

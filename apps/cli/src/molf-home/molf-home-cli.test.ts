@@ -51,7 +51,7 @@ describe('where molf keeps its files', () => {
     expect(during.stderr).toMatch(
       /molf: ~\/\.molf is in use by pid \d+ \(molf\.js server --port 0 --data-dir ~\/\.molf\): this run uses it as before/,
     );
-    expect(during.stdout).toMatch(/client/);
+    expect(during.stdout).toMatch(/admin\s+generated at first start/);
     expect(existsSync(join(home, '.local', 'share', 'molf'))).toBe(false);
 
     await stopSpawnedProcesses();
