@@ -1,8 +1,8 @@
 export { createApprovalLinkRoute } from './approval-link-route.ts';
 export { type AuthenticateConnectionOptions, authenticateConnection } from './authenticate-connection.ts';
 export { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
-export { createPairRoute, PAIR_PATH } from './pair-route.ts';
 export { parseOrigins, safeParseOrigin } from './origin-policy.ts';
+export { createPairRoute, PAIR_PATH } from './pair-route.ts';
 export {
   DEFAULT_HOST,
   DEFAULT_MAX_PAYLOAD_BYTES,
