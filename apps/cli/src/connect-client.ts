@@ -1,5 +1,5 @@
 import { createMolfClient, type MolfClient, probeServerCertificate, type ServerTrust } from '@molf/client/node';
-import { MolfError } from '@molf/protocol';
+import { MolfError, type WhoAmI } from '@molf/protocol';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
 
 /** How often a client command retries a server it cannot reach, while `ready()` waits. */
@@ -31,13 +31,16 @@ export type ConnectClientOptions = {
   onRefused?: (error: MolfError) => void;
 };
 
+/** A client whose credential the server accepted, with what the server said of it (its role). */
+export type ConnectedClient = MolfClient & { whoami: WhoAmI };
+
 /**
  * A client of `url` whose credential the server has accepted. When the server can't be reached
  * (or refuses the token) the client is closed before the error is thrown: its reconnect timer
  * would otherwise keep the process alive after the command has failed. A token refused later
  * stops the client too: retrying it would only be refused again.
  */
-export async function connectClient(options: ConnectClientOptions): Promise<MolfClient> {
+export async function connectClient(options: ConnectClientOptions): Promise<ConnectedClient> {
   const { url } = options;
   let connected = false;
   const unreachable = Promise.withResolvers<never>();
@@ -82,12 +85,12 @@ export async function connectClient(options: ConnectClientOptions): Promise<Molf
     },
   });
   try {
-    await Promise.race([
+    const whoami = await Promise.race([
       client.ready(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       unreachable.promise,
     ]);
     connected = true;
-    return client;
+    return { ...client, whoami };
   } catch (error) {
     await client.close();
     throw (await diagnosePlainLinkToTls(url, error)) ?? error;

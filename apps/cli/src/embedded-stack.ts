@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import { createLogger, isLogLevel } from '@molf/logging';
-import { MolfError, type WorkerId, type WorkerInfo } from '@molf/protocol';
+import { MolfError, type Role, type WorkerId, type WorkerInfo } from '@molf/protocol';
 import {
   createServer,
   generateToken,
@@ -16,7 +16,7 @@ import { createWorker, describeSandbox, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from './cli-options.ts';
 import { CLI_CLIENT_NAME } from './cli-version.ts';
-import { connectClient, type LinkTeller } from './connect-client.ts';
+import { type ConnectedClient, connectClient, type LinkTeller } from './connect-client.ts';
 import { findConnection } from './connection-store.ts';
 import { currentMolfPaths } from './current-molf-paths.ts';
 import { resolveClientConnection } from './resolve-client-connection.ts';
@@ -25,6 +25,8 @@ import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from './sandbox
 /** A client, and the worker new sessions run on when it is known. */
 export type Stack = AsyncDisposable & {
   client: MolfClient;
+  /** The role of the client's credential, as the server told it (the embedded stack's own token is an admin). */
+  role: Role;
   workerId: string | undefined;
   /** Whether the worker is this command's own (embedded), so it answers the worker's own questions too. */
   ownWorker: boolean;
@@ -72,7 +74,7 @@ async function connectToLiveUp(cwd: string, tell: LinkTeller): Promise<Stack | u
   const saved = await findConnection(cwd);
   if (saved === undefined) return undefined;
   const refused = Promise.withResolvers<MolfError>();
-  let client: MolfClient;
+  let client: ConnectedClient;
   try {
     client = await connectClient({
       url: saved.url,
@@ -96,6 +98,7 @@ async function connectToLiveUp(cwd: string, tell: LinkTeller): Promise<Stack | u
   }
   return {
     client,
+    role: client.whoami.role,
     workerId: own?.workerId,
     ownWorker: false,
     refused: refused.promise,
@@ -177,9 +180,10 @@ export async function startEmbeddedStack(options: StackOptions): Promise<Stack> 
     }
     await worker.registered;
     const client = createMolfClient({ url: server.url, token: tokens.client, client: CLI_CLIENT_NAME });
-    await client.ready();
+    const { role } = await client.ready();
     return {
       client,
+      role,
       workerId: worker.workerId,
       ownWorker: true,
       // Our own server knows our token for as long as we run.
@@ -208,6 +212,7 @@ export async function connectToServer(options: StackOptions): Promise<Stack> {
   });
   return {
     client,
+    role: client.whoami.role,
     workerId: options.worker,
     ownWorker: false,
     refused: refused.promise,

@@ -27,7 +27,7 @@ export function createPlainInput(
         break;
       case 'approval':
         rl.setPrompt(
-          `approve [${approvalChoices(mode.approval)
+          `approve [${approvalChoices(mode.approval, mode.rights)
             .map((choice) => choice.key)
             .join('/')}]: `,
         );

@@ -6,11 +6,13 @@ import { followSession, type SessionFollower, type SessionState } from '@molf/cl
 import {
   type Approval,
   CATALOG_NAME_PATTERN,
+  roleAllows,
   type SessionEvent,
   type UsageTotals,
   type WorkerEvent,
   type WorkerInfo,
 } from '@molf/protocol';
+import { assertMayPrompt } from '../assert-may-prompt.ts';
 import { formatCatalogEntry } from '../commands/format-catalog-entry.ts';
 import type { LinkChangeKind } from '../connect-client.ts';
 import { currentMolfPaths } from '../current-molf-paths.ts';
@@ -20,7 +22,14 @@ import { createFirstPromptSession, type FirstPromptSession } from '../sessions/f
 import { formatSessionHistory } from '../sessions/format-history.ts';
 import { showControlCharacters, showControlCharactersIn } from '../terminal/show-control-characters.ts';
 import { styleFor } from '../terminal/terminal-style.ts';
-import { type ApprovalChoice, choiceFor, describeApproval, formatChoices, isServerStart } from './approval-view.ts';
+import {
+  type AnswerRights,
+  type ApprovalChoice,
+  choiceFor,
+  describeApproval,
+  formatChoices,
+  isServerStart,
+} from './approval-view.ts';
 import { completeCommand, formatChatHelp } from './chat-commands.ts';
 import { createChatScreen } from './chat-screen.ts';
 import { createChatTranscript } from './chat-transcript.ts';
@@ -97,7 +106,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
   };
 
   await using stack = await openStack({ ...options, logName: 'chat', onLinkChange: onLink });
+  assertMayPrompt(stack.role);
   const { client } = stack;
+  /** "always" saves a rule: offered only to an admin credential. */
+  const rights: AnswerRights = { always: roleAllows(stack.role, 'admin') };
   // A session resumed by --session or --continue runs on its own worker: with several online, no
   // --worker is needed to name it (--continue finds the worker of this directory, as molf run does).
   const resumed =
@@ -255,9 +267,9 @@ export async function runChat(options: ChatOptions): Promise<void> {
     shown = first.approvalId;
     answering = undefined;
     // What the model, a tool or a file put in it is shown, never written to the terminal as it is.
-    say(describeApproval(showControlCharactersIn(first), style));
-    if (!interactive) say(formatChoices(first, style));
-    setMode({ type: 'approval', approval: first });
+    say(describeApproval(showControlCharactersIn(first), style, rights));
+    if (!interactive) say(formatChoices(first, style, rights));
+    setMode({ type: 'approval', approval: first, rights });
   }
 
   function onEvent(event: SessionEvent, state: SessionState): void {
@@ -499,7 +511,9 @@ export async function runChat(options: ChatOptions): Promise<void> {
     } catch (error) {
       // Refused (a reason longer than the server takes): the question is asked again.
       answeredHere.delete(approval.approvalId);
-      if (waiting().some((one) => one.approvalId === approval.approvalId)) setMode({ type: 'approval', approval });
+      if (waiting().some((one) => one.approvalId === approval.approvalId)) {
+        setMode({ type: 'approval', approval, rights });
+      }
       throw error;
     }
   }
@@ -510,7 +524,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (approval === undefined) return;
     if (patterns === undefined || patterns.length === 0) {
       // Back to the choices.
-      setMode({ type: 'approval', approval });
+      setMode({ type: 'approval', approval, rights });
       return;
     }
     const edited = JSON.stringify(patterns) !== JSON.stringify(approval.alwaysPatterns);
@@ -710,9 +724,10 @@ export async function runChat(options: ChatOptions): Promise<void> {
       if (input.mode().type === 'approval') {
         // On a pipe an approval is answered by a line.
         const approval = waiting()[0];
-        const choice = approval === undefined ? undefined : choiceFor(approval, text);
-        if (choice === undefined) say(approval === undefined ? '' : `  answer with ${formatChoices(approval, style)}`);
-        else await onAnswer(choice);
+        const choice = approval === undefined ? undefined : choiceFor(approval, text, rights);
+        if (choice === undefined) {
+          say(approval === undefined ? '' : `  answer with ${formatChoices(approval, style, rights)}`);
+        } else await onAnswer(choice);
         return;
       }
       if (text.trim() === '') return;

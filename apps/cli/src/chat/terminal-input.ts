@@ -4,7 +4,7 @@ import stringWidth from 'string-width';
 import { showControlCharacters } from '../terminal/show-control-characters.ts';
 import type { TerminalStyle } from '../terminal/terminal-style.ts';
 import { createApprovalKeyGuard } from './approval-key-guard.ts';
-import { type ApprovalChoice, approvalChoices, formatChoices } from './approval-view.ts';
+import { type AnswerRights, type ApprovalChoice, approvalChoices, formatChoices } from './approval-view.ts';
 import type { LiveRegion } from './chat-screen.ts';
 import { createLineEditor, type EditorOptions, type Key, type LineEditor } from './line-editor.ts';
 import { expandTabs } from './terminal-rows.ts';
@@ -12,7 +12,7 @@ import { expandTabs } from './terminal-rows.ts';
 /** What the input is taking: a prompt, one key for an approval, a reason, "always" patterns, a pick. */
 export type InputMode =
   | { type: 'prompt' }
-  | { type: 'approval'; approval: Approval }
+  | { type: 'approval'; approval: Approval; rights?: AnswerRights }
   | { type: 'reason' }
   | { type: 'patterns'; patterns: readonly string[] }
   | { type: 'pick'; title: string; items: ReadonlyArray<{ label: string; value: string }> };
@@ -166,7 +166,7 @@ export function createTerminalInput(
         }
         // A key typed for the prompt as the question appeared answers nothing.
         if (!guard.accepts()) return;
-        const choices = approvalChoices(mode.approval);
+        const choices = approvalChoices(mode.approval, mode.rights);
         const name = pressed.name === 'return' || pressed.name === 'enter' ? 'y' : (text ?? '').toLowerCase();
         const choice = choices.find((one) => one.key === name);
         if (choice !== undefined) handlers.answer(choice);
@@ -232,7 +232,7 @@ export function createTerminalInput(
           };
         }
         case 'approval':
-          return { lines: [formatChoices(mode.approval, style)] };
+          return { lines: [formatChoices(mode.approval, style, mode.rights)] };
         case 'reason':
         case 'patterns': {
           const title =

@@ -1,5 +1,6 @@
 import { type Approval, ErrorDataSchema, isMolfError, type SessionEvent, type WorkerId } from '@molf/protocol';
 import { type Command, InvalidArgumentError, Option } from 'commander';
+import { assertMayPrompt } from '../assert-may-prompt.ts';
 import { addStackOptions, openStack, type Stack, sessionWorker } from '../embedded-stack.ts';
 import { USAGE_EXIT_CODE } from '../exit-codes.ts';
 import { composeRunPrompt } from '../run/compose-run-prompt.ts';
@@ -123,6 +124,7 @@ async function run(promptArgument: string | undefined, options: RunOptions, comm
   let sessionId: string | null = null;
   try {
     await using stack = await openStack({ ...options, logName: 'run', quiet: output.quiet });
+    assertMayPrompt(stack.role);
     let created: FirstPromptSession | undefined;
     if (options.session !== undefined) {
       sessionId = (await stack.client.rpc.sessions.info.query({ sessionId: options.session })).sessionId;
