@@ -50,10 +50,10 @@ export default tseslint.config(
     rules: restrict(appsForbidden('Packages never import apps: move the shared code into a package.')),
   },
   // The client may know the server only by its router type; its core runs in a browser too, so
-  // Node-only modules belong to its Node entry (node.ts) and its tests.
+  // Node-only modules belong to its Node entry (node.ts, and node/ beside it) and its tests.
   {
     files: ['packages/client/src/**/*.ts'],
-    ignores: ['packages/client/src/node.ts', 'packages/client/src/**/*.test.ts'],
+    ignores: ['packages/client/src/node.ts', 'packages/client/src/node/**', 'packages/client/src/**/*.test.ts'],
     rules: restrict(
       [
         ...appsForbidden('The client knows the server only by its router type.', ['@molf/server']),

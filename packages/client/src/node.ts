@@ -12,16 +12,16 @@ import {
   type WebSocketClassFactory,
 } from './create-molf-client.ts';
 
-import { type ServerTrust, tlsOptionsFor } from './server-trust.ts';
+import { type ServerTrust, tlsOptionsFor } from './node/server-trust.ts';
 
 export * from './index.ts';
-export { type CertificateProbe, hostAndPort, probeServerCertificate } from './probe-server-certificate.ts';
+export { type CertificateProbe, hostAndPort, probeServerCertificate } from './node/probe-server-certificate.ts';
 export {
   httpUrlOf,
   type RedeemedCredential,
   type RedeemPairingCodeOptions,
   redeemPairingCode,
-} from './redeem-pairing-code.ts';
+} from './node/redeem-pairing-code.ts';
 export {
   CertificateMismatchError,
   isFingerprint,
@@ -29,7 +29,7 @@ export {
   type ServerTrust,
   type TrustTlsOptions,
   tlsOptionsFor,
-} from './server-trust.ts';
+} from './node/server-trust.ts';
 
 export type NodeMolfClientOptions = Omit<MolfClientOptions, 'webSocket'> & {
   /** Largest message accepted from the server. Default 128 MiB. */
