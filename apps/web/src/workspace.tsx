@@ -241,6 +241,11 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
         <strong class="brand">Molf</strong>
         <LinkBanner state={link.state()} />
         <span class="spacer" />
+        <Show when={link.whoami.role !== 'admin'}>
+          <span class="badge" data-testid="role" title="the role of this credential">
+            {link.whoami.role}
+          </span>
+        </Show>
         <NotificationToggle />
         <button
           type="button"
@@ -294,9 +299,12 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
               <>
                 <WorkerDetails worker={current()} />
                 <div class="worker-links">
-                  <button type="button" class="link-button" onClick={() => openPermissions(current().workerId)}>
-                    Permissions
-                  </button>
+                  {/* A worker's rules are an operator's to read (a viewer's calls would be refused). */}
+                  <Show when={link.rights.operate}>
+                    <button type="button" class="link-button" onClick={() => openPermissions(current().workerId)}>
+                      Permissions
+                    </button>
+                  </Show>
                   <button
                     type="button"
                     class="link-button"
@@ -321,9 +329,11 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
             <section class="sessions-section">
               <div class="section-row">
                 <h2 class="section-title">Sessions</h2>
-                <button type="button" class="primary" data-testid="new-session" onClick={() => void createSession()}>
-                  New session
-                </button>
+                <Show when={link.rights.operate}>
+                  <button type="button" class="primary" data-testid="new-session" onClick={() => void createSession()}>
+                    New session
+                  </button>
+                </Show>
               </div>
               <SessionList
                 link={link}
@@ -412,7 +422,12 @@ export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string)
         </div>
       </main>
       <Show when={drawer()}>
-        <ApprovalsDrawer approvals={approvals} onOpen={openApproval} onClose={() => setDrawer(false)} />
+        <ApprovalsDrawer
+          approvals={approvals}
+          rights={link.rights}
+          onOpen={openApproval}
+          onClose={() => setDrawer(false)}
+        />
       </Show>
       <CronFailureNotices cron={cron} onOpen={openScheduled} />
     </div>

@@ -1,5 +1,6 @@
 import type { Approval } from '@molf/protocol';
 import { createSignal, For, type JSX, onCleanup, onMount, Show } from 'solid-js';
+import type { Rights } from '../auth/rights.ts';
 import { DiffView } from '../chat/diff-view.tsx';
 import { fileChangeOf } from '../chat/file-change.ts';
 import { UnifiedDiffView } from '../chat/unified-diff-view.tsx';
@@ -34,12 +35,15 @@ const KEYS: Record<string, 'once' | 'session' | 'always' | 'edits' | 'deny'> = {
  * exact patterns that would be saved, editable, and how long they last; for a destructive command
  * the server's note on why they are only the exact command), accept edits for this session (an
  * edit or a write), or deny with a reason.
- * Keys y / s / a / e / n answer the card that has the keyboard (`keyboard`).
+ * Keys y / s / a / e / n answer the card that has the keyboard (`keyboard`). A viewer sees the
+ * question without answers; an operator sees no "always" (it saves a rule: an admin's).
  */
 export function ApprovalCard(props: {
   approval: Approval;
   sessionName?: string;
   keyboard: boolean;
+  /** What this credential may answer. */
+  rights: Rights;
   onAnswer: (choice: ApprovalChoice) => Promise<unknown>;
 }) {
   const [mode, setMode] = createSignal<'choose' | 'always' | 'deny'>('choose');
@@ -78,7 +82,7 @@ export function ApprovalCard(props: {
   };
 
   const onKey = (event: KeyboardEvent) => {
-    if (!props.keyboard || busy() || mode() !== 'choose') return;
+    if (!props.keyboard || !props.rights.operate || busy() || mode() !== 'choose') return;
     const target = event.target as HTMLElement | null;
     if (target !== null && (target.tagName === 'TEXTAREA' || target.tagName === 'INPUT' || target.isContentEditable))
       return;
@@ -87,6 +91,7 @@ export function ApprovalCard(props: {
     if (action === undefined) return;
     if ((action === 'session' || action === 'always') && !offersPatterns()) return;
     if (action === 'edits' && props.approval.offersAcceptEdits !== true) return;
+    if (action === 'always' && !props.rights.administer) return;
     event.preventDefault();
     if (action === 'deny') setMode('deny');
     else if (action === 'always') setMode('always');
@@ -156,7 +161,12 @@ export function ApprovalCard(props: {
         )}
       </Show>
 
-      <Show when={mode() === 'choose'}>
+      <Show when={mode() === 'choose' && !props.rights.operate}>
+        <p class="muted small" data-testid="approval-read-only">
+          Read-only (viewer credential): an operator or admin can answer.
+        </p>
+      </Show>
+      <Show when={mode() === 'choose' && props.rights.operate}>
         <div class="approval-actions">
           <button
             type="button"
@@ -170,9 +180,18 @@ export function ApprovalCard(props: {
             <button type="button" disabled={busy()} onClick={() => void send({ type: 'approve', scope: 'session' })}>
               <kbd>s</kbd> This session
             </button>
-            <button type="button" disabled={busy()} onClick={() => setMode('always')}>
-              <kbd>a</kbd> Always…
-            </button>
+            <Show
+              when={props.rights.administer}
+              fallback={
+                <span class="muted small" data-testid="always-needs-admin">
+                  “Always” saves a rule: an admin can.
+                </span>
+              }
+            >
+              <button type="button" disabled={busy()} onClick={() => setMode('always')}>
+                <kbd>a</kbd> Always…
+              </button>
+            </Show>
           </Show>
           <Show when={props.approval.offersAcceptEdits === true}>
             <button type="button" disabled={busy()} onClick={() => void send({ type: 'approve', scope: 'edits' })}>

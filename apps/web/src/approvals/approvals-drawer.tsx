@@ -1,11 +1,13 @@
 import type { Approval } from '@molf/protocol';
 import { For, Show } from 'solid-js';
+import type { Rights } from '../auth/rights.ts';
 import { ApprovalCard } from './approval-card.tsx';
 import type { ApprovalsStore } from './approvals-store.ts';
 
 /** Every approval waiting, across sessions and workers, each answerable here or opened in its session. */
 export function ApprovalsDrawer(props: {
   approvals: ApprovalsStore;
+  rights: Rights;
   onOpen: (approval: Approval) => void;
   onClose: () => void;
 }) {
@@ -29,6 +31,7 @@ export function ApprovalsDrawer(props: {
               <ApprovalCard
                 approval={approval}
                 keyboard={false}
+                rights={props.rights}
                 onAnswer={(choice) => props.approvals.answer(approval, choice)}
               />
             </div>

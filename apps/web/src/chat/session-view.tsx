@@ -72,22 +72,32 @@ export function SessionView(props: {
                     <ApprovalCard
                       approval={approval}
                       keyboard={props.active && index() === 0}
+                      rights={props.link.rights}
                       onAnswer={(choice) => props.approvals.answer(approval, choice)}
                     />
                   )}
                 </For>
               </div>
-              <Composer
-                sessionId={session().sessionId}
-                busy={session().busy()}
-                queued={session().transcript().queued}
-                disabled={session().info()?.parent !== undefined}
-                models={props.models}
-                model={model()}
-                onModel={setModel}
-                onSend={(text) => session().prompt(text, model())}
-                onStop={() => session().abort()}
-              />
+              <Show
+                when={props.link.rights.operate}
+                fallback={
+                  <p class="composer read-only muted" data-testid="read-only">
+                    Read-only: viewer credential. An operator or admin can prompt and stop this session.
+                  </p>
+                }
+              >
+                <Composer
+                  sessionId={session().sessionId}
+                  busy={session().busy()}
+                  queued={session().transcript().queued}
+                  disabled={session().info()?.parent !== undefined}
+                  models={props.models}
+                  model={model()}
+                  onModel={setModel}
+                  onSend={(text) => session().prompt(text, model())}
+                  onStop={() => session().abort()}
+                />
+              </Show>
             </>
           }
         >

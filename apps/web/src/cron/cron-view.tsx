@@ -133,6 +133,7 @@ export function CronView(props: {
                         busy={busy().has(jobId)}
                         result={results()[jobId]}
                         sessionLink={sessionLink}
+                        operate={props.link.rights.operate}
                         onToggle={() => void act(jobId, () => props.cron.setEnabled(jobId, !job().enabled))}
                         onRun={() => void runNow(job())}
                         onRemove={() => remove(job())}
@@ -157,6 +158,8 @@ function CronJobCard(props: {
   busy: boolean;
   result: RunResult | undefined;
   sessionLink: SessionLink;
+  /** Whether this credential may pause, run and remove jobs (an operator's); a viewer only reads. */
+  operate: boolean;
   onToggle: () => void;
   onRun: () => void;
   onRemove: () => void;
@@ -170,29 +173,31 @@ function CronJobCard(props: {
           {state().type}
         </span>
         <span class="spacer" />
-        <div class="cron-actions">
-          <button type="button" data-testid="cron-toggle" disabled={props.busy} onClick={() => props.onToggle()}>
-            {props.job.enabled ? 'Pause' : 'Resume'}
-          </button>
-          <button
-            type="button"
-            class="primary"
-            data-testid="cron-run"
-            disabled={props.busy}
-            onClick={() => props.onRun()}
-          >
-            Run now
-          </button>
-          <button
-            type="button"
-            class="danger"
-            data-testid="cron-remove"
-            disabled={props.busy}
-            onClick={() => props.onRemove()}
-          >
-            Remove
-          </button>
-        </div>
+        <Show when={props.operate}>
+          <div class="cron-actions">
+            <button type="button" data-testid="cron-toggle" disabled={props.busy} onClick={() => props.onToggle()}>
+              {props.job.enabled ? 'Pause' : 'Resume'}
+            </button>
+            <button
+              type="button"
+              class="primary"
+              data-testid="cron-run"
+              disabled={props.busy}
+              onClick={() => props.onRun()}
+            >
+              Run now
+            </button>
+            <button
+              type="button"
+              class="danger"
+              data-testid="cron-remove"
+              disabled={props.busy}
+              onClick={() => props.onRemove()}
+            >
+              Remove
+            </button>
+          </div>
+        </Show>
       </div>
       <Show when={state().type === 'failing' || state().type === 'done'}>
         <div

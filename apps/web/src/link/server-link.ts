@@ -1,6 +1,7 @@
 import { createMolfClient, type MolfClient } from '@molf/client';
 import { isMolfError, type WhoAmI } from '@molf/protocol';
 import { type Accessor, createSignal } from 'solid-js';
+import { type Rights, rightsOf } from '../auth/rights.ts';
 
 /** The link to the server as the page shows it. */
 export type LinkState =
@@ -16,6 +17,8 @@ export type ServerLink = {
   /** Bumped each time the link comes back after a loss: views reload what they show. */
   reconnects: Accessor<number>;
   whoami: WhoAmI;
+  /** What this credential's role lets the page offer. */
+  rights: Rights;
   close(): Promise<void>;
 };
 
@@ -61,7 +64,7 @@ export async function connect(token: string, options: { url?: string } = {}): Pr
       throw new Error('this token belongs to a worker: log in with a client token (molf up prints one)');
     }
     setState({ type: 'connected' });
-    return { client, state, reconnects, whoami, close: () => client.close() };
+    return { client, state, reconnects, whoami, rights: rightsOf(whoami.role), close: () => client.close() };
   } catch (error) {
     await client.close();
     throw new Error(describeLoginError(error));

@@ -86,9 +86,18 @@ export function GrantsView(props: { link: ServerLink; workerId: string }) {
                           <For each={grant.subjects}>{(subject) => <code class="subject-chip">{subject}</code>}</For>
                         </td>
                         <td>
-                          <button type="button" class="danger" onClick={() => void revoke(grant)}>
-                            Revoke
-                          </button>
+                          <Show
+                            when={props.link.rights.administer}
+                            fallback={
+                              <span class="muted small" data-testid="revoke-needs-admin">
+                                an admin can revoke
+                              </span>
+                            }
+                          >
+                            <button type="button" class="danger" onClick={() => void revoke(grant)}>
+                              Revoke
+                            </button>
+                          </Show>
                         </td>
                       </tr>
                     )}

@@ -160,24 +160,26 @@ export function SessionList(props: {
                         {new Date(session().updatedAt).toLocaleString()} · {session().messageCount} msgs
                       </span>
                     </button>
-                    <span class="row-actions">
-                      <button
-                        type="button"
-                        title="rename"
-                        aria-label={`rename ${session().name}`}
-                        onClick={() => props.onRename(session())}
-                      >
-                        ✎
-                      </button>
-                      <button
-                        type="button"
-                        title="delete"
-                        aria-label={`delete ${session().name}`}
-                        onClick={() => props.onDelete(session())}
-                      >
-                        ✕
-                      </button>
-                    </span>
+                    <Show when={props.link.rights.operate}>
+                      <span class="row-actions">
+                        <button
+                          type="button"
+                          title="rename"
+                          aria-label={`rename ${session().name}`}
+                          onClick={() => props.onRename(session())}
+                        >
+                          ✎
+                        </button>
+                        <button
+                          type="button"
+                          title="delete"
+                          aria-label={`delete ${session().name}`}
+                          onClick={() => props.onDelete(session())}
+                        >
+                          ✕
+                        </button>
+                      </span>
+                    </Show>
                   </div>
                 )}
               </Show>
