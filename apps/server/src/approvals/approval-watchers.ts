@@ -1,9 +1,10 @@
 import type { ApprovalEventFilter } from './approval-event-stream.ts';
 
 /**
- * The people's clients that follow approvals now (`approvals.events` subscriptions), with what
- * each follows: whether somebody would see an approval of a session is what an unattended run
- * (a cron job's, `onAsk: deny`) asks before it puts a question to nobody.
+ * The people's clients that follow approvals now and may answer them (`approvals.events`
+ * subscriptions of an operator or admin; a viewer's is not added), with what each follows: whether
+ * somebody would see an approval of a session and could answer it is what an unattended run (a
+ * cron job's, `onAsk: deny`) asks before it puts a question to nobody.
  */
 export type ApprovalWatchers = {
   /** Counts a subscription until the returned function is called. */

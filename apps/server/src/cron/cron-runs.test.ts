@@ -1,5 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createMolfClient } from '@molf/client/node';
 import type { CronEvent } from '@molf/protocol';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
@@ -336,6 +337,55 @@ describe('cron runs through a real server, worker and the fake LLM', () => {
     expect(refused).toMatchObject({ toolName: 'shell_exec', errorKind: 'permission_denied' });
     expect(refused?.role === 'tool' ? refused.error : '').toContain('nobody is watching');
     expect(stack.link.server.gate.pending()).toEqual([]);
+  });
+
+  it('denies a run’s tool call at once while only a viewer follows approvals: a viewer cannot answer them', async () => {
+    const asking = (id: string) => ({ toolCalls: [{ id, name: 'shell_exec', arguments: { command: 'echo x' } }] });
+    await using stack = await cronStack({
+      turns: [asking('p1'), { text: 'Denied by the admin.' }, asking('c1'), { text: 'Refused, noted.' }],
+    });
+    const session = await newSession(stack);
+    using watch = follow(stack.client, session.sessionId);
+    const { token } = await stack.client.rpc.tokens.create.mutate({ role: 'viewer', name: 'wall screen' });
+    await using viewer = createMolfClient({ url: stack.link.server.url, token });
+    await viewer.ready();
+    const seen: string[] = [];
+    const approvals = viewer.rpc.approvals.events.subscribe(
+      {},
+      {
+        onData: (event) => {
+          if (event.type === 'approval.requested') seen.push(event.approval.approvalId);
+        },
+      },
+    );
+    try {
+      // The wall screen shows a person's approval: its subscription is live.
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'Run echo' });
+      await waitFor(() => seen.length === 1, { what: 'the viewer to see the approval' });
+      await stack.client.rpc.approvals.deny.mutate({ sessionId: session.sessionId, approvalId: seen[0] ?? '' });
+      await watch.turnEnded();
+
+      await stack.client.rpc.cron.add.mutate({
+        workerId: stack.link.worker.workerId,
+        schedule: { every: '1h' },
+        prompt: 'Run echo on schedule',
+        session: session.sessionId,
+      });
+      stack.time.advance(3_600_000);
+      // Asked of nobody who could answer, the call would wait (10 min by default) instead of ending the turn.
+      await waitFor(() => watch.types().filter((type) => type === 'turn.ended').length === 2 || seen.length > 1, {
+        what: 'the run to end or ask',
+      });
+      expect(seen).toHaveLength(1);
+      expect(stack.link.server.gate.pending()).toEqual([]);
+      const results = (await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId })).messages.filter(
+        (message) => message.role === 'tool',
+      );
+      expect(results[1]).toMatchObject({ errorKind: 'permission_denied' });
+      expect(results[1]?.role === 'tool' ? results[1].error : '').toContain('nobody is watching');
+    } finally {
+      approvals.unsubscribe();
+    }
   });
 
   it('refuses bad jobs with the field named, storing nothing', async () => {

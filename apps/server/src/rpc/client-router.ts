@@ -300,13 +300,15 @@ export function createClientRouter(services: RouterServices) {
         .mutation(({ input, ctx }) => gate.deny({ ...input, by: answererOf(ctx) })),
       list: viewerProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
       /** Pending approvals (and broken permission files) first, then live events. */
-      events: viewerProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, signal }) {
-        // Counted while it runs: an unattended run asks only when somebody would see it.
-        const stop = services.approvalWatchers.add(input);
+      events: viewerProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, ctx, signal }) {
+        // Counted while it runs: an unattended run asks only when somebody who could answer would
+        // see it. A viewer (a wall screen) sees approvals but cannot answer them: a run asking it
+        // would wait out its whole wait for nothing instead of being denied at once.
+        const stop = roleAllows(ctx.role, 'operator') ? services.approvalWatchers.add(input) : undefined;
         try {
           yield* streamApprovalEvents(gate, input, signal);
         } finally {
-          stop();
+          stop?.();
         }
       }),
     }),
