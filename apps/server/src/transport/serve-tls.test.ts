@@ -12,7 +12,7 @@ import { generateCertificate } from '../tls/generate-certificate.ts';
 import { PLAIN_HTTP_ON_TLS_ANSWER } from './answer-plain-http-on-tls.ts';
 
 /** A server on port 0 with a fresh certificate for 127.0.0.1 and localhost, removed on dispose. */
-async function startTlsServer(options: { webRoot?: string } = {}) {
+async function startTlsServer(options: { webRoot?: string; tlsHandshakeTimeoutMs?: number } = {}) {
   const data = await createTempDir();
   const pair = await generateCertificate({ names: ['localhost', '127.0.0.1'] });
   const server = await startTestServer({ dataDir: data.path, tls: pair, ...options });
@@ -156,6 +156,26 @@ describe('the server over TLS', () => {
       status: 200,
       body: '<!doctype html><title>molf</title>',
     });
+  });
+
+  it("cuts a connection whose TLS handshake does not finish in time, long before Node's own 120 s", async () => {
+    await using tls = await startTlsServer({ tlsHandshakeTimeoutMs: 200 });
+    const stalled = connectTcp({ host: '127.0.0.1', port: tls.server.port });
+    stalled.on('error', () => {});
+    await once(stalled, 'connect');
+    // The first bytes of a ClientHello: the server hands the socket to TLS, which waits for the rest.
+    stalled.write(Buffer.from([0x16, 0x03, 0x01, 0x00, 0xc4, 0x01]));
+    // Generous for a loaded machine, and still well under the 120 s a stalled handshake held a socket before.
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      once(stalled, 'close').then(() => 'closed'),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, 60_000, 'still open');
+      }),
+    ]);
+    clearTimeout(timer);
+    stalled.destroy();
+    expect(outcome).toBe('closed');
   });
 
   it('closes, cutting a connection that never sent a byte', async () => {

@@ -25,6 +25,8 @@ export const DEFAULT_PORT = 7600;
  * 100 MB once base64-encoded framing is counted, and 1 MiB results must never come near it.
  */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 128 * 1024 * 1024;
+/** How long a TLS handshake may take: a real client's takes milliseconds, even across the world. */
+export const DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** How the server listens and whom it lets in; the part of the server's configuration the transport reads. */
 export type WebSocketTransportConfig = {
@@ -67,6 +69,12 @@ export type WebSocketTransportConfig = {
    * a plain `http://` or `ws://` request gets a 400 saying so. Default none: plain `ws://` and `http://`.
    */
   tls?: { cert: string; key: string };
+  /**
+   * With TLS: a connection whose handshake has not finished within this time is closed, as a socket
+   * that does not authenticate in time is (Node's own limit, 120 s, would let anyone hold sockets
+   * open for two minutes each with a few bytes of a ClientHello). Default 10 s.
+   */
+  tlsHandshakeTimeoutMs?: number;
 };
 
 export type ServeWebSocketOptions = WebSocketTransportConfig & {
@@ -122,7 +130,15 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   if (tls === undefined) {
     httpServer = createHttpServer(handleHttp);
   } else {
-    const httpsServer = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.3' }, handleHttp);
+    const httpsServer = createHttpsServer(
+      {
+        cert: tls.cert,
+        key: tls.key,
+        minVersion: 'TLSv1.3',
+        handshakeTimeout: options.tlsHandshakeTimeoutMs ?? DEFAULT_TLS_HANDSHAKE_TIMEOUT_MS,
+      },
+      handleHttp,
+    );
     destroyAccepted = answerPlainHttpOnTls(httpsServer);
     httpsServer.on('tlsClientError', (error: NodeJS.ErrnoException, socket) => {
       // Old TLS versions, clients that do not trust the certificate, scanners: theirs to report.
