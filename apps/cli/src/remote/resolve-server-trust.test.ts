@@ -104,6 +104,38 @@ describe('trusting a wss:// server before anything is sent', () => {
     });
   });
 
+  it('holds the server to a given --fingerprint also when a pin or a CA file vouches for it, and checks its spelling first', async () => {
+    await using dir = await createTempDir();
+    const pair = await generateCertificate({ names: ['127.0.0.1'] });
+    const other = await generateCertificate({ names: ['127.0.0.1'] });
+    await using server = await httpsServer(pair);
+    const caFile = join(dir.path, 'ca.pem');
+    await writeFile(caFile, pair.cert);
+    const pinned = knownServers(join(dir.path, 'pinned'));
+    await resolveServerTrust({ url: server.url, store: pinned, ask: async () => true });
+    const withCa = knownServers(join(dir.path, 'with-ca'));
+    const wrong = await fingerprintOf(other);
+
+    for (const request of [{ store: pinned }, { store: withCa, caFile }]) {
+      const refused = await resolveServerTrust({ url: server.url, ...request, fingerprint: wrong }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(refused).toMatchObject({ code: 'server_untrusted' });
+      expect((refused as Error).message).toContain(
+        `SHA-256 ${await fingerprintOf(pair)}, not the fingerprint you gave (${wrong})`,
+      );
+      await expect(resolveServerTrust({ url: server.url, ...request, fingerprint: 'AB:CD' })).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining('--fingerprint AB:CD is not a SHA-256 fingerprint'),
+      });
+      expect(
+        await resolveServerTrust({ url: server.url, ...request, fingerprint: await fingerprintOf(pair) }),
+      ).toMatchObject({ type: request.caFile === undefined ? 'pinned' : 'ca' });
+    }
+    // The CA file was not remembered by the refused attempts.
+    expect(await withCa.list()).toEqual([]);
+  });
+
   it('refuses a changed certificate at a pinned address, showing both fingerprints and how to re-pin', async () => {
     await using dir = await createTempDir();
     const pair = await generateCertificate({ names: ['127.0.0.1'] });

@@ -38,12 +38,15 @@ export type TrustRequest = {
  * How to verify the server of `url` before anything is sent to it: undefined for `ws://`, else a
  * trust for every TLS handshake. Order: `--tls-ca`, then what is saved for this URL (a CA file or a
  * pinned certificate, which must still be the one the server shows), then the system's CAs, then a
- * given `--fingerprint`, then the person (the fingerprint shown, y/N). Each refusal is a
- * `server_untrusted` error that says what was seen, that nothing was sent, and what to do.
+ * given `--fingerprint`, then the person (the fingerprint shown, y/N). A given `--fingerprint` is
+ * also a condition on all the others: whatever vouches for the server, a certificate with another
+ * fingerprint is refused. Each refusal is a `server_untrusted` error that says what was seen, that
+ * nothing was sent, and what to do.
  */
 export async function resolveServerTrust(request: TrustRequest): Promise<ServerTrust | undefined> {
   const { url } = request;
   const key = serverKey(url);
+  const given = parseGivenFingerprint(request.fingerprint);
   if (key.startsWith('ws:')) {
     const { host } = hostAndPort(url);
     if (!isLoopbackHost(host)) {
@@ -59,45 +62,25 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   if (request.caFile !== undefined && request.caFile !== '') {
     const caFile = resolve(request.caFile);
     const trust: ServerTrust = { type: 'ca', ca: await readCaFile(caFile) };
+    if (given !== undefined) requireGivenFingerprint(url, await probeTls(url), given);
     if (request.rememberCa === true) {
       await store.set(url, { type: 'ca', caFile, savedAt: new Date(now()).toISOString() });
     }
     return trust;
   }
   const known = await store.get(url);
-  if (known?.type === 'ca') return { type: 'ca', ca: await readCaFile(known.caFile) };
-
-  const probe = await probeServerCertificate(url);
-  if (probe.type === 'not-tls') {
-    throw new MolfError(
-      'invalid_input',
-      `the server at ${url} does not speak TLS (it answered a TLS hello with something else): ` +
-        `if it is a plain server on loopback or a trusted network, use ws://${key.slice('wss://'.length)}`,
-      { field: 'server' },
-    );
+  if (known?.type === 'ca') {
+    const trust: ServerTrust = { type: 'ca', ca: await readCaFile(known.caFile) };
+    if (given !== undefined) requireGivenFingerprint(url, await probeTls(url), given);
+    return trust;
   }
+
+  const probe = await probeTls(url);
+  if (given !== undefined) requireGivenFingerprint(url, probe, given);
   if (known?.type === 'pinned') return checkPin(url, known, probe, request.tell, now);
   if (probe.systemTrusted) return { type: 'system' };
 
   const seen = normalizeFingerprint(probe.fingerprint256);
-  if (request.fingerprint !== undefined && request.fingerprint !== '') {
-    if (!isFingerprint(request.fingerprint)) {
-      throw new MolfError(
-        'invalid_input',
-        `--fingerprint ${request.fingerprint} is not a SHA-256 fingerprint (32 bytes in hex, e.g. as \`molf server --print-fingerprint\` prints it)`,
-        { field: 'fingerprint' },
-      );
-    }
-    const given = normalizeFingerprint(request.fingerprint);
-    if (given !== seen) {
-      throw new MolfError(
-        'server_untrusted',
-        `the server at ${url} shows a certificate with SHA-256 ${seen}, not the fingerprint you gave (${given}). ` +
-          'Nothing was sent. Either this is not your server (a man in the middle, or the wrong address), or the ' +
-          'fingerprint was mistyped: compare it again with `molf server --print-fingerprint` on the server.',
-      );
-    }
-  }
   if (!probe.selfSigned) {
     throw new MolfError(
       'server_untrusted',
@@ -105,7 +88,7 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
         `(${probe.authorizationError ?? 'unknown issuer'}). Nothing was sent. Give the CA that signed it: --tls-ca FILE.`,
     );
   }
-  if (request.fingerprint === undefined || request.fingerprint === '') {
+  if (given === undefined) {
     const question = describeUnknown(url, probe);
     if (
       request.ask === undefined ||
@@ -130,6 +113,45 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   request.tell?.(`pinned the certificate of ${key} (SHA-256 ${seen}) in ${store.path}`);
   warnOfExpiry(url, probe.validTo, request.tell, now);
   return { type: 'pinned', fingerprint256: seen, cert: probe.cert };
+}
+
+/** A given `--fingerprint` in the `AB:CD:…` form, or undefined when none was given; not one is an error. */
+function parseGivenFingerprint(fingerprint: string | undefined): string | undefined {
+  if (fingerprint === undefined || fingerprint === '') return undefined;
+  if (!isFingerprint(fingerprint)) {
+    throw new MolfError(
+      'invalid_input',
+      `--fingerprint ${fingerprint} is not a SHA-256 fingerprint (32 bytes in hex, e.g. as \`molf server --print-fingerprint\` prints it)`,
+      { field: 'fingerprint' },
+    );
+  }
+  return normalizeFingerprint(fingerprint);
+}
+
+/** What the server of a `wss://` URL shows, sending nothing; a port that does not speak TLS is an error saying so. */
+async function probeTls(url: string): Promise<Extract<CertificateProbe, { type: 'tls' }>> {
+  const probe = await probeServerCertificate(url);
+  if (probe.type === 'not-tls') {
+    throw new MolfError(
+      'invalid_input',
+      `the server at ${url} does not speak TLS (it answered a TLS hello with something else): ` +
+        `if it is a plain server on loopback or a trusted network, use ws://${serverKey(url).slice('wss://'.length)}`,
+      { field: 'server' },
+    );
+  }
+  return probe;
+}
+
+function requireGivenFingerprint(url: string, probe: Extract<CertificateProbe, { type: 'tls' }>, given: string): void {
+  const seen = normalizeFingerprint(probe.fingerprint256);
+  if (given !== seen) {
+    throw new MolfError(
+      'server_untrusted',
+      `the server at ${url} shows a certificate with SHA-256 ${seen}, not the fingerprint you gave (${given}). ` +
+        'Nothing was sent. Either this is not your server (a man in the middle, or the wrong address), or the ' +
+        'fingerprint was mistyped: compare it again with `molf server --print-fingerprint` on the server.',
+    );
+  }
 }
 
 function checkPin(
