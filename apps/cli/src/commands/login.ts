@@ -8,6 +8,7 @@ import { resolveServerTrust } from '../remote/resolve-server-trust.ts';
 import { savedLogins } from '../remote/saved-logins.ts';
 import { serverKey } from '../remote/server-key.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
+import { showOnOneLine } from '../terminal/show-on-one-line.ts';
 
 type LoginOptions = {
   pair?: string;
@@ -74,7 +75,7 @@ export function registerLoginCommand(program: Command): void {
         { makeDefault: options.default },
       );
       process.stdout.write(
-        `logged in to ${serverKey(url)} as ${whoami.name === undefined ? 'a' : `"${whoami.name}",`} ${describeRole(whoami.role)}; ` +
+        `logged in to ${serverKey(url)} as ${whoami.name === undefined ? 'a' : `"${showOnOneLine(whoami.name)}",`} ${describeRole(whoami.role)}; ` +
           `saved in ${logins.path}${options.default ? ' (the default server for client commands)' : ''}\n`,
       );
     });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMolfClient, redeemPairingCode } from '@molf/client/node';
@@ -111,6 +111,46 @@ describe('molf pair', () => {
     const again = await molf(['pair', 'cancel', idIn(made.stdout), '--data-dir', dataDir]);
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain(`no live pairing code with id ${idIn(made.stdout)}`);
+  });
+
+  it('shows stored names that hold control or format characters escaped on one line, as an older file may hold them', async () => {
+    const dataDir = await tempDir();
+    const env = { MOLF_HOME: await tempDir(), MOLF_CLIENT_DIR: await tempDir(), MOLF_LOG_FILE: 'none' };
+    // A version 1 file: its labels came from `--label` as typed, nothing checked.
+    const label = 'ci\u001b]0;t\u0007\n\u202eevil';
+    await writeFile(
+      join(dataDir, 'credentials.json'),
+      JSON.stringify({
+        version: 1,
+        credentials: [
+          { id: 'abcd1234', role: 'client', label, hash: '0'.repeat(64), createdAt: '2026-05-01T10:00:00Z' },
+        ],
+      }),
+    );
+    const now = Date.now();
+    await writeFile(
+      join(dataDir, 'pairing-codes.json'),
+      JSON.stringify({
+        version: 1,
+        salt: 'c2FsdHNhbHRzYWx0c2FsdA==',
+        codes: [
+          {
+            id: 'c0de0001',
+            hash: 'f'.repeat(64),
+            role: 'viewer',
+            name: 'screen\u001b[8m\ttab',
+            createdAt: new Date(now).toISOString(),
+            expiresAt: new Date(now + 5 * 60_000).toISOString(),
+          },
+        ],
+      }),
+    );
+    const tokens = await spawnMolf(['token', 'list', '--data-dir', dataDir], { env, extendEnv: false });
+    const codes = await spawnMolf(['pair', 'list', '--data-dir', dataDir], { env, extendEnv: false });
+    for (const line of [...tokens.stdout.split('\n'), ...codes.stdout.split('\n')]) expect(line).not.toMatch(/\p{C}/u);
+    expect(tokens.stdout).toMatch(/^abcd1234\s+admin\s+ci\\x1b\]0;t\\x07\\x0a\\u\{202e\}evil\s+2026-05-01T10:00:00Z/m);
+    expect(tokens.stdout.split('\n')).toHaveLength(2);
+    expect(codes.stdout).toMatch(/^c0de0001\s+viewer\s+screen\\x1b\[8m\\x09tab\s+in [1-5] min/m);
   });
 
   it('works through a running server with --server and an admin token', async () => {

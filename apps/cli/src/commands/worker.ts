@@ -14,6 +14,7 @@ import { workerCredentials } from '../remote/worker-credentials.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from '../sandbox-options.ts';
 import { notifyParent, onShutdownSignal } from '../shutdown-signals.ts';
+import { showOnOneLine } from '../terminal/show-on-one-line.ts';
 import { receiveTokensFromParent } from '../token-handover.ts';
 
 type WorkerOptions = {
@@ -190,7 +191,7 @@ async function workerToken(
       savedAt: new Date().toISOString(),
     });
     process.stderr.write(
-      `molf worker: paired as "${credential.name}" (credential ${credential.credentialId}); the token is saved in ${saved.path}\n`,
+      `molf worker: paired as "${showOnOneLine(credential.name)}" (credential ${credential.credentialId}); the token is saved in ${saved.path}\n`,
     );
     return { token: credential.token };
   }

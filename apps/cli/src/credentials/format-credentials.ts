@@ -1,5 +1,6 @@
 import { type CredentialInfo, kindOf, type PairingCodeInfo, type PairingCreateOutput, type Role } from '@molf/protocol';
 import { formatTable } from '../commands/format-table.ts';
+import { showOnOneLine } from '../terminal/show-on-one-line.ts';
 import { formatWhen, toIsoSecond } from './format-when.ts';
 
 /** What each role may do, in a few words, for help texts and refusals. */
@@ -17,9 +18,13 @@ export function describeRoles(): string {
     .join(', ');
 }
 
-/** Names are printed as they are stored (no control characters), but a wide cell is cut. */
+/**
+ * A name as a cell: on one line with its control and format characters shown (a name made now has
+ * none, but an older file's, a hand-edited one's or another server's may), a wide one cut.
+ */
 function cell(text: string, width = 40): string {
-  return text.length > width ? `${text.slice(0, width - 1)}…` : text;
+  const symbols = [...showOnOneLine(text)];
+  return symbols.length > width ? `${symbols.slice(0, width - 1).join('')}…` : symbols.join('');
 }
 
 /**
@@ -92,7 +97,7 @@ export function toPeerUrl(options: { urlForPeers?: string | undefined; serverUrl
 export function formatPairingInstructions(made: PairingCreateOutput, peer: PeerUrl, now: number): string {
   const worker = kindOf(made.role) === 'worker';
   const lines = [
-    `pairing code ${worker ? 'for a worker' : `for a client with the ${made.role} role`}${made.name === undefined ? '' : ` named "${made.name}"`}: ${made.code}`,
+    `pairing code ${worker ? 'for a worker' : `for a client with the ${made.role} role`}${made.name === undefined ? '' : ` named "${showOnOneLine(made.name)}"`}: ${made.code}`,
     `it works once and expires ${formatWhen(made.expiresAt, now)}; cancel it with: molf pair cancel ${made.id}`,
     worker ? "on the worker's machine, run:" : 'on the other machine, run:',
     worker ? `  molf worker --server ${peer.url} --pair ${made.code}` : `  molf login ${peer.url} --pair ${made.code}`,
