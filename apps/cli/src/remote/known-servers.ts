@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { currentMolfPaths } from '../current-molf-paths.ts';
@@ -5,15 +6,23 @@ import { privateJsonFile } from './private-json-file.ts';
 import { serverKey } from './server-key.ts';
 
 const KnownServerSchema = z.discriminatedUnion('type', [
-  z.object({
-    /** Trust on first use, or `--fingerprint`: exactly this certificate. */
-    type: z.literal('pinned'),
-    fingerprint256: z.string().regex(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/),
-    cert: z.string().min(1),
-    pinnedAt: z.string(),
-    /** Its expiry, to warn before it comes. */
-    validTo: z.string(),
-  }),
+  z
+    .object({
+      /** Trust on first use, or `--fingerprint`: exactly this certificate. */
+      type: z.literal('pinned'),
+      fingerprint256: z.string().regex(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/),
+      /** The certificate itself, PEM: the trust anchor of every handshake with the server. */
+      cert: z.string().min(1),
+      pinnedAt: z.string(),
+      /** Its expiry, to warn before it comes. */
+      validTo: z.string(),
+    })
+    // The fingerprint is what the person compared and what the probe checks; the certificate is
+    // what the handshake trusts. Apart, the person is told one thing and the handshake does another.
+    .refine((pin) => fingerprintOfPem(pin.cert) === pin.fingerprint256, {
+      path: ['cert'],
+      message: 'not the certificate whose SHA-256 is the pinned fingerprint',
+    }),
   z.object({
     /** Certificates signed by the CA in this file, for the URL's host name. */
     type: z.literal('ca'),
@@ -22,6 +31,14 @@ const KnownServerSchema = z.discriminatedUnion('type', [
   }),
 ]);
 export type KnownServer = z.infer<typeof KnownServerSchema>;
+
+function fingerprintOfPem(pem: string): string | undefined {
+  try {
+    return new X509Certificate(pem).fingerprint256;
+  } catch {
+    return undefined;
+  }
+}
 
 const KnownServersFileSchema = z.object({ version: z.literal(1), servers: z.record(z.string(), KnownServerSchema) });
 type KnownServersFile = z.infer<typeof KnownServersFileSchema>;

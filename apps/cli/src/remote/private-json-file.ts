@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { MolfError } from '@molf/protocol';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { replaceFile } from '../connection-store.ts';
 
 /**
@@ -31,7 +31,10 @@ export function privateJsonFile<T>(path: string, schema: z.ZodType<T>, empty: ()
     }
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
-      throw new MolfError('config_invalid', `${path} is damaged: fix it, or remove it to start over`);
+      throw new MolfError(
+        'config_invalid',
+        `${path} is damaged (fix it, or remove it to start over):\n${z.prettifyError(parsed.error)}`,
+      );
     }
     return parsed.data;
   }

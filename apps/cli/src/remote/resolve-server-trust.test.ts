@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -216,5 +216,29 @@ describe('trusting a wss:// server before anything is sent', () => {
     await expect(resolveServerTrust({ url: server.url, store, ask: async () => true })).rejects.toThrow(
       /known-servers\.json is damaged/,
     );
+  });
+
+  it('refuses a pin whose certificate is not the one its fingerprint names, or no certificate, as a damaged pin file', async () => {
+    await using dir = await createTempDir();
+    const pair = await generateCertificate({ names: ['127.0.0.1'] });
+    const other = await generateCertificate({ names: ['127.0.0.1'] });
+    await using server = await httpsServer(pair);
+    const store = knownServers(dir.path);
+    await resolveServerTrust({ url: server.url, store, ask: async () => true });
+    const file = JSON.parse(await readFile(store.path, 'utf8')) as { servers: Record<string, { cert: string }> };
+    const [key] = Object.keys(file.servers);
+    const entry = file.servers[key ?? ''];
+    if (key === undefined || entry === undefined) throw new Error('nothing pinned');
+
+    for (const cert of [other.cert, 'not a certificate']) {
+      entry.cert = cert;
+      await writeFile(store.path, JSON.stringify(file));
+      const error = await resolveServerTrust({ url: server.url, store, ask: async () => true }).catch(
+        (caught: unknown) => caught,
+      );
+      expect(error).toMatchObject({ code: 'config_invalid' });
+      expect((error as Error).message).toContain(`${store.path} is damaged`);
+      expect((error as Error).message).toContain(key);
+    }
   });
 });
