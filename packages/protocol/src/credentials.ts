@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { KindSchema, RoleSchema } from './auth.ts';
 
+/** The longest credential name, in UTF-16 code units (JavaScript's `length`). */
+export const MAX_CREDENTIAL_NAME_LENGTH = 64;
+
 /**
  * A credential's name (`laptop`, `build-box`), as `molf token list` shows it: 1 to 64 characters,
  * none of them control or invisible format characters (a name is printed on terminals).
@@ -8,7 +11,7 @@ import { KindSchema, RoleSchema } from './auth.ts';
 export const CredentialNameSchema = z
   .string()
   .min(1, 'a name needs at least one character')
-  .max(64, 'a name has at most 64 characters')
+  .max(MAX_CREDENTIAL_NAME_LENGTH, `a name has at most ${MAX_CREDENTIAL_NAME_LENGTH} characters`)
   .regex(/^[^\p{C}]+$/u, 'a name may not hold control or invisible format characters');
 
 /**

@@ -3,6 +3,8 @@ import { redeemPairingCode, type ServerTrust } from '@molf/client/node';
 import { MolfError, type Role } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { connectClient } from '../connect-client.ts';
+import { parseCredentialName } from '../credentials/credential-options.ts';
+import { toCredentialName } from '../credentials/to-credential-name.ts';
 import { askOnTerminal } from '../remote/ask-on-terminal.ts';
 import { resolveServerTrust } from '../remote/resolve-server-trust.ts';
 import { savedLogins } from '../remote/saved-logins.ts';
@@ -33,7 +35,11 @@ export function registerLoginCommand(program: Command): void {
     )
     .addOption(new Option('--token-file <path>', 'a client token in a file, instead of a pairing code'))
     .addOption(new Option('--token <token>', 'a client token (visible in ps: prefer --token-file)'))
-    .addOption(new Option('--name <name>', "this machine's name on the server (default: its host name)"))
+    .addOption(
+      new Option('--name <name>', "this machine's name on the server (default: its host name)").argParser(
+        parseCredentialName,
+      ),
+    )
     .addOption(
       new Option(
         '--fingerprint <sha256>',
@@ -115,7 +121,7 @@ async function loginToken(url: string, options: LoginOptions, trust: ServerTrust
       url,
       code: options.pair,
       kind: 'client',
-      name: (options.name ?? hostname()).slice(0, 64),
+      name: options.name ?? toCredentialName(hostname(), 'client'),
       ...(trust === undefined ? {} : { trust }),
     });
     return credential.token;

@@ -1,11 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMolfClient, redeemPairingCode } from '@molf/client/node';
 import type { CredentialInfo, PairingCodeInfo } from '@molf/protocol';
 import { createServer } from '@molf/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
+import { spawnMolf, stopSpawnedProcesses, waitForOutput } from '../testing/cli-test-kit.ts';
 
 const ADMIN_TOKEN = 'molf_c_pair-command-test-admin-token';
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -151,6 +151,25 @@ describe('molf pair', () => {
     expect(tokens.stdout).toMatch(/^abcd1234\s+admin\s+ci\\x1b\]0;t\\x07\\x0a\\u\{202e\}evil\s+2026-05-01T10:00:00Z/m);
     expect(tokens.stdout.split('\n')).toHaveLength(2);
     expect(codes.stdout).toMatch(/^c0de0001\s+viewer\s+screen\\x1b\[8m\\x09tab\s+in [1-5] min/m);
+  });
+
+  it("pairs a worker whose directory's name holds a newline and is long: the name it gives is made to fit", async () => {
+    const { server, dataDir, molf } = await startServer();
+    const made = await molf(['pair', '--role', 'worker', '--data-dir', dataDir]);
+    // 63 UTF-16 units before the emoji: a cut at 64 units would split it.
+    const stem = `proj line-${'x'.repeat(53)}`;
+    const workdir = join(await tempDir(), `proj\nline-${'x'.repeat(53)}😀tail`);
+    await mkdir(workdir);
+    const worker = spawnMolf(['worker', '--server', server.url, '--pair', codeIn(made.stdout), '--workdir', workdir], {
+      env: { MOLF_HOME: await tempDir(), MOLF_CLIENT_DIR: await tempDir(), MOLF_LOG_FILE: 'none' },
+      extendEnv: false,
+    });
+    const said = await waitForOutput(worker, 'paired as', { stderr: true });
+    expect(said).toContain(`molf worker: paired as "${stem}" (credential `);
+    const listed = JSON.parse(
+      (await molf(['token', 'list', '--json', '--data-dir', dataDir])).stdout,
+    ) as CredentialInfo[];
+    expect(listed.map(({ name, origin }) => ({ name, origin }))).toEqual([{ name: stem, origin: 'paired' }]);
   });
 
   it('works through a running server with --server and an admin token', async () => {

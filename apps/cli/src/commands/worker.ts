@@ -6,6 +6,7 @@ import { MolfError } from '@molf/protocol';
 import { createWorker, defaultHiddenPaths, describeSandbox, loadWorkerConfigFile, validateWorkdir } from '@molf/worker';
 import { type Command, Option } from 'commander';
 import { logLevelOption, serverUrlOption } from '../cli-options.ts';
+import { toCredentialName } from '../credentials/to-credential-name.ts';
 import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
 import { askOnTerminal } from '../remote/ask-on-terminal.ts';
@@ -181,7 +182,7 @@ async function workerToken(
       url: link.serverUrl,
       code: options.pair,
       kind: 'worker',
-      name: (options.name ?? `${basename(link.workdir)}@${hostname()}`).slice(0, 64),
+      name: toCredentialName(options.name ?? `${basename(link.workdir)}@${hostname()}`, `worker@${hostname()}`),
       ...(link.trust === undefined ? {} : { trust: link.trust }),
     });
     await saved.save(link.serverUrl, link.workdir, {
