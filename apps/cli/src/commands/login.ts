@@ -5,25 +5,26 @@ import { type Command, Option } from 'commander';
 import { connectClient } from '../connect-client.ts';
 import { parseCredentialName } from '../credentials/credential-options.ts';
 import { toCredentialName } from '../credentials/to-credential-name.ts';
-import { askOnTerminal } from '../remote/ask-on-terminal.ts';
-import { resolveServerTrust } from '../remote/resolve-server-trust.ts';
 import { savedLogins } from '../remote/saved-logins.ts';
 import { serverKey } from '../remote/server-key.ts';
+import {
+  addServerTrustOptions,
+  type ServerTrustFlags,
+  verifyServerForCommand,
+} from '../remote/server-trust-options.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { showOnOneLine } from '../terminal/show-on-one-line.ts';
 
-type LoginOptions = {
+type LoginOptions = ServerTrustFlags & {
   pair?: string;
   token?: string;
   tokenFile?: string;
   name?: string;
-  fingerprint?: string;
-  tlsCa?: string;
   default: boolean;
 };
 
 export function registerLoginCommand(program: Command): void {
-  program
+  const command = program
     .command('login')
     .description(
       'log this machine in to a Molf server: trade a pairing code (or save a given token) for a client credential, ' +
@@ -40,51 +41,37 @@ export function registerLoginCommand(program: Command): void {
         parseCredentialName,
       ),
     )
-    .addOption(
-      new Option(
-        '--fingerprint <sha256>',
-        "the SHA-256 of the server's certificate (`molf server --print-fingerprint`), pinned on first use",
-      ),
-    )
-    .addOption(new Option('--tls-ca <file>', "a CA file that signed the server's certificate (host name checked)"))
-    .option('--no-default', 'save the login without making this server the default')
-    .action(async (url: string, options: LoginOptions) => {
-      serverKey(url);
-      const trust = await resolveServerTrust({
-        url,
-        caFile: options.tlsCa,
-        fingerprint: options.fingerprint,
-        ask: askOnTerminal(),
-        tell: (line) => process.stderr.write(`molf: ${line}\n`),
-        rememberCa: true,
-      });
-      const token = await loginToken(url, options, trust);
-      // The credential is proven before it is saved: the server says who it is.
-      await using client = await connectClient({ url, token, ...(trust === undefined ? {} : { trust }) });
-      const whoami = await client.rpc.auth.whoami.query();
-      if (whoami.role === 'worker') {
-        throw new MolfError(
-          'invalid_input',
-          'that is a worker token: log in with a client credential (molf pair --role operator), and give worker tokens to `molf worker`',
-        );
-      }
-      const logins = savedLogins();
-      await logins.save(
-        url,
-        {
-          token,
-          role: whoami.role,
-          name: whoami.name ?? '',
-          credentialId: whoami.credentialId ?? '',
-          savedAt: new Date().toISOString(),
-        },
-        { makeDefault: options.default },
+    .option('--no-default', 'save the login without making this server the default');
+  addServerTrustOptions(command).action(async (url: string, options: LoginOptions) => {
+    serverKey(url);
+    const trust = await verifyServerForCommand(url, options);
+    const token = await loginToken(url, options, trust);
+    // The credential is proven before it is saved: the server says who it is.
+    await using client = await connectClient({ url, token, ...(trust === undefined ? {} : { trust }) });
+    const whoami = await client.rpc.auth.whoami.query();
+    if (whoami.role === 'worker') {
+      throw new MolfError(
+        'invalid_input',
+        'that is a worker token: log in with a client credential (molf pair --role operator), and give worker tokens to `molf worker`',
       );
-      process.stdout.write(
-        `logged in to ${serverKey(url)} as ${whoami.name === undefined ? 'a' : `"${showOnOneLine(whoami.name)}",`} ${describeRole(whoami.role)}; ` +
-          `saved in ${logins.path}${options.default ? ' (the default server for client commands)' : ''}\n`,
-      );
-    });
+    }
+    const logins = savedLogins();
+    await logins.save(
+      url,
+      {
+        token,
+        role: whoami.role,
+        name: whoami.name ?? '',
+        credentialId: whoami.credentialId ?? '',
+        savedAt: new Date().toISOString(),
+      },
+      { makeDefault: options.default },
+    );
+    process.stdout.write(
+      `logged in to ${serverKey(url)} as ${whoami.name === undefined ? 'a' : `"${showOnOneLine(whoami.name)}",`} ${describeRole(whoami.role)}; ` +
+        `saved in ${logins.path}${options.default ? ' (the default server for client commands)' : ''}\n`,
+    );
+  });
 }
 
 export function registerLogoutCommand(program: Command): void {

@@ -9,8 +9,11 @@ import { logLevelOption, serverUrlOption } from '../cli-options.ts';
 import { toCredentialName } from '../credentials/to-credential-name.ts';
 import { finishStartup } from '../finish-startup.ts';
 import type { TokenFile } from '../read-token-file.ts';
-import { askOnTerminal } from '../remote/ask-on-terminal.ts';
-import { resolveServerTrust } from '../remote/resolve-server-trust.ts';
+import {
+  addServerTrustOptions,
+  type ServerTrustFlags,
+  verifyServerForCommand,
+} from '../remote/server-trust-options.ts';
 import { workerCredentials } from '../remote/worker-credentials.ts';
 import { resolveTokenOption } from '../resolve-token-option.ts';
 import { addSandboxOptions, type SandboxFlags, toSandboxConfig } from '../sandbox-options.ts';
@@ -23,14 +26,13 @@ type WorkerOptions = {
   token?: string;
   tokenFile?: string;
   pair?: string;
-  fingerprint?: string;
-  tlsCa?: string;
   workdir: string;
   name?: string;
   requireReadBeforeWrite?: boolean;
   config?: string;
   logLevel: LogLevel;
-} & SandboxFlags;
+} & SandboxFlags &
+  ServerTrustFlags;
 
 export function registerWorkerCommand(program: Command): void {
   const command = program
@@ -57,17 +59,6 @@ export function registerWorkerCommand(program: Command): void {
         'a pairing code from `molf pair --role worker` on the server: traded for a worker token saved 0600 on this machine',
       ),
     )
-    .addOption(
-      new Option(
-        '--fingerprint <sha256>',
-        "the SHA-256 of a wss:// server's certificate (`molf server --print-fingerprint`), pinned on first use",
-      ).env('MOLF_SERVER_FINGERPRINT'),
-    )
-    .addOption(
-      new Option('--tls-ca <file>', "a CA file that signed a wss:// server's certificate (host name checked)").env(
-        'MOLF_TLS_CA',
-      ),
-    )
     .addOption(new Option('--name <name>', 'label shown to clients (default: the workdir name)'))
     .option('--require-read-before-write', 'refuse write_file/edit_file on an existing file the session has not read')
     .addOption(
@@ -76,7 +67,7 @@ export function registerWorkerCommand(program: Command): void {
       ),
     )
     .addOption(logLevelOption());
-  addSandboxOptions(command).action(runWorker);
+  addSandboxOptions(addServerTrustOptions(command)).action(runWorker);
 }
 
 async function runWorker(options: WorkerOptions): Promise<void> {
@@ -87,16 +78,7 @@ async function runWorker(options: WorkerOptions): Promise<void> {
   const workdir = await validateWorkdir(options.workdir);
   // A server on another machine is verified before anything is sent to it, the token included.
   const trust =
-    handed === undefined
-      ? await resolveServerTrust({
-          url: serverUrl,
-          caFile: options.tlsCa,
-          fingerprint: options.fingerprint,
-          ask: askOnTerminal(),
-          tell: (line) => process.stderr.write(`molf worker: ${line}\n`),
-          rememberCa: true,
-        })
-      : undefined;
+    handed === undefined ? await verifyServerForCommand(serverUrl, options, { program: 'molf worker' }) : undefined;
   const given: TokenFile | undefined =
     handed === undefined
       ? await workerToken(options, { serverUrl, workdir, trust })
