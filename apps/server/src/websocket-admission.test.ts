@@ -1,11 +1,17 @@
+import { execFile } from 'node:child_process';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { createMolfClient } from '@molf/client/node';
 import { createLogger } from '@molf/logging';
 import { MAX_PROMPT_CHARS } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { createIpv6Namespace, whyNoIpv6Namespace } from './testing/ipv6-namespace.ts';
 import { clientTextFrame, closeCode, openRawWebSocket, type ServerFrame } from './testing/raw-websocket.ts';
 import { createTempDir, startTestLink, startTestServer, TEST_CLIENT_TOKEN } from './testing/test-link.ts';
+
+const execFileAsync = promisify(execFile);
 
 /** Opens a WebSocket with `ws` and says how it went: `open`, or the HTTP status that refused it. */
 function tryOpen(url: string, options: { origin?: string; headers?: Record<string, string> } = {}) {
@@ -188,5 +194,24 @@ describe('message size before authentication', () => {
     raw.write(connectionParams(TEST_CLIENT_TOKEN));
     raw.write(clientTextFrame('x'.repeat(1024), { announcedLength: 3 * 1024 * 1024 }));
     expect(closeCode(await firstAnswer(raw))).toBe(1009);
+  });
+});
+
+const noNamespace = await whyNoIpv6Namespace();
+
+describe.skipIf(noNamespace !== undefined)('unauthenticated sockets of IPv6 peers (in a network namespace)', () => {
+  it('counts an IPv6 peer by its /64: a 17th waiting socket from another address of it is refused, one from another /64 is not', async () => {
+    const server = 'fd00:0:0:1::1';
+    const sameNetwork = Array.from({ length: 17 }, (_, index) => `fd00:0:0:1::${(0x100 + index).toString(16)}`);
+    const otherNetwork = 'fd00:0:0:2::1';
+    await using namespace = await createIpv6Namespace([server, ...sameNetwork, otherNetwork]);
+    const [command, args] = namespace.inside(process.execPath, [
+      fileURLToPath(new URL('./testing/unauthenticated-sockets-process.ts', import.meta.url)),
+      server,
+      ...sameNetwork,
+      otherNetwork,
+    ]);
+    const { stdout } = await execFileAsync(command, args);
+    expect(JSON.parse(stdout)).toEqual({ refused: [sameNetwork[16]] });
   });
 });

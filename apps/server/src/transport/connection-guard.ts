@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Logger } from '@molf/logging';
 import type { WebSocket } from 'ws';
 import type { CredentialStore } from '../auth/credential-store.ts';
+import { toAddressKey } from '../pairing/index.ts';
 import { setSocketPayloadLimit } from './set-socket-payload-limit.ts';
 
 /** An error ws raises for a peer's bad frame (too large, bad opcode, invalid UTF-8…). */
@@ -19,7 +20,10 @@ export type ConnectionGuardOptions = {
   logger: Logger;
   /** A socket that has not authenticated within this time is closed. Default 10 s. */
   authTimeoutMs?: number;
-  /** Sockets waiting to authenticate, per address and in all. Default 16 and 256. */
+  /**
+   * Sockets waiting to authenticate, per address (an IPv6 address counted by its /64, an
+   * IPv4-mapped one as its IPv4 address) and in all. Default 16 and 256.
+   */
   maxUnauthenticated?: { perAddress?: number; total?: number };
   /** How often the credentials file is checked for revocations. Default 2 s. */
   credentialsPollMs?: number;
@@ -55,8 +59,9 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
   const maxPerAddress = options.maxUnauthenticated?.perAddress ?? 16;
   const maxTotal = options.maxUnauthenticated?.total ?? 256;
   const preAuthMaxPayloadBytes = options.preAuthMaxPayloadBytes ?? DEFAULT_PRE_AUTH_MAX_PAYLOAD_BYTES;
-  /** Sockets waiting to authenticate: their address and their timeout. */
-  const waiting = new Map<WebSocket, { address: string; timer: NodeJS.Timeout }>();
+  /** Sockets waiting to authenticate: the key of their address (see `toAddressKey`) and their timeout. */
+  const waiting = new Map<WebSocket, { addressKey: string; timer: NodeJS.Timeout }>();
+  /** Counted per address key: an IPv6 peer by its /64, which one host commonly holds whole. */
   const waitingByAddress = new Map<string, number>();
   /** Authenticated sockets and the credential each used. */
   const live = new Map<WebSocket, string>();
@@ -66,9 +71,9 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
     if (entry === undefined) return;
     clearTimeout(entry.timer);
     waiting.delete(socket);
-    const left = (waitingByAddress.get(entry.address) ?? 1) - 1;
-    if (left === 0) waitingByAddress.delete(entry.address);
-    else waitingByAddress.set(entry.address, left);
+    const left = (waitingByAddress.get(entry.addressKey) ?? 1) - 1;
+    if (left === 0) waitingByAddress.delete(entry.addressKey);
+    else waitingByAddress.set(entry.addressKey, left);
   }
 
   function closeRevoked(): void {
@@ -85,7 +90,8 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
   return {
     admit(socket, request) {
       const address = request.socket.remoteAddress ?? 'unknown';
-      if (waiting.size >= maxTotal || (waitingByAddress.get(address) ?? 0) >= maxPerAddress) {
+      const addressKey = toAddressKey(request.socket.remoteAddress);
+      if (waiting.size >= maxTotal || (waitingByAddress.get(addressKey) ?? 0) >= maxPerAddress) {
         logger.warn({ remoteAddress: address }, 'too many unauthenticated connections; refusing one');
         // terminate, not close: a peer that ignores the close frame would keep the socket for 30 s.
         socket.terminate();
@@ -119,8 +125,8 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
         // A polite close says why; a peer that doesn't answer it is cut off soon after.
         setTimeout(() => socket.terminate(), 1_000).unref();
       }, authTimeoutMs);
-      waiting.set(socket, { address, timer });
-      waitingByAddress.set(address, (waitingByAddress.get(address) ?? 0) + 1);
+      waiting.set(socket, { addressKey, timer });
+      waitingByAddress.set(addressKey, (waitingByAddress.get(addressKey) ?? 0) + 1);
       socket.on('close', () => {
         stopWaiting(socket);
         live.delete(socket);
