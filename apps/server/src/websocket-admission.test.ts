@@ -211,7 +211,8 @@ describe.skipIf(noNamespace !== undefined)('unauthenticated sockets of IPv6 peer
       ...sameNetwork,
       otherNetwork,
     ]);
-    const { stdout } = await execFileAsync(command, args);
+    // `ip netns exec` execs the command: killing it at the deadline kills the server process.
+    const { stdout } = await execFileAsync(command, args, { timeout: 120_000, killSignal: 'SIGKILL' });
     expect(JSON.parse(stdout)).toEqual({ refused: [sameNetwork[16]] });
   });
 });
