@@ -1,10 +1,13 @@
+import { X509Certificate } from 'node:crypto';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from '@molf/server';
+import { createServer, generateCertificate } from '@molf/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { saveConnection } from '../connection-store.ts';
+import { knownServers } from '../remote/known-servers.ts';
+import { savedLogins } from '../remote/saved-logins.ts';
 import { checkConnection, toHealthUrl } from './check-connection.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -87,5 +90,49 @@ describe('the connection check', () => {
       summary: `server ${url} (MOLF_SERVER_URL) does not answer: connection refused`,
     });
     expect(check.fix).toBe('start the server, or unset MOLF_SERVER_URL');
+  });
+
+  it('checks the default server of molf login when nothing else names one', async () => {
+    const server = await createServer({
+      port: 0,
+      dataDir: await tempDir(),
+      tokens: { client: 'molf_c_doctor_login_0001' },
+    });
+    cleanups.push(() => server.close());
+    const clientDir = await tempDir();
+    await savedLogins(clientDir).save(
+      server.url,
+      { token: 'molf_c_doctor_login_0001', role: 'admin', name: 'laptop', credentialId: 'x', savedAt: 'now' },
+      { makeDefault: true },
+    );
+    const check = await checkConnection({ cwd: await tempDir(), env: { MOLF_CLIENT_DIR: clientDir } });
+    expect(check).toMatchObject({ status: 'ok' });
+    expect(check.summary).toContain('(the default of molf login) answers');
+  });
+
+  it('verifies a wss:// server as a client would: its pin answers, an unknown certificate is an error naming molf trust, an ending one a warning', async () => {
+    const certificate = await generateCertificate({ names: ['127.0.0.1'], days: 10 });
+    const server = await createServer({ port: 0, dataDir: await tempDir(), tls: certificate });
+    cleanups.push(() => server.close());
+    const clientDir = await tempDir();
+    const env = { MOLF_CLIENT_DIR: clientDir, MOLF_SERVER_URL: server.url };
+
+    const unknown = await checkConnection({ cwd: await tempDir(), env });
+    expect(unknown).toMatchObject({ status: 'error', fix: expect.stringContaining(`molf trust ${server.url}`) });
+    expect(unknown.summary).toContain('has not seen');
+
+    const fingerprint256 = new X509Certificate(certificate.cert).fingerprint256;
+    await knownServers(clientDir).set(server.url, {
+      type: 'pinned',
+      fingerprint256,
+      cert: certificate.cert,
+      pinnedAt: new Date().toISOString(),
+      validTo: new Date(Date.now() + 10 * 86_400_000).toISOString(),
+    });
+    const pinned = await checkConnection({ cwd: await tempDir(), env });
+    expect(pinned).toMatchObject({ status: 'warning', fix: 'molf server --renew-cert on the server' });
+    expect(pinned.summary).toMatch(
+      /answers \(server \S+, 0 of 0 workers online\); the certificate of .* expires in (9|10) days/,
+    );
   });
 });
