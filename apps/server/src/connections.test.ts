@@ -49,6 +49,20 @@ describe('connections', () => {
     expect(await authenticate(fourth.socket)).toMatchObject({ id: 1, result: { data: { role: 'worker' } } });
   });
 
+  it('keeps a live connection’s credential "last used" near now, not at the day it connected', async () => {
+    await using data = await createTempDir();
+    await using server = await startTestServer({ dataDir: data.path, lastUsedRefreshMs: 20 });
+    const { token, credential } = await server.credentials.create({ role: 'viewer', label: 'wall screen' });
+    await using client = createMolfClient({ url: server.url, token });
+    await client.ready();
+    const lastUsed = () =>
+      Date.parse(server.credentials.list().find((entry) => entry.id === credential.id)?.lastUsedAt ?? '') || 0;
+    const connectedAt = lastUsed();
+    expect(connectedAt).toBeGreaterThan(0);
+    // Nothing new authenticates; only the open connection says the credential is still in use.
+    await waitFor(() => lastUsed() > connectedAt, { what: 'the live connection to renew "last used"' });
+  });
+
   it('closes open connections whose credential is revoked, and refuses them from then on', async () => {
     await using data = await createTempDir();
     await using server = await startTestServer({ dataDir: data.path, credentialsPollMs: 20 });

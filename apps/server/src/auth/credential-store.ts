@@ -91,6 +91,11 @@ export type CredentialStore = {
   isActive(credentialId: string): boolean;
   /** Whether a credential is a fixed token from the server's own configuration. */
   isFixed(credentialId: string): boolean;
+  /**
+   * Notes that a stored credential is in use now (a connection it opened is still live), so that a
+   * worker connected for weeks is not shown as last used weeks ago. Cheap: memory only.
+   */
+  markInUse(credentialId: string): void;
   /** The credentials file, for watching. */
   path: string;
   /** Writes the last-used times not yet written. */
@@ -236,6 +241,9 @@ export function openCredentialStore(options: {
         return false;
       }
       return stored.some((credential) => credential.id === credentialId);
+    },
+    markInUse(credentialId) {
+      if (stored.some((credential) => credential.id === credentialId)) usage.record(credentialId);
     },
     isFixed(credentialId) {
       return fixed.some((credential) => credential.id === credentialId);

@@ -27,6 +27,8 @@ export type ConnectionGuardOptions = {
   maxUnauthenticated?: { perAddress?: number; total?: number };
   /** How often the credentials file is checked for revocations. Default 2 s. */
   credentialsPollMs?: number;
+  /** How often the credentials of live connections are noted as in use. Default 60 s. */
+  inUseMarkMs?: number;
   /** Largest message of an authenticated socket: the server's `maxPayloadBytes`. */
   maxPayloadBytes: number;
   /**
@@ -86,6 +88,11 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
     }
   }
   watchFile(credentials.path, { interval: options.credentialsPollMs ?? 2_000, persistent: false }, closeRevoked);
+  // A connection that lives for weeks keeps its credential's "last used" near now.
+  const inUse = setInterval(() => {
+    for (const credentialId of new Set(live.values())) credentials.markInUse(credentialId);
+  }, options.inUseMarkMs ?? 60_000);
+  inUse.unref();
 
   return {
     admit(socket, request) {
@@ -144,6 +151,7 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
     },
     close() {
       unwatchFile(credentials.path, closeRevoked);
+      clearInterval(inUse);
       for (const socket of [...waiting.keys()]) stopWaiting(socket);
     },
   };

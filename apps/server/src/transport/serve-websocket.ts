@@ -52,6 +52,11 @@ export type WebSocketTransportConfig = {
    */
   credentialsPollMs?: number;
   /**
+   * How often the credentials of live connections are noted as in use, for "last used" (a worker
+   * connected for weeks stays "last used" now). Default 60 s.
+   */
+  lastUsedRefreshMs?: number;
+  /**
    * Web pages that may open a WebSocket, `http(s)://host[:port]`, besides the server's own origin
    * (its listen address and port; on loopback also 127.0.0.1, localhost and [::1]). A connection
    * without an `Origin` header (CLI, worker) is not affected. Default none.
@@ -177,6 +182,7 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
     ...(options.authTimeoutMs === undefined ? {} : { authTimeoutMs: options.authTimeoutMs }),
     ...(options.maxUnauthenticated === undefined ? {} : { maxUnauthenticated: options.maxUnauthenticated }),
     ...(options.credentialsPollMs === undefined ? {} : { credentialsPollMs: options.credentialsPollMs }),
+    ...(options.lastUsedRefreshMs === undefined ? {} : { inUseMarkMs: options.lastUsedRefreshMs }),
     maxPayloadBytes,
     ...(options.preAuthMaxPayloadBytes === undefined ? {} : { preAuthMaxPayloadBytes: options.preAuthMaxPayloadBytes }),
   });
