@@ -199,4 +199,31 @@ describe('molf pair', () => {
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain('control or invisible format characters');
   });
+
+  it('asks for --yes before an admin revokes, through a server, the very credential it connects with', async () => {
+    const { server, molf } = await startServer();
+    const created = await molf([
+      'token',
+      'create',
+      '--role',
+      'admin',
+      '--name',
+      'me',
+      '--server',
+      server.url,
+      '--token',
+      ADMIN_TOKEN,
+    ]);
+    const [, id, token] = /^admin token (\S+): (molf_c_\S+)$/m.exec(created.stdout) ?? [];
+    expect(token).toBeDefined();
+    const asMe = ['--server', server.url, '--token', token ?? ''];
+
+    const refused = await molf(['token', 'revoke', id ?? '', ...asMe]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain(`${id} ("me") is the credential this command connects with`);
+    expect(server.credentials.list().some((credential) => credential.id === id)).toBe(true);
+
+    expect((await molf(['token', 'revoke', id ?? '', '--yes', ...asMe])).stdout).toBe(`revoked ${id}`);
+    expect(server.credentials.list().some((credential) => credential.id === id)).toBe(false);
+  });
 });

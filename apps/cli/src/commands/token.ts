@@ -1,8 +1,9 @@
-import type { Role } from '@molf/protocol';
+import { MolfError, type Role } from '@molf/protocol';
 import { type Command, Option } from 'commander';
 import { addCredentialTargetOptions, parseCredentialName, parseRole } from '../credentials/credential-options.ts';
 import { formatCredentialTable } from '../credentials/format-credentials.ts';
 import { type CredentialAdminOptions, openCredentialAdmin } from '../credentials/open-credential-admin.ts';
+import { showOnOneLine } from '../terminal/show-on-one-line.ts';
 
 const DEFAULT_NAME = 'created with molf token create';
 
@@ -58,9 +59,23 @@ export function registerTokenCommand(program: Command): void {
     token
       .command('revoke')
       .description('delete a stored credential; its open connections are closed and new ones refused')
-      .argument('<id>', 'credential id from `molf token list`'),
-  ).action(async (id: string, options: CredentialAdminOptions) => {
+      .argument('<id>', 'credential id from `molf token list`')
+      .option('--yes', 'revoke even the credential this command connects with (you lose this login)'),
+  ).action(async (id: string, options: CredentialAdminOptions & { yes?: boolean }) => {
     await using admin = await openCredentialAdmin(options);
+    // Revoking the credential that does the revoking, through a server, locks this person out of it.
+    if (admin.where.type === 'remote' && options.yes !== true) {
+      const own = (await admin.listTokens()).find((credential) => credential.id === id && credential.current);
+      if (own !== undefined) {
+        throw new MolfError(
+          'invalid_input',
+          `${id} ("${showOnOneLine(own.name)}") is the credential this command connects with: revoking it ends this login ` +
+            'and, if it is your only admin credential, your remote administration (the server machine can always mint ' +
+            'another). Add --yes to revoke it anyway.',
+          { field: 'id' },
+        );
+      }
+    }
     await admin.revokeToken(id);
     process.stdout.write(`revoked ${id}\n`);
   });
