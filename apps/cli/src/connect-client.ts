@@ -69,6 +69,10 @@ export async function connectClient(options: ConnectClientOptions): Promise<Conn
         case 'unreachable':
           // After a loss the line for it is out already; nothing new to tell.
           break;
+        case 'untrusted':
+          // The client keeps retrying: a server that shows the trusted certificate again gets it back.
+          options.onLinkChange?.(change.message, 'lost');
+          break;
         case 'refused': {
           const error = new MolfError(
             change.code,

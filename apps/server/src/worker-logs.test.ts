@@ -1,9 +1,11 @@
+import { X509Certificate } from 'node:crypto';
 import { type AddressInfo, createServer as createTcpServer, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { createLogger } from '@molf/logging';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import { createTempDir, startTestServer, TEST_WORKER_TOKEN, waitFor } from './testing/test-link.ts';
+import { generateCertificate } from './tls/generate-certificate.ts';
 
 /** Generous: the machine may be loaded; the waits end as soon as their condition holds. */
 const WAIT = { timeoutMs: 120_000 };
@@ -112,5 +114,51 @@ describe('a worker retrying a server', () => {
     // Between the refusals and the registration the server was absent again for a moment: at
     // most one more line for that.
     expect(problems().length).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('a worker whose server renewed its certificate', () => {
+  it('logs both fingerprints and how to re-pin, once, and sends the server nothing, also after it was connected', async () => {
+    await using data = await createTempDir();
+    await using workdir = await createTempDir();
+    const first = await generateCertificate({ names: ['127.0.0.1'] });
+    const renewed = await generateCertificate({ names: ['127.0.0.1'] });
+    const pinned = new X509Certificate(first.cert).fingerprint256;
+    const shown = new X509Certificate(renewed.cert).fingerprint256;
+    const server = await startTestServer({ dataDir: data.path, tls: first });
+    const { port } = server;
+    const { logger, lines } = await createRecordingLogger('worker');
+    await using worker = await createWorker({
+      serverUrl: server.url,
+      token: TEST_WORKER_TOKEN,
+      trust: { type: 'pinned', fingerprint256: pinned, cert: first.cert },
+      workdir: workdir.path,
+      reconnect: { initialMs: 20, maxMs: 40 },
+      logger,
+    });
+    await worker.registered;
+    await server.close();
+
+    // `molf server --renew-cert`: the same server, the same port, another certificate.
+    const serverLog = await createRecordingLogger('server');
+    await using renewedServer = await startTestServer({
+      dataDir: data.path,
+      port,
+      tls: renewed,
+      logger: serverLog.logger,
+    });
+    const untrusted = () => lines.filter((line) => line.level >= 50 && line.msg.includes('not the pinned one'));
+    await waitFor(() => untrusted().length > 0, { ...WAIT, what: 'the worker to say why it sends nothing' });
+    const [line] = untrusted();
+    expect(line?.msg).toContain(pinned);
+    expect(line?.msg).toContain(shown);
+    expect(line?.msg).toContain(`molf trust ${renewedServer.url} --fingerprint ${shown}`);
+    // More refused handshakes, no more lines: one per change, not one per attempt.
+    const handshakes = () => serverLog.lines.filter((entry) => entry.msg === 'tls handshake failed').length;
+    await waitFor(() => handshakes() >= 4, { ...WAIT, what: 'four refused handshakes' });
+    expect(untrusted()).toHaveLength(1);
+    // No connection reached the server's token check: the worker's token never left.
+    expect(serverLog.lines.filter((entry) => entry.msg === 'connection authenticated')).toEqual([]);
+    expect(renewedServer.registry.get(worker.workerId)?.state).not.toBe('online');
   });
 });

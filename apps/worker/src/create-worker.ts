@@ -234,6 +234,10 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
         case 'rejected':
           if (registrations === 0) registered.reject(new MolfError(status.code, status.message));
           break;
+        case 'untrusted':
+          // Told by onChange, once; the worker retries, and a server that shows the trusted
+          // certificate again gets it back.
+          break;
         default:
           status satisfies never;
       }
@@ -260,6 +264,9 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
               '(retrying until it accepts)',
           );
           break;
+        case 'untrusted':
+          void tellWhyUntrusted(url, change.message);
+          break;
         default:
           change satisfies never;
       }
@@ -268,27 +275,41 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
 
   /**
    * Why the server cannot be reached, when the port tells: a `ws://` URL whose port answers TLS (the
-   * person meant `wss://`), or a `wss://` server whose certificate is no longer the pinned one (no
-   * token is sent to it). Said once, at the first failure of a link.
+   * person meant `wss://`). Said once, at the first failure of a link. (A `wss://` server whose
+   * certificate is refused is told by the client itself, as `untrusted`.)
    */
   async function tellWhyUnreachable(url: string): Promise<void> {
-    const secure = url.startsWith('ws://') ? `wss://${url.slice('ws://'.length)}` : url;
+    if (!url.startsWith('ws://')) return;
+    const secure = `wss://${url.slice('ws://'.length)}`;
     const probe = await probeServerCertificate(secure, { timeoutMs: 2_000 }).catch(() => undefined);
     if (probe?.type !== 'tls' || closing) return;
-    if (url.startsWith('ws://')) {
-      logger.error({ url }, `the server at ${url} speaks TLS: start the worker with --server ${secure}`);
+    logger.error({ url }, `the server at ${url} speaks TLS: start the worker with --server ${secure}`);
+  }
+
+  /**
+   * Why the worker refused its server in the TLS handshake (it sent nothing, not its token). Under
+   * a pin the refused certificate is fetched again to name both fingerprints, since a certificate
+   * that is not the pinned one fails as one nobody vouches for, without saying which it was.
+   */
+  async function tellWhyUntrusted(url: string, message: string): Promise<void> {
+    const retrying =
+      'The worker sends it nothing and keeps retrying; it reads its trust at start, so restart it after re-pinning.';
+    const pinned = config.trust?.type === 'pinned' ? normalizeFingerprint(config.trust.fingerprint256) : undefined;
+    const probe =
+      pinned === undefined ? undefined : await probeServerCertificate(url, { timeoutMs: 2_000 }).catch(() => undefined);
+    if (closing) return;
+    const shown = probe?.type === 'tls' ? normalizeFingerprint(probe.fingerprint256) : undefined;
+    if (pinned === undefined || shown === undefined || shown === pinned) {
+      logger.error({ url }, `${message} ${retrying}`);
       return;
     }
-    const pinned = config.trust?.type === 'pinned' ? normalizeFingerprint(config.trust.fingerprint256) : undefined;
-    const shown = normalizeFingerprint(probe.fingerprint256);
-    if (pinned !== undefined && shown !== pinned) {
-      logger.error(
-        { url, pinned, shown },
-        'the server shows a certificate that is not the pinned one: the worker sends it nothing (not its token). ' +
-          'If the server renewed its certificate, check the fingerprint there (molf server --print-fingerprint), ' +
-          `then run \`molf trust ${url} --fingerprint ${shown}\` here and restart the worker`,
-      );
-    }
+    logger.error(
+      { url, pinned, shown },
+      `the server shows a certificate that is not the pinned one (pinned: SHA-256 ${pinned}; shown: SHA-256 ${shown}). ` +
+        'Nothing was sent. Either someone is in the middle, or the server has a new certificate: if it renewed it, ' +
+        'check the fingerprint there (molf server --print-fingerprint), ' +
+        `then run \`molf trust ${url} --fingerprint ${shown}\` here. ${retrying}`,
+    );
   }
 
   /** Queues a result for delivery, replacing one too large for the link by a failure that says so. */

@@ -8,7 +8,13 @@ export type ConnectionStatus =
   | { type: 'open' }
   | { type: 'closed' }
   /** The server refused this connection, e.g. an unknown token. The client keeps retrying. */
-  | { type: 'rejected'; code: ErrorCode; message: string };
+  | { type: 'rejected'; code: ErrorCode; message: string }
+  /**
+   * This client refused the server in the TLS handshake, before sending anything; `message` says
+   * why and what to do. Only the Node client can tell (a browser sees a failed connection). The
+   * client keeps retrying.
+   */
+  | { type: 'untrusted'; message: string };
 
 export type MolfClientOptions = {
   /** `ws://host:port` of the server. */
@@ -55,6 +61,8 @@ export type WebSocketClassFactory = (hooks: {
   onRefusal(text: string): void;
   /** The client's pong timeout: a close handshake with a dead peer need not wait longer. */
   closeTimeoutMs: number;
+  /** Call when the socket refused the server in its TLS handshake, with why, for a person. */
+  onUntrusted(message: string): void;
 }) => typeof WebSocket;
 
 /** Whether a text frame is the server refusing the connection. */
@@ -93,9 +101,13 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   const pongTimeoutMs = options.keepAlive?.pongTimeoutMs ?? 10_000;
   let lastRejection: Rejection | undefined;
   const rejectionListeners = new Set<(rejection: Rejection) => void>();
+  /** Why the last attempt refused the server in its TLS handshake, if it did. */
+  let lastUntrusted: string | undefined;
+  const untrustedListeners = new Set<(message: string) => void>();
 
   const track = trackConnection();
   const report = (status: ConnectionStatus | { type: 'accepted' }) => {
+    if (status.type === 'open') lastUntrusted = undefined;
     if (status.type !== 'accepted') options.onStatus?.(status);
     const change = track(status);
     // A link this client closes itself is not lost: no change is told once close() was called.
@@ -112,11 +124,18 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     if (options.stopWhenRefused === true) void close();
   };
 
+  const reportUntrusted = (message: string) => {
+    lastUntrusted = message;
+    report({ type: 'untrusted', message });
+    for (const listener of untrustedListeners) listener(message);
+  };
+
   // The server answers a refused connection with an error whose id is null and then closes;
   // tRPC's client only retries, so the socket class reads that frame to report it.
   const SocketClass = (options.webSocket ?? platformWebSocket)({
     onRefusal: reportRejection,
     closeTimeoutMs: pongTimeoutMs,
+    onUntrusted: reportUntrusted,
   });
 
   const wsClient = createWSClient({
@@ -155,6 +174,7 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     async ready({ timeoutMs = 5_000 } = {}) {
       lastRejection = undefined;
       let onRejection: ((rejection: Rejection) => void) | undefined;
+      let onUntrusted: ((message: string) => void) | undefined;
       let timer: ReturnType<typeof setTimeout> | undefined;
       try {
         return await Promise.race([
@@ -162,6 +182,12 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
           new Promise<never>((_, reject) => {
             onRejection = (rejection) => reject(new MolfError(rejection.code, rejection.message));
             rejectionListeners.add(onRejection);
+          }),
+          // Retrying a server this client does not trust only refuses it again: say why at once.
+          new Promise<never>((_, reject) => {
+            onUntrusted = (message) => reject(new MolfError('server_untrusted', message));
+            if (lastUntrusted !== undefined) onUntrusted(lastUntrusted);
+            else untrustedListeners.add(onUntrusted);
           }),
           new Promise<never>((_, reject) => {
             timer = setTimeout(
@@ -182,6 +208,7 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
       } finally {
         clearTimeout(timer);
         if (onRejection !== undefined) rejectionListeners.delete(onRejection);
+        if (onUntrusted !== undefined) untrustedListeners.delete(onUntrusted);
       }
     },
     close,

@@ -12,9 +12,11 @@ import {
   type WebSocketClassFactory,
 } from './create-molf-client.ts';
 
+import { describeTlsRefusal } from './node/describe-tls-refusal.ts';
 import { type ServerTrust, tlsOptionsFor } from './node/server-trust.ts';
 
 export * from './index.ts';
+export { describeTlsRefusal } from './node/describe-tls-refusal.ts';
 export { type CertificateProbe, hostAndPort, probeServerCertificate } from './node/probe-server-certificate.ts';
 export {
   httpUrlOf,
@@ -44,7 +46,7 @@ export type NodeMolfClientOptions = Omit<MolfClientOptions, 'webSocket'> & {
 export function createMolfClient(options: NodeMolfClientOptions): MolfClient {
   const maxPayload = options.maxPayloadBytes ?? 128 * 1024 * 1024;
   const tls = options.trust === undefined ? {} : tlsOptionsFor(options.trust);
-  const webSocket: WebSocketClassFactory = ({ onRefusal, closeTimeoutMs }) =>
+  const webSocket: WebSocketClassFactory = ({ onRefusal, closeTimeoutMs, onUntrusted }) =>
     class MolfNodeWebSocket extends NodeWebSocket {
       constructor(url: string | URL, protocols?: string | string[]) {
         // A close handshake with a dead peer would otherwise wait ws's default 30 s before the
@@ -52,6 +54,15 @@ export function createMolfClient(options: NodeMolfClientOptions): MolfClient {
         super(url, protocols, { ...tls, maxPayload, closeTimeout: closeTimeoutMs } as ConstructorParameters<
           typeof NodeWebSocket
         >[2]);
+        // A handshake that refused the server fails the attempt like an absent server would; why
+        // it failed is what the person needs (a renewed certificate, another host name).
+        this.on('error', (error: Error) => {
+          const refusal = describeTlsRefusal(error, {
+            url: String(url),
+            ...(options.trust === undefined ? {} : { trust: options.trust }),
+          });
+          if (refusal !== undefined) onUntrusted(refusal);
+        });
         // Raw frames: a second `addEventListener('message')` would decode every message again.
         this.on('message', (data: Buffer | ArrayBuffer, isBinary: boolean) => {
           if (isBinary) return;

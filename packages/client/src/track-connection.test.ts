@@ -66,4 +66,36 @@ describe('trackConnection', () => {
     expect(changes([open])).toEqual([]);
     expect(changes([open, accepted, open, accepted])).toEqual([{ type: 'connected', again: false }]);
   });
+
+  it('reports a server refused in the TLS handshake once per reason, the attempt not also as unreachable', () => {
+    const mismatch: ConnectionEvent = { type: 'untrusted', message: 'not the pinned one' };
+    const expired: ConnectionEvent = { type: 'untrusted', message: 'certificate has expired' };
+    expect(
+      changes([
+        open,
+        accepted,
+        closed,
+        mismatch,
+        closed,
+        mismatch,
+        closed,
+        expired,
+        closed,
+        ...unreachableAttempt,
+        open,
+        accepted,
+      ]),
+    ).toEqual([
+      { type: 'connected', again: false },
+      { type: 'lost' },
+      { type: 'untrusted', message: 'not the pinned one' },
+      { type: 'untrusted', message: 'certificate has expired' },
+      { type: 'unreachable' },
+      { type: 'connected', again: true },
+    ]);
+    expect(changes([mismatch, closed, open, accepted])).toEqual([
+      { type: 'untrusted', message: 'not the pinned one' },
+      { type: 'connected', again: true },
+    ]);
+  });
 });

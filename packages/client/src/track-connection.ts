@@ -9,13 +9,19 @@ export type ConnectionChange =
   /** No connection could be made (nothing listens, or the network is down); the client retries. */
   | { type: 'unreachable' }
   /** The server answered and refused the credential. */
-  | { type: 'refused'; code: ErrorCode; message: string };
+  | { type: 'refused'; code: ErrorCode; message: string }
+  /**
+   * This client refused the server in the TLS handshake (a certificate it does not trust, for
+   * this host name, expired…): nothing was sent. The client retries; `message` says why and what to do.
+   */
+  | { type: 'untrusted'; message: string };
 
 /** One raw event of the link: the socket opened or closed, the server refused or accepted the credential. */
 export type ConnectionEvent =
   | { type: 'open' }
   | { type: 'closed' }
   | { type: 'rejected'; code: ErrorCode; message: string }
+  | { type: 'untrusted'; message: string }
   | { type: 'accepted' };
 
 type State = 'starting' | ConnectionChange['type'];
@@ -28,8 +34,10 @@ type State = 'starting' | ConnectionChange['type'];
 export function trackConnection(): (event: ConnectionEvent) => ConnectionChange | undefined {
   let state: State = 'starting';
   let refusalCode: ErrorCode | undefined;
+  /** Why the server was last refused in the TLS handshake, while that is the state. */
+  let untrustedMessage: string | undefined;
   let everConnected = false;
-  /** The current attempt was refused: its close is part of the refusal, not a loss. */
+  /** The current attempt was refused (by either side): its close is part of the refusal, not a loss. */
   let attemptRefused = false;
 
   return (event) => {
@@ -39,10 +47,11 @@ export function trackConnection(): (event: ConnectionEvent) => ConnectionChange 
         return undefined;
       case 'accepted': {
         if (state === 'connected') return undefined;
+        const again = everConnected || refusalCode !== undefined || state === 'untrusted';
         state = 'connected';
-        const again = everConnected || refusalCode !== undefined;
         everConnected = true;
         refusalCode = undefined;
+        untrustedMessage = undefined;
         return { type: 'connected', again };
       }
       case 'rejected':
@@ -50,7 +59,15 @@ export function trackConnection(): (event: ConnectionEvent) => ConnectionChange 
         if (state === 'refused' && refusalCode === event.code) return undefined;
         state = 'refused';
         refusalCode = event.code;
+        untrustedMessage = undefined;
         return { type: 'refused', code: event.code, message: event.message };
+      case 'untrusted':
+        attemptRefused = true;
+        if (state === 'untrusted' && untrustedMessage === event.message) return undefined;
+        state = 'untrusted';
+        untrustedMessage = event.message;
+        refusalCode = undefined;
+        return { type: 'untrusted', message: event.message };
       case 'closed':
         if (attemptRefused) {
           attemptRefused = false;
@@ -63,6 +80,7 @@ export function trackConnection(): (event: ConnectionEvent) => ConnectionChange 
         if (state === 'lost' || state === 'unreachable') return undefined;
         state = 'unreachable';
         refusalCode = undefined;
+        untrustedMessage = undefined;
         return { type: 'unreachable' };
       default:
         event satisfies never;

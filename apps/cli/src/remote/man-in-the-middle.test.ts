@@ -148,6 +148,50 @@ describe('verifying a TLS server', () => {
     ).rejects.toThrow();
   });
 
+  it("says why the handshake refused the server, and that nothing was sent, instead of 'cannot reach it'", async () => {
+    // A CA file that signed the certificate, which names another host than the URL's.
+    const forLocalhost = await generateCertificate({ names: ['localhost'] });
+    const named = await createServer({
+      port: 0,
+      dataDir: await tempDir(),
+      tokens: { client: CLIENT_TOKEN },
+      tls: forLocalhost,
+    });
+    cleanups.push(() => named.close());
+    const wrongName = await connectClient({
+      url: named.url,
+      token: CLIENT_TOKEN,
+      trust: { type: 'ca', ca: forLocalhost.cert },
+      timeoutMs: 60_000,
+    }).catch((caught: unknown) => caught);
+    expect(wrongName).toMatchObject({ code: 'server_untrusted' });
+    expect((wrongName as Error).message).toMatch(/certificate is not for 127\.0\.0\.1/);
+    expect((wrongName as Error).message).toContain('(nothing was sent)');
+
+    // An expired certificate, pinned when it was still good: the handshake refuses it.
+    const expired = await generateCertificate({
+      names: ['127.0.0.1'],
+      days: 1,
+      now: () => Date.now() - 3 * 86_400_000,
+    });
+    const old = await createServer({
+      port: 0,
+      dataDir: await tempDir(),
+      tokens: { client: CLIENT_TOKEN },
+      tls: expired,
+    });
+    cleanups.push(() => old.close());
+    const outdated = await connectClient({
+      url: old.url,
+      token: CLIENT_TOKEN,
+      trust: { type: 'pinned', fingerprint256: fingerprintOf(expired), cert: expired.cert },
+      timeoutMs: 60_000,
+    }).catch((caught: unknown) => caught);
+    expect(outdated).toMatchObject({ code: 'server_untrusted' });
+    expect((outdated as Error).message).toMatch(/certificate has expired/);
+    expect((outdated as Error).message).toContain('molf server --renew-cert');
+  });
+
   it('says to use wss:// when a ws:// URL reaches a TLS server', async () => {
     const { server } = await tlsServerBehindInterceptor();
     const plainUrl = server.url.replace('wss://', 'ws://');
