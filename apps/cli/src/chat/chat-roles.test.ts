@@ -1,23 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startFakeLlm } from '@molf/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, spawnMolf, startLocalServer, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
-import { startTerminal } from '../testing/terminal-kit.ts';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { serverForChat } from '../testing/chat-terminal-kit.ts';
+import { spawnMolf, useTestScope } from '../testing/cli-test-kit.ts';
 
-const cleanups: Cleanups = [];
-
-afterEach(async () => {
-  await stopSpawnedProcesses();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'molf-roles-'));
-  cleanups.push(() => rm(path, { recursive: true, force: true }));
-  return path;
-}
+const scope = useTestScope('roles');
 
 const VIEWER_REFUSAL =
   'molf: this credential is a viewer: it can read sessions but not prompt; ' +
@@ -25,14 +11,7 @@ const VIEWER_REFUSAL =
 
 describe('molf chat and molf run by role', () => {
   it('stops a viewer at the start of molf chat and molf run with one line and exit 1, making no session', async () => {
-    const llm = await startFakeLlm({ turns: [{ text: 'never asked' }] });
-    cleanups.push(() => llm.close());
-    const dataDir = await tempDir();
-    const project = await tempDir();
-    const local = await startLocalServer(cleanups, {
-      dataDir,
-      workdir: project,
-      llmBaseURL: llm.baseURL,
+    const { llm, dataDir, project, local } = await serverForChat(scope, [{ text: 'never asked' }], {
       tokenSuffix: 'roles-viewer-server-token-01',
     });
     const { token } = await local.server.credentials.create({ role: 'viewer', label: 'screen' });
@@ -53,24 +32,13 @@ describe('molf chat and molf run by role', () => {
   });
 
   it('offers an operator no "always" in the chat, says it needs an admin, and the a key answers nothing', async () => {
-    const llm = await startFakeLlm({
-      turns: [{ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo one' } }] }, { text: 'Ran one.' }],
-    });
-    cleanups.push(() => llm.close());
-    const dataDir = await tempDir();
-    const project = await tempDir();
-    const local = await startLocalServer(cleanups, {
-      dataDir,
-      workdir: project,
-      llmBaseURL: llm.baseURL,
-      tokenSuffix: 'roles-operator-server-token-01',
-    });
-    const { token } = await local.server.credentials.create({ role: 'operator', label: 'ops' });
-    const terminal = await startTerminal(
-      ['chat', '--server', local.server.url, '--token', token, '--worker', local.worker.workerId],
-      { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
+    const { local, openChat } = await serverForChat(
+      scope,
+      [{ toolCalls: [{ name: 'shell_exec', arguments: { command: 'echo one' } }] }, { text: 'Ran one.' }],
+      { tokenSuffix: 'roles-operator-server-token-01' },
     );
-    await terminal.waitFor('molf chat — session');
+    const { token } = await local.server.credentials.create({ role: 'operator', label: 'ops' });
+    const terminal = await openChat(token);
     await terminal.type('say one');
     await terminal.press('Enter');
     const asking = await terminal.waitFor('needs an admin credential');

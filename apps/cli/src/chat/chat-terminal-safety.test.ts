@@ -1,43 +1,16 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type FakeTurn, startFakeLlm } from '@molf/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, stopSpawnedProcesses, waitUntil, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
+import { describe, expect, it } from 'vitest';
+import { type ChatInTerminalOptions, chatInTerminal as chatInTerminalOf } from '../testing/chat-terminal-kit.ts';
+import { useTestScope, waitUntil, writeFakeModelConfig } from '../testing/cli-test-kit.ts';
 import { startTerminal } from '../testing/terminal-kit.ts';
 
-const cleanups: Cleanups = [];
-
-afterEach(async () => {
-  await stopSpawnedProcesses();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'molf-tty-'));
-  cleanups.push(() => rm(path, { recursive: true, force: true }));
-  return path;
-}
+const scope = useTestScope('tty');
+const { cleanups, tempDir } = scope;
 
 /** `molf chat` in a terminal `width` columns wide, its own server and worker, the fake LLM answering `turns`. */
-async function chatInTerminal(
-  turns: FakeTurn[],
-  options: { width?: number; height?: number; env?: Record<string, string> } = {},
-) {
-  const llm = await startFakeLlm({ turns });
-  cleanups.push(() => llm.close());
-  const home = await tempDir();
-  const project = await tempDir();
-  await writeFakeModelConfig(home, llm.baseURL);
-  const terminal = await startTerminal(['chat'], {
-    cwd: project,
-    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', ...options.env },
-    ...(options.width === undefined ? {} : { width: options.width }),
-    ...(options.height === undefined ? {} : { height: options.height }),
-  });
-  await terminal.waitFor('molf chat — session');
-  return { llm, terminal };
-}
+const chatInTerminal = (turns: FakeTurn[], options?: ChatInTerminalOptions) => chatInTerminalOf(scope, turns, options);
 
 describe('molf chat in a terminal, against what the model and its tools write', () => {
   it("shows escape sequences in the model's answer and in a tool's output as text: they set no title and clear nothing", async () => {

@@ -1,75 +1,34 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createServer } from '@molf/server';
-import { type FakeTurn, startFakeLlm } from '@molf/testkit';
+import type { FakeTurn } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-  type Cleanups,
-  startLocalServer,
-  stopSpawnedProcesses,
-  waitUntil,
-  writeFakeModelConfig,
-} from '../testing/cli-test-kit.ts';
+  type ChatInTerminalOptions,
+  chatInTerminal as chatInTerminalOf,
+  serverForChat,
+} from '../testing/chat-terminal-kit.ts';
+import { useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
 import { startTerminal } from '../testing/terminal-kit.ts';
 
-const cleanups: Cleanups = [];
-
-afterEach(async () => {
-  await stopSpawnedProcesses();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'molf-tty-'));
-  cleanups.push(() => rm(path, { recursive: true, force: true }));
-  return path;
-}
+const scope = useTestScope('tty');
+const { cleanups, tempDir } = scope;
 
 /** A colour code (SGR with a colour: 30–37, 90–97, 38;5;n), not tmux's plain resets. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it finds
 const COLOUR = /\u001b\[(?:[0-9;]*;)?(?:3[0-7]|9[0-7]|38;5;\d+)m/;
 
 /** `molf chat` in a terminal, its own server and worker on a fresh project, the fake LLM answering `turns`. */
-async function chatInTerminal(
-  turns: FakeTurn[],
-  options: { env?: Record<string, string>; args?: string[]; home?: string; project?: string } = {},
-) {
-  const llm = await startFakeLlm({ turns });
-  cleanups.push(() => llm.close());
-  const home = options.home ?? (await tempDir());
-  const project = options.project ?? (await tempDir());
-  await writeFakeModelConfig(home, llm.baseURL);
-  const terminal = await startTerminal(['chat', ...(options.args ?? [])], {
-    cwd: project,
-    env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', ...options.env },
-  });
-  await terminal.waitFor('molf chat — session');
-  return { llm, home, project, terminal };
-}
+const chatInTerminal = (turns: FakeTurn[], options?: ChatInTerminalOptions) => chatInTerminalOf(scope, turns, options);
 
 /**
  * `molf chat --server` in a terminal, on a server and worker of this test process (the test can stop
  * and start them), the fake LLM answering `turns`.
  */
 async function chatWithServer(turns: FakeTurn[]) {
-  const llm = await startFakeLlm({ turns });
-  cleanups.push(() => llm.close());
-  const dataDir = await tempDir();
-  const project = await tempDir();
-  const local = await startLocalServer(cleanups, {
-    dataDir,
-    workdir: project,
-    llmBaseURL: llm.baseURL,
-    tokenSuffix: 'tty-local-server-token-01',
-  });
-  const terminal = await startTerminal(
-    ['chat', '--server', local.server.url, '--token', local.tokens.client, '--worker', local.worker.workerId],
-    { cwd: project, env: { MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: dataDir } },
-  );
-  await terminal.waitFor('molf chat — session');
-  return { llm, dataDir, project, local, terminal };
+  const made = await serverForChat(scope, turns, { tokenSuffix: 'tty-local-server-token-01' });
+  return { ...made, terminal: await made.openChat() };
 }
 
 describe('molf chat in a terminal', () => {

@@ -1,23 +1,11 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, generateCertificate } from '@molf/server';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Cleanups, spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
+import { describe, expect, it } from 'vitest';
+import { spawnMolf, useTestScope } from '../testing/cli-test-kit.ts';
 import { startTerminal } from '../testing/terminal-kit.ts';
 
-const cleanups: Cleanups = [];
-afterEach(async () => {
-  await stopSpawnedProcesses();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'molf-tofu-'));
-  cleanups.push(() => rm(path, { recursive: true, force: true }));
-  return path;
-}
+const { cleanups, tempDir } = useTestScope('tofu');
 
 const PAIRING_CODE = /\b[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}\b/;
 

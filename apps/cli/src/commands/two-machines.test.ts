@@ -1,29 +1,18 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startFakeLlm } from '@molf/testkit';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLI,
   captureOutput,
   spawnCommand,
   spawnMolf,
-  stopSpawnedProcesses,
+  useTestScope,
   writeFakeModelConfig,
 } from '../testing/cli-test-kit.ts';
 import { createTwoMachines, whyNoNetworkNamespaces } from '../testing/network-namespaces.ts';
 
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  await stopSpawnedProcesses();
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function tempDir(): Promise<string> {
-  const path = await mkdtemp(join(tmpdir(), 'molf-two-machines-'));
-  cleanups.push(() => rm(path, { recursive: true, force: true }));
-  return path;
-}
+const { cleanups, tempDir } = useTestScope('two-machines');
 
 const PAIRING_CODE = /\b[0-9A-HJKMNP-TV-Z]{4}-[0-9A-HJKMNP-TV-Z]{4}\b/;
 const FINGERPRINT = /\b([0-9A-F]{2}:){31}[0-9A-F]{2}\b/;

@@ -6,13 +6,41 @@ import { createServer, type MolfServer } from '@molf/server';
 import { stopProcessGroup, TEST_RUN_ENV } from '@molf/testkit';
 import { createWorker, type MolfWorker, prepareSandbox } from '@molf/worker';
 import { execa, execaNode, type Options, type ResultPromise } from 'execa';
-import { onTestFinished } from 'vitest';
+import { afterEach, onTestFinished } from 'vitest';
 
 /** What users run (scripts/molf execs it): the bundle, rebuilt by the tests' global setup when stale. */
 export const CLI = fileURLToPath(new URL('../../bin/molf.js', import.meta.url));
 
 /** Cleanups run after each test, last first. */
 export type Cleanups = Array<() => Promise<unknown>>;
+
+/** A test file's cleanups and temporary directories: see {@link useTestScope}. */
+export type TestScope = {
+  cleanups: Cleanups;
+  /** A new directory under the system's temp dir, removed after the test. */
+  tempDir(): Promise<string>;
+};
+
+/**
+ * Call once at the top of a test file: after each test, the processes it started are stopped
+ * (with their groups) first, then its cleanups run, last first, and its temporary directories
+ * (named `molf-<prefix>-…`) are removed.
+ */
+export function useTestScope(prefix: string): TestScope {
+  const cleanups: Cleanups = [];
+  afterEach(async () => {
+    await stopSpawnedProcesses();
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  return {
+    cleanups,
+    async tempDir() {
+      const path = await mkdtemp(join(tmpdir(), `molf-${prefix}-`));
+      cleanups.push(() => rm(path, { recursive: true, force: true }));
+      return path;
+    },
+  };
+}
 
 /**
  * `molf <args>` as a child that leads its own process group, stopped with the whole group (SIGTERM,
