@@ -167,6 +167,18 @@ describe('verifying a TLS server', () => {
     expect(wrongName).toMatchObject({ code: 'server_untrusted' });
     expect((wrongName as Error).message).toMatch(/certificate is not for 127\.0\.0\.1/);
     expect((wrongName as Error).message).toContain('(nothing was sent)');
+    // The pairing request is refused in the same handshake, and says so the same way.
+    const pairing = await redeemPairingCode({
+      url: named.url,
+      code: 'ABCD-EFGH',
+      kind: 'client',
+      name: 'laptop',
+      trust: { type: 'ca', ca: forLocalhost.cert },
+    }).catch((caught: unknown) => caught);
+    expect(pairing).toMatchObject({ code: 'server_untrusted' });
+    expect((pairing as Error).message).toMatch(
+      /refused in the TLS handshake \(nothing was sent\): its certificate is not for 127\.0\.0\.1/,
+    );
 
     // An expired certificate, pinned when it was still good: the handshake refuses it.
     const expired = await generateCertificate({

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type ErrorCode, ErrorCodeSchema, type Kind, MolfError, type Role, RoleSchema } from '@molf/protocol';
+import { describeTlsRefusal } from './describe-tls-refusal.ts';
 import { type ServerTrust, tlsOptionsFor } from './server-trust.ts';
 
 export type RedeemedCredential = { token: string; role: Role; credentialId: string; name: string };
@@ -96,7 +97,13 @@ export function redeemPairingCode(options: RedeemPairingCodeOptions): Promise<Re
     outgoing.on('timeout', () => {
       outgoing.destroy(new MolfError('timeout', `the server at ${options.url} did not answer within ${timeoutMs} ms`));
     });
-    outgoing.on('error', (error) => reject(error));
+    outgoing.on('error', (error) => {
+      const refusal = describeTlsRefusal(error, {
+        url: options.url,
+        ...(options.trust === undefined ? {} : { trust: options.trust }),
+      });
+      reject(refusal === undefined ? error : new MolfError('server_untrusted', refusal, { cause: error }));
+    });
     outgoing.end(body);
   });
 }
