@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -236,6 +236,16 @@ describe("loadServerCertificate: the user's own files", () => {
     ],
     ['a certificate file that is not PEM', 'cert-not-pem', /mine\.crt is not a PEM certificate/],
     ['a key file that is not PEM', 'key-not-pem', /mine\.key is not a PEM private key/],
+    [
+      'an encrypted key (PKCS #8)',
+      'key-encrypted',
+      /mine\.key is encrypted: give the key without a passphrase \(e\.g\. `openssl pkey -in .*mine\.key -out key\.pem`\)/,
+    ],
+    [
+      'an encrypted key (OpenSSL traditional)',
+      'key-encrypted-traditional',
+      /mine\.key is encrypted: give the key without a passphrase/,
+    ],
     ['a key of another certificate', 'other-key', /the key .*mine\.key does not belong to the certificate .*mine\.crt/],
     ['an expired certificate', 'expired', /mine\.crt expired on 2025-01-02: renew it/],
     [
@@ -254,6 +264,20 @@ describe("loadServerCertificate: the user's own files", () => {
     if (kind === 'missing-cert') certFile = join(own.path, 'missing.crt');
     if (kind === 'cert-not-pem') await writeFile(certFile, new X509Certificate(await readFile(certFile)).raw);
     if (kind === 'key-not-pem') await writeFile(keyFile, 'hello');
+    if (kind === 'key-encrypted') {
+      const key = createPrivateKey(await readFile(keyFile, 'utf8'));
+      await writeFile(
+        keyFile,
+        key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string,
+      );
+    }
+    if (kind === 'key-encrypted-traditional') {
+      const key = createPrivateKey(await readFile(keyFile, 'utf8'));
+      await writeFile(
+        keyFile,
+        key.export({ type: 'sec1', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }) as string,
+      );
+    }
     if (kind === 'other-key') {
       keyFile = join(own.path, 'mine.key');
       await writeFile(keyFile, (await generateCertificate({ names: ['x'] })).key);

@@ -2,6 +2,8 @@ import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----/;
 const PEM_PRIVATE_KEY = /-----BEGIN (?:[A-Z0-9]+ )?PRIVATE KEY-----/;
+/** PKCS #8 `ENCRYPTED PRIVATE KEY`, or OpenSSL's traditional form with its `Proc-Type` header. */
+const PEM_ENCRYPTED_KEY = /-----BEGIN ENCRYPTED PRIVATE KEY-----|^Proc-Type: 4,ENCRYPTED/m;
 
 export type CertificatePairFiles = {
   /** The certificate's PEM text (a chain may follow it) and where it was read. */
@@ -31,18 +33,19 @@ export function safeParseCertificatePair(
   } catch (error) {
     return { ok: false, error: `${cert.file} holds no readable certificate: ${(error as Error).message}` };
   }
+  // Told by the PEM itself: without a passphrase OpenSSL 3 fails with "interrupted or cancelled",
+  // not Node's ERR_MISSING_PASSPHRASE.
+  if (PEM_ENCRYPTED_KEY.test(key.text)) {
+    return {
+      ok: false,
+      error: `${key.file} is encrypted: give the key without a passphrase (e.g. \`openssl pkey -in ${key.file} -out key.pem\`)`,
+    };
+  }
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(key.text);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return {
-      ok: false,
-      error:
-        code === 'ERR_MISSING_PASSPHRASE'
-          ? `${key.file} is encrypted: give the key without a passphrase (e.g. \`openssl pkey -in ${key.file} -out key.pem\`)`
-          : `${key.file} holds no readable private key: ${(error as Error).message}`,
-    };
+    return { ok: false, error: `${key.file} holds no readable private key: ${(error as Error).message}` };
   }
   let matches: boolean;
   try {
