@@ -16,8 +16,13 @@ import { describeTlsRefusal } from './node/describe-tls-refusal.ts';
 import { type ServerTrust, tlsOptionsFor } from './node/server-trust.ts';
 
 export * from './index.ts';
-export { describeTlsRefusal } from './node/describe-tls-refusal.ts';
-export { type CertificateProbe, hostAndPort, probeServerCertificate } from './node/probe-server-certificate.ts';
+export { describeCertificateProblem, describeTlsRefusal } from './node/describe-tls-refusal.ts';
+export {
+  type CertificateProbe,
+  hostAndPort,
+  type ProbeOptions,
+  probeServerCertificate,
+} from './node/probe-server-certificate.ts';
 export {
   httpUrlOf,
   type RedeemedCredential,

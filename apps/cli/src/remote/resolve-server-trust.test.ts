@@ -176,6 +176,38 @@ describe('trusting a wss:// server before anything is sent', () => {
     );
   });
 
+  it('refuses a CA file that does not vouch for the server, before anything is sent, and keeps the pin it would replace', async () => {
+    await using dir = await createTempDir();
+    const pair = await generateCertificate({ names: ['127.0.0.1'] });
+    const other = await generateCertificate({ names: ['127.0.0.1'] });
+    const forLocalhost = await generateCertificate({ names: ['localhost'] });
+    await using server = await httpsServer(pair);
+    const store = knownServers(dir.path);
+    await resolveServerTrust({ url: server.url, store, ask: async () => true });
+    const pin = await store.get(server.url);
+
+    const otherCa = join(dir.path, 'other-ca.pem');
+    await writeFile(otherCa, other.cert);
+    const unsigned = await resolveServerTrust({ url: server.url, store, caFile: otherCa, rememberCa: true }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(unsigned).toMatchObject({ code: 'server_untrusted' });
+    expect((unsigned as Error).message).toContain(`the CA file ${otherCa} does not vouch for`);
+    expect((unsigned as Error).message).toContain('Nothing was sent');
+    expect(await store.get(server.url)).toEqual(pin);
+
+    // Signed by the CA, but for another host name than the URL's.
+    server.use(forLocalhost);
+    const localhostCa = join(dir.path, 'localhost-ca.pem');
+    await writeFile(localhostCa, forLocalhost.cert);
+    const wrongName = await resolveServerTrust({ url: server.url, store, caFile: localhostCa, rememberCa: true }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(wrongName).toMatchObject({ code: 'server_untrusted' });
+    expect((wrongName as Error).message).toMatch(/its certificate is not for 127\.0\.0\.1 \(it names DNS:localhost\)/);
+    expect(await store.get(server.url)).toEqual(pin);
+  });
+
   it('warns when the pinned certificate expires within 30 days', async () => {
     await using dir = await createTempDir();
     const pair = await generateCertificate({ names: ['127.0.0.1'], days: 10 });

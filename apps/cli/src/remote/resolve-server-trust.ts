@@ -2,9 +2,11 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   type CertificateProbe,
+  describeCertificateProblem,
   hostAndPort,
   isFingerprint,
   normalizeFingerprint,
+  type ProbeOptions,
   probeServerCertificate,
   type ServerTrust,
 } from '@molf/client/node';
@@ -61,24 +63,20 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
 
   if (request.caFile !== undefined && request.caFile !== '') {
     const caFile = resolve(request.caFile);
-    const trust: ServerTrust = { type: 'ca', ca: await readCaFile(caFile) };
-    if (given !== undefined) requireGivenFingerprint(url, await probeTls(url), given);
+    const trust = await checkCaFile(url, caFile, given);
+    // Saved only once it vouches for the server: a wrong file must not replace a good pin.
     if (request.rememberCa === true) {
       await store.set(url, { type: 'ca', caFile, savedAt: new Date(now()).toISOString() });
     }
     return trust;
   }
   const known = await store.get(url);
-  if (known?.type === 'ca') {
-    const trust: ServerTrust = { type: 'ca', ca: await readCaFile(known.caFile) };
-    if (given !== undefined) requireGivenFingerprint(url, await probeTls(url), given);
-    return trust;
-  }
+  if (known?.type === 'ca') return checkCaFile(url, known.caFile, given);
 
   const probe = await probeTls(url);
   if (given !== undefined) requireGivenFingerprint(url, probe, given);
   if (known?.type === 'pinned') return checkPin(url, known, probe, request.tell, now);
-  if (probe.systemTrusted) return { type: 'system' };
+  if (probe.trusted) return { type: 'system' };
 
   const seen = normalizeFingerprint(probe.fingerprint256);
   if (!probe.selfSigned) {
@@ -128,9 +126,34 @@ function parseGivenFingerprint(fingerprint: string | undefined): string | undefi
   return normalizeFingerprint(fingerprint);
 }
 
+/**
+ * The trust of a CA file, once a handshake showed that it vouches for the server (signed its
+ * certificate, for the URL's host name) and that the certificate has a given fingerprint.
+ */
+async function checkCaFile(url: string, caFile: string, given: string | undefined): Promise<ServerTrust> {
+  const trust: ServerTrust = { type: 'ca', ca: await readCaFile(caFile) };
+  const probe = await probeTls(url, { ca: trust.ca });
+  if (!probe.trusted) {
+    const problem =
+      describeCertificateProblem({
+        code: probe.authorizationError ?? '',
+        host: hostAndPort(url).host,
+        names: probe.names,
+        trust,
+      }) ?? `${probe.authorizationError ?? 'refused'}`;
+    throw new MolfError(
+      'server_untrusted',
+      `the CA file ${caFile} does not vouch for the server at ${url}: ${problem}. Nothing was sent. ` +
+        `(The server's certificate: issued by "${probe.issuer}", SHA-256 ${normalizeFingerprint(probe.fingerprint256)}.)`,
+    );
+  }
+  if (given !== undefined) requireGivenFingerprint(url, probe, given);
+  return trust;
+}
+
 /** What the server of a `wss://` URL shows, sending nothing; a port that does not speak TLS is an error saying so. */
-async function probeTls(url: string): Promise<Extract<CertificateProbe, { type: 'tls' }>> {
-  const probe = await probeServerCertificate(url);
+async function probeTls(url: string, options: ProbeOptions = {}): Promise<Extract<CertificateProbe, { type: 'tls' }>> {
+  const probe = await probeServerCertificate(url, options);
   if (probe.type === 'not-tls') {
     throw new MolfError(
       'invalid_input',

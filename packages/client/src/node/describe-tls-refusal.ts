@@ -48,21 +48,39 @@ export function describeTlsRefusal(error: unknown, options: { url: string; trust
       `(\`molf server --print-fingerprint\`) and pin it: \`molf trust ${server} --fingerprint ${shown ?? 'NEW'}\`.`
     );
   }
-  const reason = reasonOf(error as NodeJS.ErrnoException & { host?: string; cert?: PeerCertificate }, options.trust);
+  const details = error as NodeJS.ErrnoException & { host?: string; cert?: PeerCertificate };
+  const reason = describeCertificateProblem({
+    code,
+    message: error.message,
+    ...(details.host === undefined ? {} : { host: details.host }),
+    ...(details.cert?.subjectaltname === undefined ? {} : { names: details.cert.subjectaltname }),
+    ...(options.trust === undefined ? {} : { trust: options.trust }),
+  });
   return reason === undefined
     ? undefined
     : `the server at ${server} was refused in the TLS handshake (nothing was sent): ${reason}`;
 }
 
-function reasonOf(
-  error: NodeJS.ErrnoException & { host?: string; cert?: PeerCertificate },
-  trust: ServerTrust | undefined,
-): string | undefined {
-  const code = error.code ?? '';
+/**
+ * What is wrong with a server's certificate, from OpenSSL's or Node's code for it
+ * (`CERT_HAS_EXPIRED`, `ERR_TLS_CERT_ALTNAME_INVALID`…), with what to do; undefined for a code
+ * that is not about the certificate.
+ */
+export function describeCertificateProblem(problem: {
+  code: string;
+  /** The error's own words, for the rarer codes. */
+  message?: string;
+  /** The host name the certificate was checked for. */
+  host?: string;
+  /** The certificate's names, `DNS:localhost, IP Address:127.0.0.1`. */
+  names?: string;
+  trust?: ServerTrust;
+}): string | undefined {
+  const { code, trust } = problem;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    const names = error.cert?.subjectaltname;
+    const names = problem.names;
     return (
-      `its certificate is not for ${error.host ?? 'this host'} (it names ${names === undefined || names === '' ? 'no host' : names}): ` +
+      `its certificate is not for ${problem.host ?? 'this host'} (it names ${names === undefined || names === '' ? 'no host' : names}): ` +
       'use an address it names, or give the server a certificate for this one (`molf server --tls-san NAME --renew-cert`)'
     );
   }
@@ -73,9 +91,12 @@ function reasonOf(
     return "its certificate is not valid yet: check this machine's clock and the server's";
   }
   if (UNKNOWN_ISSUER.has(code)) {
-    return `its certificate is not signed by a CA this client trusts (${code}): give the CA that signed it (--tls-ca FILE), or pin the certificate (molf trust)`;
+    return trust?.type === 'ca'
+      ? `its certificate is not signed by the CA given (${code})`
+      : `its certificate is not signed by a CA this client trusts (${code}): give the CA that signed it (--tls-ca FILE), or pin the certificate (molf trust)`;
   }
-  if (CERTIFICATE_REFUSED.has(code)) return `its certificate was refused (${code}: ${error.message})`;
+  if (CERTIFICATE_REFUSED.has(code))
+    return `its certificate was refused (${code}${problem.message === undefined ? '' : `: ${problem.message}`})`;
   return undefined;
 }
 

@@ -18,8 +18,11 @@ export type CertificateProbe =
       names: string;
       validFrom: Date;
       validTo: Date;
-      /** Whether the system's CAs vouch for it for the URL's host name. */
-      systemTrusted: boolean;
+      /**
+       * Whether the CAs it was checked against (the system's, or the probe's `ca`) vouch for it for
+       * the URL's host name.
+       */
+      trusted: boolean;
       /** Why they don't (`DEPTH_ZERO_SELF_SIGNED_CERT`, `ERR_TLS_CERT_ALTNAME_INVALID`…). */
       authorizationError?: string;
     }
@@ -38,12 +41,19 @@ export function hostAndPort(url: string): { host: string; port: number } {
 /** OpenSSL's words for a peer that answered a TLS hello with something else. */
 const NOT_TLS = /wrong version number|packet length too long|unknown protocol|record layer failure|http request/i;
 
+export type ProbeOptions = {
+  /** How long the server has to answer the TLS hello. Default 5 s. */
+  timeoutMs?: number;
+  /** A CA (PEM) to check the certificate against, instead of the system's. Default: the system's. */
+  ca?: string;
+};
+
 /**
  * Opens a TLS connection to the server of `url`, reads the certificate it shows and closes it,
  * sending no byte of application data: a token can't leave in a probe. Fails with `timeout` or a
  * `MolfError('timeout', …)` naming the address when nothing answers.
  */
-export function probeServerCertificate(url: string, options: { timeoutMs?: number } = {}): Promise<CertificateProbe> {
+export function probeServerCertificate(url: string, options: ProbeOptions = {}): Promise<CertificateProbe> {
   const { host, port } = hostAndPort(url);
   const timeoutMs = options.timeoutMs ?? 5_000;
   return new Promise<CertificateProbe>((resolve, reject) => {
@@ -51,6 +61,8 @@ export function probeServerCertificate(url: string, options: { timeoutMs?: numbe
       host,
       port,
       ...(isIP(host) === 0 ? { servername: host } : {}),
+      ...(options.ca === undefined ? {} : { ca: options.ca }),
+      // Only to read what the server shows: the socket is closed at once, nothing sent on it.
       rejectUnauthorized: false,
     });
     const timer = setTimeout(() => {
@@ -77,7 +89,7 @@ export function probeServerCertificate(url: string, options: { timeoutMs?: numbe
         names: peer.subjectAltName ?? '',
         validFrom: new Date(peer.validFrom),
         validTo: new Date(peer.validTo),
-        systemTrusted: authorized,
+        trusted: authorized,
         ...(authorizationError === null || authorizationError === undefined
           ? {}
           : { authorizationError: String(authorizationError) }),
