@@ -222,6 +222,39 @@ describe('trusting a wss:// server before anything is sent', () => {
     expect(told.some((line) => /expires in (9|10) days/.test(line) && line.includes('--renew-cert'))).toBe(true);
   });
 
+  it('does not offer to pin a certificate that has expired or is not valid yet: it could never be used', async () => {
+    await using dir = await createTempDir();
+    const expired = await generateCertificate({
+      names: ['127.0.0.1'],
+      days: 1,
+      now: () => Date.now() - 3 * 86_400_000,
+    });
+    const future = await generateCertificate({ names: ['127.0.0.1'], now: () => Date.now() + 3 * 86_400_000 });
+    await using server = await httpsServer(expired);
+    const store = knownServers(dir.path);
+    const questions: string[] = [];
+    const ask = async (question: string) => {
+      questions.push(question);
+      return true;
+    };
+    const refused = await resolveServerTrust({ url: server.url, store, ask }).catch((caught: unknown) => caught);
+    expect(refused).toMatchObject({ code: 'server_untrusted' });
+    expect((refused as Error).message).toMatch(/expired on \d{4}-\d{2}-\d{2}.*molf server --renew-cert/);
+    const withFingerprint = await resolveServerTrust({
+      url: server.url,
+      store,
+      fingerprint: await fingerprintOf(expired),
+    }).catch((caught: unknown) => caught);
+    expect(withFingerprint).toMatchObject({ code: 'server_untrusted' });
+
+    server.use(future);
+    const early = await resolveServerTrust({ url: server.url, store, ask }).catch((caught: unknown) => caught);
+    expect(early).toMatchObject({ code: 'server_untrusted' });
+    expect((early as Error).message).toMatch(/valid only from .*clock/);
+    expect(questions).toEqual([]);
+    expect(await store.list()).toEqual([]);
+  });
+
   it('says to use ws:// when a wss:// URL reaches a plain server, and needs no trust for ws://', async () => {
     await using dir = await createTempDir();
     const plain = createHttpServer((_request, response) => response.end('plain'));

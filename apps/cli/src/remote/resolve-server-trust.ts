@@ -79,6 +79,8 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   if (probe.trusted) return { type: 'system' };
 
   const seen = normalizeFingerprint(probe.fingerprint256);
+  // A pin of such a certificate would fail every handshake: say so instead of asking.
+  requireValidNow(url, probe, now);
   if (!probe.selfSigned) {
     throw new MolfError(
       'server_untrusted',
@@ -111,6 +113,24 @@ export async function resolveServerTrust(request: TrustRequest): Promise<ServerT
   request.tell?.(`pinned the certificate of ${key} (SHA-256 ${seen}) in ${store.path}`);
   warnOfExpiry(url, probe.validTo, request.tell, now);
   return { type: 'pinned', fingerprint256: seen, cert: probe.cert };
+}
+
+function requireValidNow(url: string, probe: Extract<CertificateProbe, { type: 'tls' }>, now: () => number): void {
+  const key = serverKey(url);
+  if (probe.validTo.getTime() < now()) {
+    throw new MolfError(
+      'server_untrusted',
+      `the server at ${key} shows a certificate that expired on ${probe.validTo.toISOString().slice(0, 10)}: ` +
+        'renew it on the server (`molf server --renew-cert`), then connect again. Nothing was sent.',
+    );
+  }
+  if (probe.validFrom.getTime() > now()) {
+    throw new MolfError(
+      'server_untrusted',
+      `the server at ${key} shows a certificate valid only from ${probe.validFrom.toISOString()}: ` +
+        "check this machine's clock and the server's. Nothing was sent.",
+    );
+  }
 }
 
 /** A given `--fingerprint` in the `AB:CD:…` form, or undefined when none was given; not one is an error. */
