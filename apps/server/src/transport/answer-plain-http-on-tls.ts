@@ -10,7 +10,7 @@ const TLS_HANDSHAKE = 0x16;
 export type PlainHttpOnTlsOptions = {
   /** A connection that sends no first byte within this time is closed. Default 10 s. */
   firstByteTimeoutMs?: number;
-  /** How long a plain connection may take to read the answer and close. Default 5 s. */
+  /** How long a plain connection may take, in all, to read the answer and close. Default 5 s. */
   answerTimeoutMs?: number;
 };
 
@@ -59,9 +59,11 @@ export function answerPlainHttpOnTls(server: HttpsServer, options: PlainHttpOnTl
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
       // The request is read and dropped: closing with unread bytes would reset the connection and
-      // lose the answer.
+      // lose the answer. A deadline, not an idle timeout: a peer sending a byte now and then would
+      // otherwise keep the socket for ever.
       socket.resume();
-      socket.setTimeout(answerTimeoutMs, () => socket.destroy());
+      const deadline = setTimeout(() => socket.destroy(), answerTimeoutMs);
+      socket.once('close', () => clearTimeout(deadline));
     };
     route();
   });
