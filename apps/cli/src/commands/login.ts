@@ -68,7 +68,7 @@ export function registerLoginCommand(program: Command): void {
       { makeDefault: options.default },
     );
     process.stdout.write(
-      `logged in to ${serverKey(url)} as ${whoami.name === undefined ? 'a' : `"${showOnOneLine(whoami.name)}",`} ${describeRole(whoami.role)}; ` +
+      `logged in to ${serverKey(url)} as ${whoami.name === undefined ? '' : `"${showOnOneLine(whoami.name)}", `}${describeRole(whoami.role)}; ` +
         `saved in ${logins.path}${options.default ? ' (the default server for client commands)' : ''}\n`,
     );
   });
