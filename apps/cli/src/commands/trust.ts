@@ -1,5 +1,5 @@
 import { MolfError } from '@molf/protocol';
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { knownServers } from '../remote/known-servers.ts';
 import { serverKey } from '../remote/server-key.ts';
 import {
