@@ -16,8 +16,8 @@ function canonical(code: string): string {
   return parsed.value;
 }
 
-async function openStores(dataDir: string) {
-  let now = START;
+async function openStores(dataDir: string, start = START) {
+  let now = start;
   const credentials = openCredentialStore({ dataDir, now: () => now });
   const pairing = openPairingCodeStore({ dataDir, credentials, now: () => now });
   return {
@@ -185,7 +185,8 @@ describe('pairing codes', () => {
 
   it('lets exactly one of many simultaneous redemptions of a code win: in this process, a second store and other processes', async () => {
     await using dir = await createTempDir();
-    const { pairing, credentials } = await openStores(dir.path);
+    // The other stores and processes read the real clock: the code must be live on it too.
+    const { pairing, credentials } = await openStores(dir.path, Date.now());
     const made = await pairing.create({ role: 'worker' });
     const code = canonical(made.code);
     const secondStore = openPairingCodeStore({
