@@ -62,10 +62,11 @@ describe('molf chat in a terminal', () => {
     );
     await terminal.type('change beta');
     await terminal.press('Enter');
-    const screen = await terminal.waitFor('edit_file asks for approval');
+    // The choices are the last line of the approval: once they show, the whole of it has been drawn.
+    const screen = await terminal.waitFor('[e] accept edits for this session');
+    expect(screen).toContain('edit_file asks for approval');
     expect(screen).toMatch(/^\s*-beta$/m);
     expect(screen).toMatch(/^\s*\+BETA$/m);
-    expect(screen).toContain('[e] accept edits for this session');
     const coloured = await terminal.screen({ escapes: true });
     // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it finds
     expect(coloured).toMatch(/\u001b\[[0-9;]*3[12]m\s*[-+]/);
