@@ -3,6 +3,7 @@ import { createEffect, createMemo, createSignal, For, lazy, on, onCleanup, Show 
 import { ApprovalsDrawer } from './approvals/approvals-drawer.tsx';
 import { createApprovalsStore } from './approvals/approvals-store.ts';
 import { notifyInBackground } from './approvals/notify-in-background.ts';
+import { warmUpMarkdown } from './chat/render-markdown.ts';
 import { openSession, type SessionModel } from './chat/session-model.ts';
 import { SessionView } from './chat/session-view.tsx';
 import { CronFailureNotices } from './cron/cron-failure-notices.tsx';
@@ -31,6 +32,7 @@ const CRON_PATH = /^\/w\/([^/]+)\/cron$/;
 /** The page once logged in: workers and sessions on the side, open sessions in tabs (two side by side in a split). */
 export function Workspace(props: { link: ServerLink; onLogOut: (reason?: string) => void }) {
   const { link } = props;
+  warmUpMarkdown();
   const workers = createWorkersStore(link);
   const approvals = createApprovalsStore(link);
   const cron = createCronStore(link);

@@ -27,3 +27,18 @@ export function renderMarkdown(text: string): string {
   const html = marked.parse(text) as string;
   return DOMPurify.sanitize(html, SANITIZE);
 }
+
+/**
+ * Renders a small answer once while the page is idle, so that the first real answer does not pay for
+ * the renderer's first run (marked's and DOMPurify's set-up, the engine compiling their code): that
+ * first run was one long task right when the first answer started to stream.
+ */
+export function warmUpMarkdown(): void {
+  const run = () => {
+    renderMarkdown(
+      '# Title\n\nSome *text* with `code` and a [link](https://example.org).\n\n- one\n- two\n\n```ts\nconst a = 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n',
+    );
+  };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 2_000 });
+  else setTimeout(run, 100);
+}
