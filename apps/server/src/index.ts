@@ -1,9 +1,9 @@
 export {
   type CredentialStore,
-  credentialOrigin,
   type ListedCredential,
   openCredentialStore,
   type StoredCredential,
+  toCredentialInfo,
 } from './auth/credential-store.ts';
 export { generateToken } from './auth/tokens.ts';
 export {

@@ -7,7 +7,7 @@ import type {
   TokensCreateOutput,
 } from '@molf/protocol';
 import { MolfError } from '@molf/protocol';
-import { credentialOrigin, type ListedCredential, openCredentialStore, openPairingCodeStore } from '@molf/server';
+import { openCredentialStore, openPairingCodeStore, toCredentialInfo } from '@molf/server';
 import { connectClient } from '../connect-client.ts';
 import { currentMolfPaths } from '../current-molf-paths.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
@@ -32,18 +32,6 @@ export type CredentialAdmin = AsyncDisposable & {
 
 export type CredentialAdminOptions = ClientConnectionOptions & { dataDir?: string };
 
-function toInfo(credential: ListedCredential): CredentialInfo {
-  return {
-    id: credential.id,
-    role: credential.role,
-    name: credential.label,
-    createdAt: credential.createdAt,
-    ...(credential.lastUsedAt === undefined ? {} : { lastUsedAt: credential.lastUsedAt }),
-    origin: credentialOrigin(credential),
-    current: false,
-  };
-}
-
 /** Remote when `server` is given (flag or `MOLF_SERVER_URL`), else the local data directory. */
 export async function openCredentialAdmin(options: CredentialAdminOptions): Promise<CredentialAdmin> {
   if (options.server !== undefined) return openRemote(options);
@@ -52,10 +40,10 @@ export async function openCredentialAdmin(options: CredentialAdminOptions): Prom
   const pairing = openPairingCodeStore({ dataDir, credentials });
   return {
     where: { type: 'local', dataDir },
-    listTokens: async () => credentials.list().map(toInfo),
+    listTokens: async () => credentials.list().map((credential) => toCredentialInfo(credential)),
     async createToken({ role, name }) {
       const { token, credential } = await credentials.create({ role, label: name });
-      return { token, credential: toInfo(credential) };
+      return { token, credential: toCredentialInfo(credential) };
     },
     async revokeToken(id) {
       if (!(await credentials.revoke(id))) {

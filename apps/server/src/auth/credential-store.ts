@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
+  type CredentialInfo,
   type CredentialOrigin,
   CredentialOriginSchema,
   type Kind,
@@ -56,6 +57,22 @@ export const CREDENTIALS_FILE = 'credentials.json';
 
 /** The label `molf up`'s first start gives the tokens it generates (what older files recorded). */
 export const GENERATED_LABEL = 'generated at first start';
+
+/**
+ * A stored credential as clients see it (`tokens.list`, `molf token list`): never its hash.
+ * `currentId` is the credential of whoever asks, to mark their own.
+ */
+export function toCredentialInfo(credential: ListedCredential, currentId?: string): CredentialInfo {
+  return {
+    id: credential.id,
+    role: credential.role,
+    name: credential.label,
+    createdAt: credential.createdAt,
+    ...(credential.lastUsedAt === undefined ? {} : { lastUsedAt: credential.lastUsedAt }),
+    origin: credentialOrigin(credential),
+    current: credential.id === currentId,
+  };
+}
 
 /** How a credential was made; one stored before that was recorded is `generated` if its label says so. */
 export function credentialOrigin(credential: StoredCredential): CredentialOrigin {

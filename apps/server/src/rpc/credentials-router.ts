@@ -1,6 +1,5 @@
 import {
   CredentialIdInputSchema,
-  type CredentialInfo,
   CredentialInfoSchema,
   MolfError,
   PairingCancelOutputSchema,
@@ -12,21 +11,9 @@ import {
   TokensRevokeOutputSchema,
 } from '@molf/protocol';
 import { z } from 'zod';
-import { credentialOrigin, type ListedCredential } from '../auth/credential-store.ts';
+import { toCredentialInfo } from '../auth/credential-store.ts';
 import type { RouterServices } from './router-services.ts';
 import { adminProcedure, router } from './trpc.ts';
-
-function toCredentialInfo(credential: ListedCredential, currentId: string): CredentialInfo {
-  return {
-    id: credential.id,
-    role: credential.role,
-    name: credential.label,
-    createdAt: credential.createdAt,
-    ...(credential.lastUsedAt === undefined ? {} : { lastUsedAt: credential.lastUsedAt }),
-    origin: credentialOrigin(credential),
-    current: credential.id === currentId,
-  };
-}
 
 /**
  * The admin's credential procedures: `tokens` (list, create, revoke the stored credentials) and
