@@ -1,6 +1,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { MolfError } from '@molf/protocol';
+// The lock alone, not the server's index (which loads the providers): the worker uses these files too.
+import { withFileLock } from '@molf/server/file-lock';
 import { z } from 'zod';
 import { replaceFile } from '../connection-store.ts';
 
@@ -44,12 +46,18 @@ export function privateJsonFile<T>(path: string, schema: z.ZodType<T>, empty: ()
     await replaceFile(path, `${JSON.stringify(value, null, 2)}\n`);
   }
 
-  /** Reads, changes and writes back; the change's result is returned. */
+  /**
+   * Reads, changes and writes back, holding the file's lock against other Molf processes (two
+   * `molf worker --pair` at once must not lose a saved token); the change's result is returned.
+   */
   async function update<R>(change: (value: T) => R): Promise<R> {
-    const value = await read();
-    const result = change(value);
-    await write(value);
-    return result;
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    return withFileLock(path, async () => {
+      const value = await read();
+      const result = change(value);
+      await write(value);
+      return result;
+    });
   }
 
   return { path, read, write, update };
