@@ -96,4 +96,31 @@ describe('trust on first use, in a terminal', () => {
     });
     await expect.poll(() => output, { timeout: 120_000, interval: 50 }).toMatch(/serving .* via wss:/);
   });
+
+  it('molf trust re-pins a renewed certificate only with its new fingerprint, saying which pin it replaces', async () => {
+    const dataDir = await tempDir();
+    const first = await generateCertificate({ names: ['127.0.0.1'] });
+    const renewed = await generateCertificate({ names: ['127.0.0.1'] });
+    const before = await createServer({ port: 0, dataDir, tls: first });
+    const { url, port } = before;
+    const env = await otherMachine();
+    const oldPrint = new X509Certificate(first.cert).fingerprint256;
+    const newPrint = new X509Certificate(renewed.cert).fingerprint256;
+    expect((await spawnMolf(['trust', url, '--fingerprint', oldPrint], { env })).stdout).toContain(
+      `SHA-256 ${oldPrint} is pinned`,
+    );
+    await before.close();
+    const after = await createServer({ port, dataDir, tls: renewed });
+    cleanups.push(() => after.close());
+
+    // The old fingerprint again (or a mistyped new one) is refused, and the pin stays.
+    const refused = await spawnMolf(['trust', url, '--fingerprint', oldPrint], { env });
+    expect(refused.exitCode).toBe(1);
+    expect((await spawnMolf(['trust', '--list'], { env })).stdout).toContain(`pinned SHA-256 ${oldPrint}`);
+
+    const repinned = await spawnMolf(['trust', url, '--fingerprint', newPrint], { env });
+    expect(repinned.stdout).toContain(`SHA-256 ${newPrint} is pinned (it replaces the pin of `);
+    expect(repinned.stdout).toContain(`SHA-256 ${oldPrint})`);
+    expect((await spawnMolf(['trust', '--list'], { env })).stdout).toContain(`pinned SHA-256 ${newPrint}`);
+  });
 });

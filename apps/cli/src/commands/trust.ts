@@ -52,9 +52,16 @@ export function registerTrustCommand(program: Command): void {
       throw error;
     });
     switch (trust?.type) {
-      case 'pinned':
-        process.stdout.write(`${key} is trusted: its certificate SHA-256 ${trust.fingerprint256} is pinned\n`);
+      case 'pinned': {
+        const replaced =
+          existing?.type === 'pinned' && existing.fingerprint256 !== trust.fingerprint256
+            ? ` (it replaces the pin of ${existing.pinnedAt.slice(0, 10)}, SHA-256 ${existing.fingerprint256})`
+            : '';
+        process.stdout.write(
+          `${key} is trusted: its certificate SHA-256 ${trust.fingerprint256} is pinned${replaced}\n`,
+        );
         break;
+      }
       case 'ca':
         process.stdout.write(`${key} is trusted through the CA file\n`);
         break;
