@@ -33,6 +33,8 @@ export default defineConfig({
       './scripts/vitest-build-cli.ts',
       './scripts/vitest-build-web.ts',
       './scripts/vitest-leftover-processes.ts',
+      // After the leftover check, so its teardown (stopping the cluster) runs before that check.
+      './scripts/vitest-postgres.ts',
     ],
     reporters: ['default', tierReporter, summaryReporter],
     // One tier after the other (groupOrder), so that each tier's time is its own.

@@ -41,6 +41,8 @@ export const ErrorCodeSchema = z.enum([
    * given fingerprint or CA): nothing was sent to it.
    */
   'server_untrusted',
+  /** The server cannot reach its database now: nothing was changed; try again. */
+  'database_unavailable',
   'internal',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;

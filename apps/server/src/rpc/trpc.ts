@@ -51,6 +51,7 @@ const TRPC_CODE: Record<ErrorCode, TRPC_ERROR_CODE_KEY> = {
   address_in_use: 'INTERNAL_SERVER_ERROR',
   sandbox_failed: 'INTERNAL_SERVER_ERROR',
   server_untrusted: 'FORBIDDEN',
+  database_unavailable: 'SERVICE_UNAVAILABLE',
   internal: 'INTERNAL_SERVER_ERROR',
 };
 

@@ -384,7 +384,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       });
     },
 
-    enqueue(sessionId, prompt: QueuedPrompt) {
+    async enqueue(sessionId, prompt: QueuedPrompt) {
       const entry = entryOf(sessionId);
       return enqueue(entry, async () => {
         const handle = await open(join(root, sessionId, 'queue.jsonl'), 'a', 0o600);
@@ -397,7 +397,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       });
     },
 
-    dequeue(sessionId, messageId) {
+    async dequeue(sessionId, messageId) {
       const entry = entryOf(sessionId);
       return enqueue(entry, async () => {
         const path = join(root, sessionId, 'queue.jsonl');
@@ -408,7 +408,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       });
     },
 
-    append(sessionId, message) {
+    async append(sessionId, message) {
       const entry = entryOf(sessionId);
       const line = `${JSON.stringify(message)}\n`;
       return enqueue(entry, async () => {

@@ -1,0 +1,59 @@
+/**
+ * The database schema, as versioned steps applied in order (see `migrate-schema.ts`). A released
+ * step is never edited: a change is a new step. Each runs in the transaction that records it.
+ */
+export type Migration = { version: number; name: string; sql: string };
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions',
+    sql: `
+create table sessions (
+  session_id text primary key,
+  worker_id text not null,
+  name text not null,
+  untitled boolean not null default false,
+  model text,
+  parent_session_id text,
+  parent_tool_call_id text,
+  parent_agent text,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  message_count integer not null default 0,
+  status text not null default 'idle',
+  input_tokens bigint not null default 0,
+  output_tokens bigint not null default 0,
+  cache_read_tokens bigint not null default 0,
+  cache_write_tokens bigint not null default 0,
+  cost_usd numeric,
+  unpriced_calls integer not null default 0
+);
+create index sessions_by_recency on sessions (updated_at desc, session_id);
+create index sessions_by_worker on sessions (worker_id, updated_at desc);
+create index sessions_by_parent on sessions (parent_session_id) where parent_session_id is not null;
+
+create table session_messages (
+  session_id text not null references sessions on delete cascade,
+  position integer not null,
+  body jsonb not null,
+  primary key (session_id, position)
+);
+
+create table session_queue (
+  session_id text not null references sessions on delete cascade,
+  message_id text not null,
+  body jsonb not null,
+  queued bigint generated always as identity,
+  primary key (session_id, message_id)
+);
+
+create table session_attachments (
+  session_id text not null references sessions on delete cascade,
+  sha256 text not null,
+  data bytea not null,
+  primary key (session_id, sha256)
+);
+`,
+  },
+];

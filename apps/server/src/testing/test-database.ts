@@ -1,0 +1,61 @@
+import { createSilentLogger } from '@molf/logging';
+import postgres from 'postgres';
+import { inject } from 'vitest';
+import { type Database, openDatabase } from '../database/index.ts';
+
+/** Why the run has no PostgreSQL, or undefined when it has one (see scripts/vitest-postgres.ts). */
+export function postgresUnavailable(): string | undefined {
+  const provided = inject('postgres');
+  return 'unavailable' in provided ? provided.unavailable : undefined;
+}
+
+/** The run's cluster's superuser URL on its `postgres` database. */
+export function postgresClusterUrl(): string {
+  const provided = inject('postgres');
+  if ('unavailable' in provided) throw new Error(provided.unavailable);
+  return provided.url;
+}
+
+/** A URL of the same cluster on another database. */
+export function withDatabaseName(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+/** A new, empty database in the run's cluster, dropped (with its connections) on dispose. */
+export async function createTestDatabase(): Promise<AsyncDisposable & { url: string; name: string }> {
+  const name = `molf_test_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = postgres(postgresClusterUrl(), { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  return {
+    url: withDatabaseName(postgresClusterUrl(), name),
+    name,
+    async [Symbol.asyncDispose]() {
+      const dropper = postgres(postgresClusterUrl(), { max: 1, onnotice: () => {} });
+      try {
+        await dropper.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await dropper.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+/** A new database with Molf's schema, opened; closed and dropped on dispose. */
+export async function openTestDatabase(): Promise<AsyncDisposable & { database: Database; url: string }> {
+  const created = await createTestDatabase();
+  const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+  return {
+    database,
+    url: created.url,
+    async [Symbol.asyncDispose]() {
+      await database.close();
+      await created[Symbol.asyncDispose]();
+    },
+  };
+}
