@@ -8,6 +8,17 @@ import { tierReporter } from './scripts/vitest-tier-reporter.ts';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 const tiers = testFilesByTier(root);
+/** Stack tests that run a second time on the PostgreSQL backend (see apps/server/src/testing/agent-stack.ts). */
+const STACK_TESTS_ON_POSTGRES = [
+  'apps/server/src/agent/agent.test.ts',
+  'apps/server/src/agent/subagents.test.ts',
+  'apps/server/src/agent/usage.test.ts',
+  'apps/server/src/agent/session-titler.test.ts',
+  'apps/server/src/sessions/tool-result-files.test.ts',
+  'apps/server/src/approvals/file-change-approvals.test.ts',
+  'apps/server/src/cron/cron-runs.test.ts',
+];
+
 /** Every process a test starts inherits this; the leftover check at the end looks for it. */
 const runId = randomUUID();
 
@@ -38,14 +49,28 @@ export default defineConfig({
     ],
     reporters: ['default', tierReporter, summaryReporter],
     // One tier after the other (groupOrder), so that each tier's time is its own.
-    projects: (['unit', 'stack', 'cli', 'browser'] as const).map((name, groupOrder) => ({
-      extends: true,
-      test: {
-        name,
-        include: tiers[name],
-        sequence: { groupOrder },
-        ...TIMEOUTS[name],
+    projects: [
+      ...(['unit', 'stack', 'cli', 'browser'] as const).map((name, groupOrder) => ({
+        extends: true,
+        test: {
+          name,
+          include: tiers[name],
+          sequence: { groupOrder },
+          ...TIMEOUTS[name],
+        },
+      })),
+      {
+        extends: true,
+        test: {
+          // The agent loop's stack tests again, with sessions and events in PostgreSQL: the same
+          // behaviour sentences on the second backend.
+          name: 'stack-postgres',
+          include: STACK_TESTS_ON_POSTGRES,
+          env: { MOLF_TEST_STORE: 'postgres' },
+          sequence: { groupOrder: 4 },
+          ...TIMEOUTS.stack,
+        },
       },
-    })),
+    ],
   },
 });

@@ -29,6 +29,13 @@ export {
 export { newCronJob } from './cron/cron-job-fields.ts';
 export { type CronJobStore, type CronScheduler, openCronJobStore, startCronScheduler } from './cron/index.ts';
 export {
+  DATABASE_URL_ENV,
+  type Database,
+  describeDatabaseUrl,
+  openDatabase,
+  type SchemaPolicy,
+} from './database/index.ts';
+export {
   MAX_LIVE_PAIRING_CODES,
   openPairingCodeStore,
   PAIRING_CODE_TTL_MS,
@@ -42,8 +49,13 @@ export {
   type ProviderSettings,
 } from './providers/resolve-model.ts';
 export type { AppRouter } from './rpc/router.ts';
-export { createServerServices, type ServerServices, type ServerServicesConfig } from './services/index.ts';
-export { openFileSessionStore, type SessionStore } from './sessions/index.ts';
+export {
+  createServerServices,
+  type DatabaseSettings,
+  type ServerServices,
+  type ServerServicesConfig,
+} from './services/index.ts';
+export { createPostgresSessionStore, openFileSessionStore, type SessionStore } from './sessions/index.ts';
 export {
   type CertificatePair,
   defaultCertificateNames,

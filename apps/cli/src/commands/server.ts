@@ -3,7 +3,9 @@ import type { Logger } from '@molf/logging';
 import { closeLogger, createLogger, type LogLevel } from '@molf/logging';
 import {
   createServer,
+  DATABASE_URL_ENV,
   defaultCertificateNames,
+  describeDatabaseUrl,
   loadProjectConfigFile,
   loadServerCertificate,
   loadServerConfigFile,
@@ -50,6 +52,8 @@ type ServerOptions = {
   tlsSan: string[];
   renewCert?: boolean;
   printFingerprint?: boolean;
+  database?: string;
+  migrate?: boolean;
 };
 
 export function registerServerCommand(program: Command): void {
@@ -143,6 +147,19 @@ export function registerServerCommand(program: Command): void {
         "print the SHA-256 fingerprint of this server's certificate (the data directory's, or --tls-cert) and exit",
       ),
     )
+    .addOption(
+      new Option(
+        '--database <url>',
+        'keep sessions and their events in PostgreSQL (postgres://user:password@host:port/database), ' +
+          'shared by every server given the same URL; default: files in the data directory',
+      ).env(DATABASE_URL_ENV),
+    )
+    .addOption(
+      new Option(
+        '--migrate',
+        "bring the database's schema up to this version first (back it up before); without it an older schema is refused",
+      ),
+    )
     .addOption(logLevelOption())
     .action(runServer);
 }
@@ -207,6 +224,11 @@ async function runServer(options: ServerOptions, command: Command): Promise<void
     renew: options.renewCert === true,
   });
   if (!tlsChoice.ok) command.error(`molf server: ${tlsChoice.error}`, { exitCode: USAGE_EXIT_CODE });
+  if (options.migrate === true && options.database === undefined) {
+    command.error(`molf server: --migrate needs --database (or ${DATABASE_URL_ENV}): only a database has a schema`, {
+      exitCode: USAGE_EXIT_CODE,
+    });
+  }
   const fixed = await readFixedTokens(options);
   const logger = await createLogger({
     name: 'server',
@@ -241,6 +263,9 @@ async function runServer(options: ServerOptions, command: Command): Promise<void
     cron: toCronSettings(file),
     generateMissingTokens: true,
     ...(certificate === undefined ? {} : { tls: { cert: certificate.cert, key: certificate.key } }),
+    ...(options.database === undefined
+      ? {}
+      : { database: { url: options.database, schema: options.migrate === true ? 'migrate' : 'create' } }),
     logger,
   });
   onShutdownSignal(async () => {
@@ -257,6 +282,9 @@ async function runServer(options: ServerOptions, command: Command): Promise<void
       : []),
     `web client: ${server.httpUrl}/ (log in with a client token)`,
     `data directory: ${dataDir}`,
+    ...(options.database === undefined
+      ? []
+      : [`database: ${describeDatabaseUrl(options.database)} (sessions and events)`]),
     models.defaultModel === undefined
       ? 'default model: none (set --model provider/model, MOLF_MODEL or "model" in the config file)'
       : `default model: ${models.defaultModel}`,

@@ -473,9 +473,9 @@ describe('agent loop through the fake LLM and a real worker', () => {
     });
     // Stored by content beside the history, not inside it.
     const sha256 = createHash('sha256').update(png).digest('hex');
-    const sessionDir = join(stack.link.server.dataDir, 'sessions', session.sessionId);
-    expect(await readFile(join(sessionDir, 'attachments', sha256))).toEqual(png);
-    expect(await readFile(join(sessionDir, 'messages.jsonl'), 'utf8')).not.toContain(png.toString('base64'));
+    const { sessions } = stack.link.server;
+    expect(Buffer.from((await sessions.readAttachment(session.sessionId, sha256)) ?? [])).toEqual(png);
+    expect(JSON.stringify(await sessions.messages(session.sessionId))).not.toContain(png.toString('base64'));
     const { messages: stored } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
     expect(stored.find((message) => message.role === 'tool')).toMatchObject({
       attachments: [{ sha256, mimeType: 'image/png', size: png.length }],

@@ -44,7 +44,7 @@ async function startTitler(options: { turns?: FakeTurn[]; titleModel?: string; t
     async [Symbol.asyncDispose]() {
       try {
         await titler.close();
-        events.close();
+        await events.close();
         await store.close();
         await llm.close();
       } finally {

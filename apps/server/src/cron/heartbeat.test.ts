@@ -27,7 +27,7 @@ describe('the heartbeat checklist', () => {
 });
 
 describe('watching a heartbeat’s answer', () => {
-  it('reports each run’s own answer once, also when two runs wait in one session', () => {
+  it('reports each run’s own answer once, also when two runs wait in one session', async () => {
     const events = createSessionEvents();
     const reports: string[] = [];
     for (const messageId of ['m1', 'm2']) {
@@ -57,10 +57,10 @@ describe('watching a heartbeat’s answer', () => {
     turn('t2', 'm2', `${HEARTBEAT_MARKER} the disk is full.`);
     turn('t3', 'm3', `${HEARTBEAT_MARKER} not watched.`);
     expect(reports).toEqual(['m1: the build is red.', 'm2: the disk is full.']);
-    events.close();
+    await events.close();
   });
 
-  it('stays silent when all is well', () => {
+  it('stays silent when all is well', async () => {
     const events = createSessionEvents();
     const reports: string[] = [];
     watchHeartbeatAnswer(events, { sessionId: 's', messageId: 'm1', report: (text) => reports.push(text) });
@@ -79,6 +79,6 @@ describe('watching a heartbeat’s answer', () => {
     });
     events.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
     expect(reports).toEqual([]);
-    events.close();
+    await events.close();
   });
 });

@@ -7,8 +7,15 @@ export type Migration = { version: number; name: string; sql: string };
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    name: 'sessions',
+    name: 'sessions and their events',
     sql: `
+-- Facts about this database: the epoch of event ids (another database, other ids).
+create table molf_meta (
+  key text primary key,
+  value text not null
+);
+insert into molf_meta (key, value) values ('event_epoch', substr(md5(random()::text || clock_timestamp()::text), 1, 8));
+
 create table sessions (
   session_id text primary key,
   worker_id text not null,
@@ -53,6 +60,15 @@ create table session_attachments (
   sha256 text not null,
   data bytea not null,
   primary key (session_id, sha256)
+);
+
+-- Numbered by the instance that publishes them; the key refuses a number taken twice.
+create table session_events (
+  session_id text not null,
+  seq bigint not null,
+  type text not null,
+  body text not null,
+  primary key (session_id, seq)
 );
 `,
   },

@@ -33,6 +33,7 @@ import {
   startCronScheduler,
 } from '../cron/index.ts';
 import { ensureDataDir } from '../data-dir.ts';
+import { type Database, openDatabase, type SchemaPolicy } from '../database/index.ts';
 import {
   type ApprovalLinks,
   type ApprovalNotifier,
@@ -54,9 +55,11 @@ import { listModels, RECENT_SESSIONS_FOR_MODELS } from '../providers/list-models
 import { createModelResolver, type ProviderSettings } from '../providers/resolve-model.ts';
 import { type AppRouter, createAppRouter } from '../rpc/router.ts';
 import {
+  createPostgresSessionStore,
   createSessionEvents,
   createToolResultFiles,
   openFileSessionStore,
+  openPostgresEventLog,
   type SessionEvents,
   type SessionStore,
 } from '../sessions/index.ts';
@@ -111,6 +114,20 @@ export type ServerServicesConfig = {
   notify?: NotifyOptions;
   /** Scheduled prompts: the shortest interval (default 1 min), the default zone, the clock (tests). */
   cron?: CronSettings;
+  /**
+   * Keep sessions and their events in PostgreSQL instead of the data directory, shared by every
+   * instance given the same database. Default: none (files).
+   */
+  database?: DatabaseSettings;
+};
+
+export type DatabaseSettings = {
+  /** `postgres://user:password@host:port/database`. */
+  url: string;
+  /** What to do with a schema older than this server's. Default `create`: refuse it (an empty database is set up). */
+  schema?: SchemaPolicy;
+  /** Connections in the pool. Default 10. */
+  maxConnections?: number;
 };
 
 export type CronSettings = {
@@ -154,6 +171,8 @@ export type ServerServices = AsyncDisposable & {
   toolCalls: ToolCallRunner;
   /** Stored sessions and their messages. */
   sessions: SessionStore;
+  /** The PostgreSQL database, when the server keeps its state there. */
+  database: Database | undefined;
   /** Each session's live events, with sequence numbers. */
   events: SessionEvents;
   /** The agent loop: prompts, aborts. */
@@ -218,6 +237,29 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const fixedTokens = config.tokens ?? {};
   validateFixedTokens(fixedTokens);
   await ensureDataDir(config.dataDir);
+  // A wrong URL, password or schema version stops the start here, before anything else is opened.
+  const database =
+    config.database === undefined
+      ? undefined
+      : await openDatabase({
+          url: config.database.url,
+          logger,
+          ...(config.database.schema === undefined ? {} : { schema: config.database.schema }),
+          ...(config.database.maxConnections === undefined ? {} : { maxConnections: config.database.maxConnections }),
+        });
+  try {
+    return await createServicesOver(config, { logger, fixedTokens, database });
+  } catch (error) {
+    await database?.close();
+    throw error;
+  }
+}
+
+async function createServicesOver(
+  config: ServerServicesConfig,
+  context: { logger: Logger; fixedTokens: Partial<Record<Kind, string>>; database: Database | undefined },
+): Promise<ServerServices> {
+  const { logger, fixedTokens, database } = context;
 
   // Every step that can fail comes before anything that holds a file, a watcher or a timer, so a
   // failed start leaves nothing to close.
@@ -237,7 +279,11 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
   const engine = await createPermissionEngine({ lazyParser: true });
   const dataDirPath = await realpath(config.dataDir);
-  const sessions = await openFileSessionStore({ dataDir: config.dataDir, logger });
+  const sessions =
+    database === undefined
+      ? await openFileSessionStore({ dataDir: config.dataDir, logger })
+      : createPostgresSessionStore({ database });
+  const eventLog = database === undefined ? undefined : await openPostgresEventLog({ database, logger });
   // A damaged jobs file stops the start with its path and reason: it is never emptied.
   const cronStore = await openCronJobStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);
@@ -323,7 +369,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   });
   agents = createAgentDirectory({ registry, catalog, models });
   const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
-  const events = createSessionEvents();
+  const events = createSessionEvents({ logger, ...(eventLog === undefined ? {} : { storage: eventLog }) });
   const turnServices: TurnServices = {
     store: sessions,
     events,
@@ -469,6 +515,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
       () => cronStore.close(),
       () => audit.close(),
       () => credentials.close(),
+      () => database?.close(),
     ]);
     return closing;
   }
@@ -488,6 +535,7 @@ export async function createServerServices(config: ServerServicesConfig): Promis
     agents,
     toolCalls,
     sessions,
+    database,
     events,
     agent,
     cron,

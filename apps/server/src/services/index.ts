@@ -1,2 +1,7 @@
-export { createServerServices, type ServerServices, type ServerServicesConfig } from './create-server-services.ts';
+export {
+  createServerServices,
+  type DatabaseSettings,
+  type ServerServices,
+  type ServerServicesConfig,
+} from './create-server-services.ts';
 export type { HealthReport, WorkerHealth } from './health-report.ts';

@@ -38,7 +38,7 @@ describe('session events', () => {
     events.publish('s', { type: 'status', status: 'idle' });
     expect((await between).map((envelope) => envelope.data.seq)).toEqual([5]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('tells a subscriber asking for a turn whose start is no longer kept to resync, then goes on from the oldest kept event', async () => {
@@ -54,7 +54,7 @@ describe('session events', () => {
     expect(resync?.data.type).toBe('session.resync');
     expect(first?.data.seq).toBe(12);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('resumes after the last id a subscriber saw, with no gap and no duplicate', async () => {
@@ -67,7 +67,7 @@ describe('session events', () => {
     const rest = await take(resumed, 3);
     expect([...first, ...rest].map((envelope) => envelope.data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('tells a subscriber that fell behind what is kept to resync, then goes on from the oldest kept event', async () => {
@@ -88,7 +88,7 @@ describe('session events', () => {
       ['status', 11],
     ]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('gives back the events of an idle session nobody follows, keeping its sequence numbers', async () => {
@@ -108,7 +108,7 @@ describe('session events', () => {
       ['status', 3],
     ]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 });
 
@@ -131,7 +131,7 @@ describe('session events: text deltas coalesced per tick', () => {
       [3, 'message.delta', '.'],
     ]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('publishes waiting deltas before any other event, so order and sequence numbers stay exact', async () => {
@@ -150,7 +150,7 @@ describe('session events: text deltas coalesced per tick', () => {
     ]);
     expect(taken.map(({ data }) => (data.type === 'message.delta' ? data.text : ''))).toEqual(['ab', '', 'c']);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('never merges deltas of different turns or sessions', async () => {
@@ -169,7 +169,7 @@ describe('session events: text deltas coalesced per tick', () => {
     ]);
     expect(fromSecond.map(({ data }) => data.seq)).toEqual([1]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 
   it('keeps only the newest events once more than are kept were published, in constant time each', async () => {
@@ -180,6 +180,6 @@ describe('session events: text deltas coalesced per tick', () => {
     const taken = await take(events.stream({ sessionId: 's', lastEventId: `x:1`, signal: controller.signal }), 2);
     expect(taken.map(({ data }) => data.seq)).toEqual([0, 2 * MAX_KEPT_EVENTS + 1]);
     controller.abort();
-    events.close();
+    await events.close();
   });
 });

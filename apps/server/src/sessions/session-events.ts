@@ -1,20 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import type { Logger } from '@molf/logging';
 import type { SessionEvent, SessionEventBody } from '@molf/protocol';
 import { type TrackedEnvelope, tracked } from '@trpc/server';
 import { createEventRing, type EventRing } from './event-ring.ts';
+import { createEventWriter, type EventWriter } from './event-writer.ts';
+import type { StoredEventLog } from './stored-event-log.ts';
 
 export type SessionEvents = {
   /**
    * Publishes an event with the session's next sequence number. Text deltas of one turn published
    * in one tick become one event (published at the end of the tick, or before the session's next
    * other event): fewer frames for every subscriber, with order and sequence numbers exact.
-   * Returns the published event; undefined for a delta, which is published later.
+   * Returns the published event; undefined for a delta, which is published later, and, with a
+   * stored log, for an event of a session whose last number is still being read.
    */
   publish(sessionId: string, body: SessionEventBody): SessionEvent | undefined;
   /**
    * Every kept event after `lastEventId`, then live ones, as tracked envelopes (ids `epoch:seq`), with
-   * no gap and no duplicate. An id from before a restart, or older than what is kept, starts with
-   * `session.resync` and every kept event.
+   * no gap and no duplicate. An id from another epoch (a restart of a server that keeps events in
+   * memory), or older than what is kept, starts with `session.resync` and every kept event. With a
+   * stored log, subscribers see an event once it is stored, and every stored one is kept.
    */
   stream(options: {
     sessionId: string;
@@ -29,88 +34,251 @@ export type SessionEvents = {
     signal: AbortSignal | undefined;
   }): AsyncGenerator<TrackedEnvelope<SessionEvent>>;
   /**
-   * Calls `observer` with each event of the session as it is published (deltas once coalesced), in
-   * order, until the returned function is called. The observer must not throw.
+   * Calls `observer` with each event of the session as this process publishes it (deltas once
+   * coalesced), in order, until the returned function is called: before it is stored, so that the
+   * code running a turn sees its own events at once. The observer must not throw.
    */
   observe(sessionId: string, observer: (event: SessionEvent) => void): () => void;
-  /** Forgets a session's events (session deleted). */
+  /** Forgets a session's events (session deleted); a stored log deletes them. */
   forget(sessionId: string): void;
-  /** Stops the sweep of idle logs. */
-  close(): void;
+  /** Stops the sweep of idle logs; with a stored log, waits for the events being written. */
+  close(): Promise<void>;
 };
 
 /** Events kept per session for subscribers that reconnect. */
 export const MAX_KEPT_EVENTS = 5_000;
+/** Events read from a stored log at a time, for a subscriber that resumes from far back. */
+const READ_PAGE = 500;
 
 type Log = {
+  sessionId: string;
+  /** The number the next event this process publishes gets. */
   nextSeq: number;
+  /** The number of the newest event subscribers were given (stored, with a stored log). */
+  shownSeq: number;
   events: EventRing;
   listeners: Set<() => void>;
   observers: Set<(event: SessionEvent) => void>;
   lastAt: number;
   /** Text deltas waiting for the end of the tick. */
   pending: { turnId: string; texts: string[] } | undefined;
-  /** The sequence number of the running turn's `turn.started`; undefined between turns. */
+  /** The sequence number of the shown running turn's `turn.started`; undefined between turns. */
   turnStartSeq: number | undefined;
+  /** With a stored log: whether the session's last number was read (publishing waits for it). */
+  loaded: boolean;
+  loading: Promise<void> | undefined;
+  /** Bodies published while the last number was being read, in order. */
+  waiting: SessionEventBody[];
+  /** With a stored log: the reading of events stored by another instance, while it runs. */
+  catchingUp: Promise<void> | undefined;
+  /** More was stored while the reading ran. */
+  readAgain: boolean;
+  /** Events handed to the writer and not yet stored. */
+  unwritten: number;
 };
 
 /**
- * A session nobody follows and nothing happened in for this long gives its kept events back (its
- * sequence numbers go on): a later subscriber with an old id gets `session.resync`.
+ * A session's IDLE log nobody follows and nothing happened in for this long gives its kept events
+ * back (its sequence numbers go on); with a stored log it is dropped whole, and read again when needed.
  */
 export const IDLE_LOG_MS = 10 * 60_000;
 
-export function createSessionEvents(options: { idleLogMs?: number } = {}): SessionEvents {
+export type SessionEventsOptions = {
+  idleLogMs?: number;
+  /**
+   * Where events are stored, numbered, and shared with the other instances (PostgreSQL). Default:
+   * none — events live in this process's memory, and a restart starts a new epoch.
+   */
+  storage?: StoredEventLog;
+  /** Where a failed write is told. Default: nowhere. */
+  logger?: Logger;
+};
+
+export function createSessionEvents(options: SessionEventsOptions = {}): SessionEvents {
   const idleLogMs = options.idleLogMs ?? IDLE_LOG_MS;
-  /** Ids carry the server's epoch: after a restart, old ids must not skip new events. */
-  const epoch = randomBytes(4).toString('hex');
+  const { storage } = options;
+  /** Ids carry the epoch: after a restart of a server that keeps events in memory, old ids must not skip new events. */
+  const epoch = storage?.epoch ?? randomBytes(4).toString('hex');
   const logs = new Map<string, Log>();
 
   function logOf(sessionId: string): Log {
     let log = logs.get(sessionId);
     if (log === undefined) {
       log = {
+        sessionId,
         nextSeq: 1,
+        shownSeq: 0,
         events: createEventRing(MAX_KEPT_EVENTS),
         listeners: new Set(),
         observers: new Set(),
         lastAt: Date.now(),
         pending: undefined,
         turnStartSeq: undefined,
+        loaded: storage === undefined,
+        loading: undefined,
+        waiting: [],
+        catchingUp: undefined,
+        readAgain: false,
+        unwritten: 0,
       };
       logs.set(sessionId, log);
     }
     return log;
   }
 
-  function append(sessionId: string, log: Log, body: SessionEventBody): SessionEvent {
-    const event = { ...body, seq: log.nextSeq, sessionId, at: new Date().toISOString() } as SessionEvent;
-    log.nextSeq += 1;
+  /** Reads where a stored session's events stand; publishing and streaming wait for it. */
+  function load(log: Log): Promise<void> {
+    if (log.loaded || storage === undefined) return Promise.resolve();
+    log.loading ??= storage.head(log.sessionId).then(
+      (head) => {
+        log.loading = undefined;
+        if (logs.get(log.sessionId) !== log) return;
+        log.loaded = true;
+        log.nextSeq = Math.max(log.nextSeq, head.lastSeq + 1);
+        if (log.shownSeq === 0 && log.events.size() === 0) {
+          // A log new to this process shows what is stored from here on (older events are read on demand).
+          log.shownSeq = head.lastSeq;
+          log.turnStartSeq = head.turnStartSeq;
+        }
+        const waiting = log.waiting;
+        log.waiting = [];
+        for (const body of waiting) number(log, body);
+        // Subscribers waiting may now have stored events to read.
+        for (const listener of log.listeners) listener();
+      },
+      (error: unknown) => {
+        log.loading = undefined;
+        throw error;
+      },
+    );
+    return log.loading;
+  }
+
+  /** Gives subscribers an event, in order: one past a gap waits for the gap to be read. */
+  function show(log: Log, event: SessionEvent): void {
+    if (event.seq <= log.shownSeq) return;
+    if (event.seq > log.shownSeq + 1) {
+      void catchUp(log);
+      return;
+    }
+    log.shownSeq = event.seq;
     log.lastAt = Date.now();
-    if (body.type === 'turn.started') log.turnStartSeq = event.seq;
-    else if (body.type === 'turn.ended') log.turnStartSeq = undefined;
+    if (event.type === 'turn.started') log.turnStartSeq = event.seq;
+    else if (event.type === 'turn.ended') log.turnStartSeq = undefined;
     log.events.push(event);
     for (const listener of log.listeners) listener();
+  }
+
+  /**
+   * Reads the stored events this process has not shown yet (another instance's, or past a gap);
+   * one reading per session at a time, which callers may wait for.
+   */
+  function catchUp(log: Log): Promise<void> {
+    if (storage === undefined || !log.loaded) return Promise.resolve();
+    if (log.catchingUp !== undefined) {
+      // Events stored after the running reading began: it reads once more before it ends.
+      log.readAgain = true;
+      return log.catchingUp;
+    }
+    log.catchingUp = (async () => {
+      try {
+        for (;;) {
+          log.readAgain = false;
+          const page = await storage.read(log.sessionId, log.shownSeq, READ_PAGE);
+          for (const event of page) show(log, event);
+          if (page.length < READ_PAGE && !log.readAgain) return;
+        }
+      } catch (error) {
+        options.logger?.warn({ err: error, sessionId: log.sessionId }, 'cannot read stored events');
+      } finally {
+        log.catchingUp = undefined;
+      }
+    })();
+    return log.catchingUp;
+  }
+
+  const writer: EventWriter | undefined =
+    storage === undefined
+      ? undefined
+      : createEventWriter({
+          storage,
+          ...(options.logger === undefined ? {} : { logger: options.logger }),
+          stored: (event) => {
+            const log = logs.get(event.sessionId);
+            if (log === undefined) return;
+            log.unwritten -= 1;
+            show(log, event);
+          },
+          refused: (event) => {
+            // Another instance stored an event under this number: this process's count is stale.
+            const log = logs.get(event.sessionId);
+            if (log === undefined) return;
+            log.unwritten -= 1;
+            options.logger?.error(
+              { sessionId: event.sessionId, seq: event.seq },
+              'another instance numbered events of this session: its count is read again',
+            );
+            log.loaded = false;
+            catchUpAfterReload(log);
+          },
+        });
+
+  function catchUpAfterReload(log: Log): void {
+    load(log)
+      .then(() => catchUp(log))
+      .catch((error: unknown) =>
+        options.logger?.warn({ err: error, sessionId: log.sessionId }, 'cannot read where the stored events stand'),
+      );
+  }
+
+  /** Numbers a body and hands it on: to the observers at once, to subscribers once stored. */
+  function number(log: Log, body: SessionEventBody): SessionEvent | undefined {
+    if (!log.loaded) {
+      log.waiting.push(body);
+      load(log).catch((error: unknown) =>
+        options.logger?.warn({ err: error, sessionId: log.sessionId }, 'cannot read where the stored events stand'),
+      );
+      return undefined;
+    }
+    const event = { ...body, seq: log.nextSeq, sessionId: log.sessionId, at: new Date().toISOString() } as SessionEvent;
+    log.nextSeq += 1;
+    log.lastAt = Date.now();
     for (const observer of log.observers) observer(event);
+    if (writer === undefined) {
+      show(log, event);
+    } else {
+      log.unwritten += 1;
+      writer.write(event);
+    }
     return event;
   }
 
   /** Sessions with deltas waiting, flushed together once per tick. */
-  const waiting = new Map<string, Log>();
+  const waitingDeltas = new Map<string, Log>();
   let flushScheduled = false;
 
   function flushDeltas(sessionId: string, log: Log): void {
     const { pending } = log;
     if (pending === undefined) return;
     log.pending = undefined;
-    waiting.delete(sessionId);
-    append(sessionId, log, { type: 'message.delta', turnId: pending.turnId, text: pending.texts.join('') });
+    waitingDeltas.delete(sessionId);
+    number(log, { type: 'message.delta', turnId: pending.turnId, text: pending.texts.join('') });
   }
 
   function flushAll(): void {
     flushScheduled = false;
-    for (const [sessionId, log] of waiting) flushDeltas(sessionId, log);
+    for (const [sessionId, log] of waitingDeltas) flushDeltas(sessionId, log);
   }
+
+  const stopListening = storage?.onStored((sessionId, seq) => {
+    if (sessionId === undefined) {
+      // Notifications may have been missed (the link to the database was down): look at every log.
+      for (const log of logs.values()) if (log.listeners.size > 0) void catchUp(log);
+      return;
+    }
+    const log = logs.get(sessionId);
+    if (log !== undefined && log.listeners.size > 0 && seq > log.shownSeq) void catchUp(log);
+  });
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
   /** Tells a subscriber that events it should have seen are gone: reload, then follow on. */
@@ -119,8 +287,20 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
   const sweep = setInterval(
     () => {
       const now = Date.now();
-      for (const log of logs.values()) {
-        if (log.listeners.size === 0 && log.events.size() > 0 && now - log.lastAt > idleLogMs) log.events.clear();
+      for (const [sessionId, log] of logs) {
+        const idle = log.listeners.size === 0 && now - log.lastAt > idleLogMs;
+        if (!idle) continue;
+        if (storage === undefined) {
+          if (log.events.size() > 0) log.events.clear();
+        } else if (
+          log.observers.size === 0 &&
+          log.unwritten === 0 &&
+          log.pending === undefined &&
+          log.loading === undefined
+        ) {
+          // Everything is stored: the log is read again when the session is used.
+          logs.delete(sessionId);
+        }
       }
     },
     Math.min(60_000, idleLogMs),
@@ -137,7 +317,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         }
         flushDeltas(sessionId, log);
         log.pending = { turnId: body.turnId, texts: [body.text] };
-        waiting.set(sessionId, log);
+        waitingDeltas.set(sessionId, log);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flushAll);
@@ -145,7 +325,7 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
         return undefined;
       }
       flushDeltas(sessionId, log);
-      return append(sessionId, log, body);
+      return number(log, body);
     },
 
     async *stream({ sessionId, lastEventId, fromNow, fromTurnStart, signal }) {
@@ -156,36 +336,52 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
       const onAbort = () => wake?.();
       signal?.addEventListener('abort', onAbort);
       try {
+        await load(log);
         let after = 0;
         const [idEpoch, idSeq] = (lastEventId ?? '').split(':');
         const seq = Number(idSeq);
-        const firstKept = log.events.firstSeq(log.nextSeq);
+        // A subscriber may have seen, through another instance, events this one has not read yet.
+        if (storage !== undefined && idEpoch === epoch && seq > log.shownSeq) await catchUp(log);
+        const firstKept = log.events.firstSeq(log.shownSeq + 1);
         if (lastEventId === null || lastEventId === undefined) {
           if (fromTurnStart === true) {
+            after = (log.turnStartSeq ?? log.shownSeq + 1) - 1;
             // A turn whose start is no longer kept is followed from the oldest kept event, after a resync.
-            after = Math.max(log.turnStartSeq ?? log.nextSeq, firstKept) - 1;
-            if (log.turnStartSeq !== undefined && log.turnStartSeq < firstKept) {
+            if (storage === undefined && log.turnStartSeq !== undefined && log.turnStartSeq < firstKept) {
               yield resyncOf(sessionId);
+              after = firstKept - 1;
             }
           } else if (fromNow === true) {
-            after = log.nextSeq - 1;
+            after = log.shownSeq;
           }
-        }
-        if (lastEventId !== null && lastEventId !== undefined) {
-          if (idEpoch === epoch && Number.isInteger(seq) && seq >= firstKept - 1) {
-            after = seq;
-          } else {
-            yield resyncOf(sessionId);
-            after = firstKept - 1;
-          }
+        } else if (
+          idEpoch === epoch &&
+          Number.isInteger(seq) &&
+          seq <= log.shownSeq &&
+          (storage !== undefined || seq >= firstKept - 1)
+        ) {
+          after = seq;
+        } else {
+          yield resyncOf(sessionId);
+          after = storage === undefined ? firstKept - 1 : log.shownSeq;
         }
         while (signal?.aborted !== true && logs.get(sessionId) === log) {
           // Sequence numbers are contiguous, so the next event's place is known.
-          const first = log.events.firstSeq(log.nextSeq);
+          const first = log.events.firstSeq(log.shownSeq + 1);
           if (after + 1 < first) {
-            // This subscriber fell behind what is kept: say so, rather than skip silently.
-            yield resyncOf(sessionId);
-            after = first - 1;
+            const older =
+              storage === undefined ? [] : await storage.read(sessionId, after, Math.min(READ_PAGE, first - 1 - after));
+            if (older.length === 0) {
+              // This subscriber fell behind what is kept: say so, rather than skip silently.
+              yield resyncOf(sessionId);
+              after = first - 1;
+              continue;
+            }
+            for (const event of older) {
+              if (event.seq !== after + 1) break;
+              after = event.seq;
+              yield tracked(idOf(event), event);
+            }
             continue;
           }
           const next = log.events.at(after + 1);
@@ -216,13 +412,19 @@ export function createSessionEvents(options: { idleLogMs?: number } = {}): Sessi
     forget(sessionId) {
       const log = logs.get(sessionId);
       logs.delete(sessionId);
-      waiting.delete(sessionId);
+      waitingDeltas.delete(sessionId);
+      storage
+        ?.forget(sessionId)
+        .catch((error: unknown) => options.logger?.warn({ err: error, sessionId }, 'cannot delete stored events'));
       // Streams still open on a deleted session end.
       for (const listener of log?.listeners ?? []) listener();
     },
 
-    close() {
+    async close() {
       clearInterval(sweep);
+      flushAll();
+      stopListening?.();
+      await writer?.close();
     },
   };
 }

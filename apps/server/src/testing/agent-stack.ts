@@ -8,6 +8,7 @@ import type { NotifyOptions } from '../notify/index.ts';
 import type { ModelPrices } from '../providers/model-prices.ts';
 import type { CronSettings } from '../services/create-server-services.ts';
 import type { ServerTool } from '../tools/index.ts';
+import { createTestDatabase, TEST_STORE_ENV } from './test-database.ts';
 import { startTestLink, TEST_CLIENT_TOKEN, waitFor } from './test-link.ts';
 
 /** A server and a real worker, the fake LLM behind the real provider code, and a client. */
@@ -33,8 +34,16 @@ export async function startStack(
     notify?: NotifyOptions;
     cron?: CronSettings;
     logger?: Logger;
+    /** Keep sessions and events in this PostgreSQL database (see test-database.ts). Default: files. */
+    databaseUrl?: string;
   } = {},
 ): Promise<Stack> {
+  // The stack tests run a second time on PostgreSQL (the `stack-postgres` project of vitest.config.ts).
+  const database =
+    options.databaseUrl === undefined && process.env[TEST_STORE_ENV] === 'postgres'
+      ? await createTestDatabase()
+      : undefined;
+  const databaseUrl = options.databaseUrl ?? database?.url;
   const llm = await startFakeLlm({ turns: options.turns ?? [] });
   const link = await startTestLink({
     server: {
@@ -50,6 +59,7 @@ export async function startStack(
       ...(options.notify === undefined ? {} : { notify: options.notify }),
       ...(options.cron === undefined ? {} : { cron: options.cron }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(databaseUrl === undefined ? {} : { database: { url: databaseUrl, maxConnections: 4 } }),
     },
     ...(options.worker === undefined ? {} : { worker: options.worker }),
   });
@@ -68,6 +78,7 @@ export async function startStack(
         await link[Symbol.asyncDispose]();
       } finally {
         await llm.close();
+        await database?.[Symbol.asyncDispose]();
       }
     },
   };

@@ -3,6 +3,9 @@ import postgres from 'postgres';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../database/index.ts';
 
+/** Set to `postgres`, the agent stack of the tests keeps sessions and events in a database of its own. */
+export const TEST_STORE_ENV = 'MOLF_TEST_STORE';
+
 /** Why the run has no PostgreSQL, or undefined when it has one (see scripts/vitest-postgres.ts). */
 export function postgresUnavailable(): string | undefined {
   const provided = inject('postgres');

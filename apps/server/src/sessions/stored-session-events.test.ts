@@ -1,0 +1,185 @@
+import { createSilentLogger } from '@molf/logging';
+import type { SessionEvent } from '@molf/protocol';
+import { startPostgresCluster } from '@molf/testkit';
+import type { TrackedEnvelope } from '@trpc/server';
+import { describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../database/index.ts';
+import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { openPostgresEventLog } from './postgres-event-log.ts';
+import { createSessionEvents, type SessionEvents } from './session-events.ts';
+
+const logger = createSilentLogger();
+const unavailable = postgresUnavailable();
+const WAIT_MS = 60_000;
+
+/** The first `count` events of a stream, as id and event. */
+async function take(stream: AsyncGenerator<TrackedEnvelope<SessionEvent>>, count: number) {
+  const taken: Array<{ id: string; data: SessionEvent }> = [];
+  for (let index = 0; index < count; index += 1) {
+    const next = await stream.next();
+    if (next.done === true) break;
+    const [id, data] = next.value;
+    taken.push({ id, data });
+  }
+  return taken;
+}
+
+const status = (value: 'busy' | 'idle') => ({ type: 'status', status: value }) as const;
+
+/** Instances of the events service over one database: each its own pool, as separate servers. */
+async function instances(url: string, count: number) {
+  const opened: Array<{ database: Database; events: SessionEvents }> = [];
+  for (let index = 0; index < count; index += 1) {
+    const database = await openDatabase({ url, logger, maxConnections: 3 });
+    const storage = await openPostgresEventLog({ database, logger });
+    opened.push({ database, events: createSessionEvents({ storage, logger }) });
+  }
+  return {
+    events: opened.map((instance) => instance.events),
+    async [Symbol.asyncDispose]() {
+      for (const instance of opened) {
+        await instance.events.close();
+        await instance.database.close();
+      }
+    },
+  };
+}
+
+describe.skipIf(unavailable !== undefined)(
+  `session events stored in PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+  () => {
+    it('gives subscribers on every instance the events one instance publishes, in order, once stored', async () => {
+      await using created = await createTestDatabase();
+      await using servers = await instances(created.url, 2);
+      const [one, two] = servers.events as [SessionEvents, SessionEvents];
+      const controller = new AbortController();
+      const onTwo = two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal });
+      const onOne = one.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal });
+      // Both subscriptions start on their first read.
+      const readingTwo = take(onTwo, 4);
+      const readingOne = take(onOne, 4);
+      await new Promise((resolveLater) => setTimeout(resolveLater, 200));
+      one.publish('s', status('busy'));
+      one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+      for (const text of ['Hel', 'lo']) one.publish('s', { type: 'message.delta', turnId: 't1', text });
+      one.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
+      const seen = await readingTwo;
+      expect(seen.map(({ data }) => [data.seq, data.type])).toEqual([
+        [1, 'status'],
+        [2, 'turn.started'],
+        [3, 'message.delta'],
+        [4, 'turn.ended'],
+      ]);
+      expect((await readingOne).map(({ id }) => id)).toEqual(seen.map(({ id }) => id));
+      controller.abort();
+    });
+
+    it('resumes a subscriber on another instance after its last id, with no gap and no duplicate', async () => {
+      await using created = await createTestDatabase();
+      await using servers = await instances(created.url, 2);
+      const [one, two] = servers.events as [SessionEvents, SessionEvents];
+      for (let index = 0; index < 5; index += 1) one.publish('s', status('busy'));
+      const controller = new AbortController();
+      const first = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
+      const resumed = two.stream({ sessionId: 's', lastEventId: first[2]?.id, signal: controller.signal });
+      one.publish('s', status('idle'));
+      const rest = await take(resumed, 3);
+      expect([...first, ...rest].map(({ data }) => data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      controller.abort();
+    });
+
+    it('starts a subscriber on another instance at the running turn’s start, however far back it is', async () => {
+      await using created = await createTestDatabase();
+      await using servers = await instances(created.url, 2);
+      const [one, two] = servers.events as [SessionEvents, SessionEvents];
+      one.publish('s', { type: 'turn.started', turnId: 't0', messageId: 'm0', model: 'f/m' });
+      one.publish('s', { type: 'turn.ended', turnId: 't0', reason: 'completed' });
+      one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+      for (let index = 0; index < 700; index += 1) one.publish('s', status('busy'));
+      const controller = new AbortController();
+      // Once the publishing instance shows the last one, all are stored.
+      await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 703);
+      const fromStart = await take(
+        two.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
+        701,
+      );
+      expect(fromStart[0]?.data).toMatchObject({ type: 'turn.started', turnId: 't1', seq: 3 });
+      expect(fromStart.map(({ data }) => data.seq)).toEqual(Array.from({ length: 701 }, (_, index) => index + 3));
+      controller.abort();
+    });
+
+    it('numbers on from the last stored event after a restart, with the same ids', async () => {
+      await using created = await createTestDatabase();
+      let lastId: string | undefined;
+      {
+        await using servers = await instances(created.url, 1);
+        const [one] = servers.events as [SessionEvents];
+        one.publish('s', status('busy'));
+        one.publish('s', status('idle'));
+        const controller = new AbortController();
+        lastId = (await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2))[1]?.id;
+        controller.abort();
+      }
+      await using restarted = await instances(created.url, 1);
+      const [again] = restarted.events as [SessionEvents];
+      const controller = new AbortController();
+      const resumed = again.stream({ sessionId: 's', lastEventId: lastId, signal: controller.signal });
+      again.publish('s', status('busy'));
+      const [next] = await take(resumed, 1);
+      expect(next?.data).toMatchObject({ type: 'status', seq: 3 });
+      expect(next?.id.split(':')[0]).toBe(lastId?.split(':')[0]);
+      controller.abort();
+    });
+
+    it('refuses a number another instance stored first, and numbers on after the stored ones', async () => {
+      await using created = await createTestDatabase();
+      await using servers = await instances(created.url, 2);
+      const [one, two] = servers.events as [SessionEvents, SessionEvents];
+      one.publish('s', status('busy'));
+      two.publish('s', status('busy'));
+      // Both numbered their event 1 (each thinks it owns the session): one of them is stored.
+      const controller = new AbortController();
+      const [stored] = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1);
+      expect(stored?.data.seq).toBe(1);
+      // The refused instance read the count again: its next event follows the stored ones.
+      await waitFor(async () => {
+        two.publish('s', status('idle'));
+        const all = await take(
+          one.stream({ sessionId: 's', lastEventId: stored?.id, signal: AbortSignal.timeout(500) }),
+          1,
+        ).catch(() => []);
+        return all.some(({ data }) => data.type === 'status' && data.status === 'idle');
+      });
+      controller.abort();
+    });
+
+    it('keeps events published while the database is down and stores them, in order, once it is back', async () => {
+      await using cluster = await startPostgresCluster();
+      const url = await cluster.createDatabase('molf');
+      await using servers = await instances(url, 1);
+      const [one] = servers.events as [SessionEvents];
+      one.publish('s', status('busy'));
+      const controller = new AbortController();
+      const stream = one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal });
+      expect((await take(stream, 1)).map(({ data }) => data.seq)).toEqual([1]);
+      await cluster.stop();
+      one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+      one.publish('s', status('idle'));
+      await new Promise((resolveLater) => setTimeout(resolveLater, 500));
+      await cluster.start();
+      expect((await take(stream, 2)).map(({ data }) => [data.seq, data.type])).toEqual([
+        [2, 'turn.started'],
+        [3, 'status'],
+      ]);
+      controller.abort();
+    });
+  },
+);
+
+async function waitFor(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a condition');
+    await new Promise((resolveLater) => setTimeout(resolveLater, 50));
+  }
+}
