@@ -63,6 +63,7 @@ import {
   type SessionEvents,
   type SessionStore,
 } from '../sessions/index.ts';
+import { openFileStateDocuments, openPostgresStateDocuments, type StateDocuments } from '../state/index.ts';
 import {
   createCronTool,
   createSkillTool,
@@ -173,6 +174,8 @@ export type ServerServices = AsyncDisposable & {
   sessions: SessionStore;
   /** The PostgreSQL database, when the server keeps its state there. */
   database: Database | undefined;
+  /** The small state's documents: the data directory's files, or the database's rows. */
+  documents: StateDocuments;
   /** Each session's live events, with sequence numbers. */
   events: SessionEvents;
   /** The agent loop: prompts, aborts. */
@@ -284,6 +287,11 @@ async function createServicesOver(
       ? await openFileSessionStore({ dataDir: config.dataDir, logger })
       : createPostgresSessionStore({ database });
   const eventLog = database === undefined ? undefined : await openPostgresEventLog({ database, logger });
+  /** The small state (credentials, permissions, cron jobs…): files in the data dir, or rows of the database. */
+  const documents: StateDocuments =
+    database === undefined
+      ? openFileStateDocuments({ dataDir: config.dataDir, logger })
+      : await openPostgresStateDocuments({ database, logger });
   // A damaged jobs file stops the start with its path and reason: it is never emptied.
   const cronStore = await openCronJobStore({ dataDir: config.dataDir, logger });
   const models = createModelResolver(config.models);
@@ -515,6 +523,7 @@ async function createServicesOver(
       () => cronStore.close(),
       () => audit.close(),
       () => credentials.close(),
+      () => documents.close(),
       () => database?.close(),
     ]);
     return closing;
@@ -536,6 +545,7 @@ async function createServicesOver(
     toolCalls,
     sessions,
     database,
+    documents,
     events,
     agent,
     cron,

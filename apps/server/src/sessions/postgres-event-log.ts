@@ -16,6 +16,23 @@ export async function openPostgresEventLog(options: { database: Database; logger
   const [meta] = await sql<{ value: string }[]>`select value from molf_meta where key = 'event_epoch'`;
   const epoch = meta?.value ?? 'db';
   const parse = (body: string) => JSON.parse(body) as SessionEvent;
+  const listeners = new Set<(sessionId: string | undefined, seq: number) => void>();
+  let first = true;
+  // Listening before the log is used: an event stored right after the open is announced here too.
+  const listening = await sql.listen(
+    EVENTS_CHANNEL,
+    (payload) => {
+      for (const pair of payload.split(',')) {
+        const at = pair.lastIndexOf(':');
+        for (const listener of listeners) listener(pair.slice(0, at), Number(pair.slice(at + 1)));
+      }
+    },
+    () => {
+      // Called again after each reconnect: what was announced meanwhile was missed.
+      if (!first) for (const listener of listeners) listener(undefined, 0);
+      first = false;
+    },
+  );
 
   return {
     epoch,
@@ -69,34 +86,19 @@ export async function openPostgresEventLog(options: { database: Database; logger
     },
 
     onStored(listener) {
-      let stopped = false;
-      let first = true;
-      const listening = sql.listen(
-        EVENTS_CHANNEL,
-        (payload) => {
-          if (stopped) return;
-          for (const pair of payload.split(',')) {
-            const at = pair.lastIndexOf(':');
-            listener(pair.slice(0, at), Number(pair.slice(at + 1)));
-          }
-        },
-        () => {
-          // Called again after each reconnect: what was announced meanwhile was missed.
-          if (!first && !stopped) listener(undefined, 0);
-          first = false;
-        },
-      );
-      listening.catch((error: unknown) =>
-        options.logger.warn({ err: error }, 'cannot listen for stored session events'),
-      );
+      listeners.add(listener);
       return () => {
-        stopped = true;
-        void listening.then((handle) => handle.unlisten()).catch(() => undefined);
+        listeners.delete(listener);
       };
     },
 
     async forget(sessionId) {
       await sql`delete from session_events where session_id = ${sessionId}`;
+    },
+
+    async close() {
+      listeners.clear();
+      await listening.unlisten().catch(() => undefined);
     },
   };
 }

@@ -73,6 +73,8 @@ type Log = {
   catchingUp: Promise<void> | undefined;
   /** More was stored while the reading ran. */
   readAgain: boolean;
+  /** The highest number announced as stored by any instance. */
+  announcedSeq: number;
   /** Events handed to the writer and not yet stored. */
   unwritten: number;
 };
@@ -119,6 +121,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
         waiting: [],
         catchingUp: undefined,
         readAgain: false,
+        announcedSeq: 0,
         unwritten: 0,
       };
       logs.set(sessionId, log);
@@ -143,8 +146,10 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
         const waiting = log.waiting;
         log.waiting = [];
         for (const body of waiting) number(log, body);
-        // Subscribers waiting may now have stored events to read.
+        // Subscribers waiting may now have stored events to read; some may have been announced
+        // while the count was read.
         for (const listener of log.listeners) listener();
+        if (log.announcedSeq > log.shownSeq) void catchUp(log);
       },
       (error: unknown) => {
         log.loading = undefined;
@@ -277,7 +282,9 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
       return;
     }
     const log = logs.get(sessionId);
-    if (log !== undefined && log.listeners.size > 0 && seq > log.shownSeq) void catchUp(log);
+    if (log === undefined) return;
+    log.announcedSeq = Math.max(log.announcedSeq, seq);
+    if (log.listeners.size > 0 && seq > log.shownSeq) void catchUp(log);
   });
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;
@@ -425,6 +432,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
       flushAll();
       stopListening?.();
       await writer?.close();
+      await storage?.close();
     },
   };
 }

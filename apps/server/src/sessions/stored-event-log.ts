@@ -23,4 +23,6 @@ export type StoredEventLog = {
   onStored(listener: (sessionId: string | undefined, seq: number) => void): () => void;
   /** Deletes a session's stored events. */
   forget(sessionId: string): Promise<void>;
+  /** Stops listening for announcements. */
+  close(): Promise<void>;
 };
