@@ -1,6 +1,7 @@
 import { type ErrorCode, ErrorCodeSchema, MolfError, type WhoAmI } from '@molf/protocol';
 import type { AppRouter } from '@molf/server/router';
 import { createTRPCClient, createWSClient, type TRPCClient, wsLink } from '@trpc/client';
+import { answerAcrossReconnects } from './answer-across-reconnects.ts';
 import { createBackoff } from './backoff.ts';
 import { type ConnectionChange, trackConnection } from './track-connection.ts';
 
@@ -93,8 +94,9 @@ type Rejection = { code: ErrorCode; message: string };
 /**
  * The typed client shared by the CLI, the web client and the worker: tRPC v11 over one
  * WebSocket, with auth in the connection params and automatic reconnect. Subscriptions that use
- * tracked ids resume after a reconnect from the last id they saw. Free of Node-only modules: in
- * Node, `@molf/client/node` adds the `ws` socket with its payload limit and close timeout.
+ * tracked ids resume after a reconnect from the last id they saw; a query cut off by a lost
+ * connection is sent again once the link is back (see `answerAcrossReconnects`). Free of Node-only
+ * modules: in Node, `@molf/client/node` adds the `ws` socket with its payload limit and close timeout.
  */
 export function createMolfClient(options: MolfClientOptions): MolfClient {
   const pingIntervalMs = options.keepAlive?.intervalMs ?? 30_000;
@@ -105,13 +107,19 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
   let lastUntrusted: string | undefined;
   const untrustedListeners = new Set<(message: string) => void>();
 
+  /**
+   * Set as `close()` starts, before tRPC's close runs: that fails the calls not sent yet from
+   * within, and a call the link cut off must not be sent again then (that would reopen the link,
+   * and keep the process alive).
+   */
+  let closing = false;
   const track = trackConnection();
   const report = (status: ConnectionStatus | { type: 'accepted' }) => {
     if (status.type === 'open') lastUntrusted = undefined;
     if (status.type !== 'accepted') options.onStatus?.(status);
     const change = track(status);
     // A link this client closes itself is not lost: no change is told once close() was called.
-    if (change !== undefined && closed === undefined) options.onChange?.(change);
+    if (change !== undefined && !closing) options.onChange?.(change);
   };
 
   const reportRejection = (data: unknown) => {
@@ -152,7 +160,7 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
       report({ type: 'open' });
       // An open socket is not yet an accepted credential (a refused one opens too): one small
       // call proves it, so that "connected" is reported only when it is true.
-      if (options.onChange !== undefined && closed === undefined) {
+      if (options.onChange !== undefined && !closing) {
         rpc.auth.whoami.query().then(
           () => report({ type: 'accepted' }),
           () => {},
@@ -161,10 +169,16 @@ export function createMolfClient(options: MolfClientOptions): MolfClient {
     },
     onClose: () => report({ type: 'closed' }),
   });
-  const rpc = createTRPCClient<AppRouter>({ links: [wsLink({ client: wsClient })] });
   let closed: Promise<void> | undefined;
+  const rpc = createTRPCClient<AppRouter>({
+    links: [
+      ...answerAcrossReconnects<AppRouter>({ url: options.url, isClosed: () => closing }),
+      wsLink({ client: wsClient }),
+    ],
+  });
 
   const close = () => {
+    closing = true;
     closed ??= wsClient.close();
     return closed;
   };

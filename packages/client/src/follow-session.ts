@@ -40,7 +40,8 @@ export type FollowSessionOptions = {
   onPermissionsChange?: (event: Extract<ApprovalEvent, { type: 'permissions.invalid' | 'permissions.valid' }>) => void;
   /**
    * The server ended the session's event stream: the session was deleted (here or in another
-   * client). Default: nothing.
+   * client). Not called when the client closes, nor when the link is lost (the stream is sent
+   * again once it is back). Default: nothing.
    */
   onEnded?: () => void;
 };
@@ -105,7 +106,9 @@ export function followSession(client: MolfClient, options: FollowSessionOptions)
         if (envelope.data.type === 'session.resync') backfill().catch(fail);
       },
       onError: fail,
-      onComplete: () => {
+      // `stopped` is the server ending the stream (the session was deleted). The stream also
+      // completes, without it, when this client closes: that is no news about the session.
+      onStopped: () => {
         if (!stopped) options.onEnded?.();
       },
     },
