@@ -3,6 +3,7 @@ import { createMolfClient } from '@molf/client/node';
 import { describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { openCredentialStore } from './auth/credential-store.ts';
+import { openFileStateDocuments } from './state/index.ts';
 import {
   createTempDir,
   createTestRegistration,
@@ -77,7 +78,8 @@ describe('connections', () => {
     await client.ready();
 
     // Revoked from another process, as `molf token revoke` does.
-    expect(await openCredentialStore({ dataDir: data.path }).revoke(credential.id)).toBe(true);
+    const documents = openFileStateDocuments({ dataDir: data.path });
+    expect(await openCredentialStore({ documents }).revoke(credential.id)).toBe(true);
     await waitFor(() => statuses.includes('rejected'), { what: 'the revoked connection to be refused' });
     expect(statuses).toContain('closed');
   });
@@ -104,7 +106,7 @@ describe('connections', () => {
       id: null,
       error: { code: -32001, message: expect.stringMatching(/^no token/), data: { code: 'unauthorized' } },
     });
-    await writeFile(server.credentials.path, 'not json');
+    await writeFile(server.credentials.where, 'not json');
     expect(await answerTo({ token })).toMatchObject({
       id: null,
       error: {

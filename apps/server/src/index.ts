@@ -56,6 +56,7 @@ export {
   type ServerServicesConfig,
 } from './services/index.ts';
 export { createPostgresSessionStore, openFileSessionStore, type SessionStore } from './sessions/index.ts';
+export { openFileStateDocuments, type StateDocuments } from './state/index.ts';
 export {
   type CertificatePair,
   defaultCertificateNames,

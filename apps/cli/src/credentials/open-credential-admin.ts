@@ -7,7 +7,7 @@ import type {
   TokensCreateOutput,
 } from '@molf/protocol';
 import { MolfError } from '@molf/protocol';
-import { openCredentialStore, openPairingCodeStore, toCredentialInfo } from '@molf/server';
+import { openCredentialStore, openFileStateDocuments, openPairingCodeStore, toCredentialInfo } from '@molf/server';
 import { connectClient } from '../connect-client.ts';
 import { currentMolfPaths } from '../current-molf-paths.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
@@ -36,8 +36,9 @@ export type CredentialAdminOptions = ClientConnectionOptions & { dataDir?: strin
 export async function openCredentialAdmin(options: CredentialAdminOptions): Promise<CredentialAdmin> {
   if (options.server !== undefined) return openRemote(options);
   const { dataDir } = currentMolfPaths(options);
-  const credentials = openCredentialStore({ dataDir });
-  const pairing = openPairingCodeStore({ dataDir, credentials });
+  const documents = openFileStateDocuments({ dataDir });
+  const credentials = openCredentialStore({ documents });
+  const pairing = openPairingCodeStore({ documents, credentials });
   return {
     where: { type: 'local', dataDir },
     listTokens: async () => credentials.list().map((credential) => toCredentialInfo(credential)),
@@ -47,7 +48,7 @@ export async function openCredentialAdmin(options: CredentialAdminOptions): Prom
     },
     async revokeToken(id) {
       if (!(await credentials.revoke(id))) {
-        throw new MolfError('not_found', `no credential with id ${id} in ${credentials.path}`);
+        throw new MolfError('not_found', `no credential with id ${id} in ${credentials.where}`);
       }
     },
     createCode: (input) => pairing.create(input),
@@ -55,7 +56,7 @@ export async function openCredentialAdmin(options: CredentialAdminOptions): Prom
     async cancelCode(id) {
       if (!(await pairing.cancel(id))) throw new MolfError('not_found', `no live pairing code with id ${id}`);
     },
-    async [Symbol.asyncDispose]() {},
+    [Symbol.asyncDispose]: () => documents.close(),
   };
 }
 

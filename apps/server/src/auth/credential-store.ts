@@ -1,7 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
   type CredentialInfo,
@@ -13,11 +10,10 @@ import {
   type Role,
   RoleSchema,
 } from '@molf/protocol';
-import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
+import type { StateDocuments } from '../state/index.ts';
 import { createCredentialUsage } from './credential-usage.ts';
 import { generateToken, hashesEqual, hashToken } from './tokens.ts';
-import { withFileLock } from './with-file-lock.ts';
 
 const StoredCredentialSchema = z.object({
   id: z.string().min(1),
@@ -80,18 +76,29 @@ export function credentialOrigin(credential: StoredCredential): CredentialOrigin
 }
 
 /**
- * Credentials of one server: hashes in `{dataDir}/credentials.json` (mode 0600), plus fixed
- * tokens given by flag or env, which live only in memory (a fixed client token is an admin). The file is re-read when it changes,
- * so `molf token create|revoke` takes effect on the next connection without a restart.
+ * Credentials of one server: hashes in the `credentials.json` document (a 0600 file in the data
+ * directory, or a row shared by every instance on the database), plus fixed tokens given by flag
+ * or env, which live only in memory (a fixed client token is an admin). The document is read again
+ * when it changes, so `molf token create|revoke` (or another instance) takes effect on the next
+ * connection without a restart.
  */
 export type CredentialStore = {
-  /** The credential a token belongs to; a stored one's use is noted (see `recordUsage`). */
+  /**
+   * The credential a token belongs to, by the credentials as this process knows them (on
+   * PostgreSQL, another instance's new credential shows a moment later: see `verifyLatest`); a
+   * stored one's use is noted (see `recordUsage`). Throws `config_invalid` while the document is damaged.
+   */
   verify(token: string): Verified | undefined;
+  /**
+   * As `verify`, but reads the credentials now: for a token `verify` does not know, which another
+   * instance may have created a moment ago.
+   */
+  verifyLatest(token: string): Promise<Verified | undefined>;
   /** The stored credentials, with when each last authenticated where known. */
   list(): ListedCredential[];
   /**
    * Stores a new credential and returns its token, which exists nowhere else. Safe against other
-   * processes changing the file at the same time (a lock beside it).
+   * processes and instances changing the credentials at the same time (under the document's lock).
    */
   create(options: {
     role: Role;
@@ -104,7 +111,7 @@ export type CredentialStore = {
   revoke(id: string): Promise<boolean>;
   /** Whether a credential of this kind is stored. */
   hasStored(kind: Kind): boolean;
-  /** Whether a credential a connection authenticated with still exists; false if the file is broken. */
+  /** Whether a credential a connection authenticated with still exists; false if the document is damaged. */
   isActive(credentialId: string): boolean;
   /** Whether a credential is a fixed token from the server's own configuration. */
   isFixed(credentialId: string): boolean;
@@ -113,14 +120,25 @@ export type CredentialStore = {
    * worker connected for weeks is not shown as last used weeks ago. Cheap: memory only.
    */
   markInUse(credentialId: string): void;
-  /** The credentials file, for watching. */
+  /**
+   * Calls `onChange` after the credentials changed (here, in another process or on another
+   * instance); returns the function that stops watching.
+   */
+  watch(onChange: () => void): () => void;
+  /** Where the credentials are, for messages: the file's path, or the database. */
+  where: string;
+  /**
+   * The credentials file, which the connection guard polls for revocations.
+   * @deprecated A file only the file backend has: use `watch`, which sees every backend's changes.
+   */
   path: string;
   /** Writes the last-used times not yet written. */
   close(): Promise<void>;
 };
 
 export function openCredentialStore(options: {
-  dataDir: string;
+  /** Where `credentials.json` and `credential-usage.json` are kept. */
+  documents: StateDocuments;
   fixed?: Partial<Record<Kind, string>>;
   /**
    * Whether this process keeps `credential-usage.json` (when each credential last authenticated):
@@ -129,66 +147,69 @@ export function openCredentialStore(options: {
   recordUsage?: boolean;
   /** Default `Date.now`. */
   now?: () => number;
-  /** Where a failed write of the usage file is told. Default: nowhere. */
+  /** Where a failed write of the usage document is told. Default: nowhere. */
   logger?: Logger;
 }): CredentialStore {
-  const path = join(options.dataDir, CREDENTIALS_FILE);
+  const { documents } = options;
+  const where = documents.where(CREDENTIALS_FILE);
   const now = options.now ?? Date.now;
   const fixed = Object.entries(options.fixed ?? {}).flatMap(([kind, token]) =>
     token === undefined
       ? []
       : [{ role: (kind === 'worker' ? 'worker' : 'admin') as Role, id: `fixed-${kind}`, hash: hashToken(token) }],
   );
-  let loadedMtimeMs = -1;
+  /** The credentials as last parsed, and the version of the document they came from. */
   let stored: StoredCredential[] = [];
+  let parsedVersion: string | undefined;
 
-  /** Re-reads the file if it changed; `force` re-reads it anyway (under the lock: an mtime may not tick). */
-  function refresh(force = false): void {
-    let mtimeMs: number;
-    try {
-      mtimeMs = statSync(path).mtimeMs;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-        stored = [];
-        loadedMtimeMs = -1;
-        return;
-      }
-      throw error;
+  /** The credentials as this process knows them, parsed again only when the document changed. */
+  function current(): StoredCredential[] {
+    const known = documents.known(CREDENTIALS_FILE);
+    if (known.version !== parsedVersion) {
+      stored = parseCredentials(where, known.text);
+      parsedVersion = known.version;
     }
-    if (mtimeMs === loadedMtimeMs && !force) return;
-    const parsed = CredentialsFileSchema.safeParse(parseJsonOrThrow(path, readFileSync(path, 'utf8')));
-    if (!parsed.success) {
-      // Refuse everything rather than guess: a broken credentials file must never let anyone in.
-      throw new MolfError(
-        'config_invalid',
-        `${path} is not a valid credentials file: ${z.prettifyError(parsed.error)}`,
-      );
-    }
-    stored = parsed.data.credentials;
-    loadedMtimeMs = mtimeMs;
+    return stored;
+  }
+
+  /** The credentials read now, for a change made under the lock. */
+  async function latest(): Promise<StoredCredential[]> {
+    return parseCredentials(where, await documents.read(CREDENTIALS_FILE));
   }
 
   async function save(credentials: StoredCredential[]): Promise<void> {
-    await writeFileAtomic(path, `${JSON.stringify({ version: 2, credentials }, null, 2)}\n`, { mode: 0o600 });
-    stored = credentials;
-    loadedMtimeMs = statSync(path).mtimeMs;
+    await documents.write(CREDENTIALS_FILE, `${JSON.stringify({ version: 2, credentials }, null, 2)}\n`);
+  }
+
+  function findStored(credentials: StoredCredential[], token: string): Verified | undefined {
+    const hash = hashToken(token);
+    const match = credentials.find((credential) => hashesEqual(credential.hash, hash));
+    if (match === undefined) return undefined;
+    usage.record(match.id);
+    return { role: match.role, credentialId: match.id };
+  }
+
+  function findFixed(token: string): Verified | undefined {
+    const hash = hashToken(token);
+    const match = fixed.find((credential) => hashesEqual(credential.hash, hash));
+    return match === undefined ? undefined : { role: match.role, credentialId: match.id };
   }
 
   const usage = createCredentialUsage({
-    dataDir: options.dataDir,
+    documents,
     now,
     known: () => new Set(stored.map((credential) => credential.id)),
     writes: options.recordUsage === true,
     ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
 
-  refresh();
+  current();
   // A minted token given as the fixed one would never be revocable and could claim any worker id.
   for (const credential of fixed) {
     if (stored.some((candidate) => hashesEqual(candidate.hash, credential.hash))) {
       throw new MolfError(
         'config_invalid',
-        `the fixed ${kindOf(credential.role)} token is a token stored in ${path} (made with \`molf token create\`); ` +
+        `the fixed ${kindOf(credential.role)} token is a token stored in ${where} (made with \`molf token create\`); ` +
           'give the server a token of its own, or none',
       );
     }
@@ -196,28 +217,23 @@ export function openCredentialStore(options: {
 
   return {
     verify(token) {
-      const hash = hashToken(token);
-      // Fixed tokens don't depend on the file, so a damaged file can't lock out `molf up`.
-      const fixedMatch = fixed.find((credential) => hashesEqual(credential.hash, hash));
-      if (fixedMatch !== undefined) return { role: fixedMatch.role, credentialId: fixedMatch.id };
-      refresh();
-      const match = stored.find((credential) => hashesEqual(credential.hash, hash));
-      if (match === undefined) return undefined;
-      usage.record(match.id);
-      return { role: match.role, credentialId: match.id };
+      // Fixed tokens don't depend on the document, so a damaged one can't lock out `molf up`.
+      return findFixed(token) ?? findStored(current(), token);
+    },
+    async verifyLatest(token) {
+      return findFixed(token) ?? findStored(await latest(), token);
     },
     list() {
-      refresh();
+      const credentials = current();
       const lastUsed = usage.read();
-      return stored.map((credential) => {
+      return credentials.map((credential) => {
         const ms = lastUsed.get(credential.id);
         return ms === undefined ? { ...credential } : { ...credential, lastUsedAt: new Date(ms).toISOString() };
       });
     },
     async create({ role, label, origin = 'created', id }) {
-      await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-      return withFileLock(path, async () => {
-        refresh(true);
+      return documents.lock(CREDENTIALS_FILE, async () => {
+        const credentials = await latest();
         const token = generateToken(role);
         const credential: StoredCredential = {
           id: id ?? randomUUID().slice(0, 8),
@@ -227,37 +243,35 @@ export function openCredentialStore(options: {
           createdAt: new Date(now()).toISOString(),
           origin,
         };
-        if (stored.some((candidate) => candidate.id === credential.id)) {
-          throw new MolfError('conflict', `a credential with id ${credential.id} exists already in ${path}`);
+        if (credentials.some((candidate) => candidate.id === credential.id)) {
+          throw new MolfError('conflict', `a credential with id ${credential.id} exists already in ${where}`);
         }
-        await save([...stored, credential]);
+        await save([...credentials, credential]);
         return { token, credential };
       });
     },
-    revoke(id) {
-      refresh();
-      // Nothing to take the lock for (the data directory may not even exist).
-      if (!stored.some((credential) => credential.id === id)) return Promise.resolve(false);
-      return withFileLock(path, async () => {
-        refresh(true);
-        const remaining = stored.filter((credential) => credential.id !== id);
-        if (remaining.length === stored.length) return false;
+    async revoke(id) {
+      // Read now, not as known: the credential may have been made on another instance a moment
+      // ago. Nothing to take the lock for when it is not there (the data directory may not even exist).
+      if (!(await latest()).some((credential) => credential.id === id)) return false;
+      return documents.lock(CREDENTIALS_FILE, async () => {
+        const credentials = await latest();
+        const remaining = credentials.filter((credential) => credential.id !== id);
+        if (remaining.length === credentials.length) return false;
         await save(remaining);
         return true;
       });
     },
     hasStored(kind) {
-      refresh();
-      return stored.some((credential) => kindOf(credential.role) === kind);
+      return current().some((credential) => kindOf(credential.role) === kind);
     },
     isActive(credentialId) {
       if (fixed.some((credential) => credential.id === credentialId)) return true;
       try {
-        refresh();
+        return current().some((credential) => credential.id === credentialId);
       } catch {
         return false;
       }
-      return stored.some((credential) => credential.id === credentialId);
     },
     markInUse(credentialId) {
       if (stored.some((credential) => credential.id === credentialId)) usage.record(credentialId);
@@ -265,15 +279,29 @@ export function openCredentialStore(options: {
     isFixed(credentialId) {
       return fixed.some((credential) => credential.id === credentialId);
     },
-    path,
+    watch: (onChange) => documents.watch(CREDENTIALS_FILE, onChange),
+    where,
+    path: where,
     close: () => usage.close(),
   };
 }
 
-function parseJsonOrThrow(path: string, text: string): unknown {
+/**
+ * The credentials a document holds (none when there is no document). A damaged one throws
+ * `config_invalid` naming `where`: refuse everything rather than guess, since a broken
+ * credentials document must never let anyone in.
+ */
+function parseCredentials(where: string, text: string | undefined): StoredCredential[] {
+  if (text === undefined) return [];
+  let json: unknown;
   try {
-    return JSON.parse(text);
+    json = JSON.parse(text);
   } catch (error) {
-    throw new MolfError('config_invalid', `${path} is not valid JSON: ${(error as Error).message}`, { cause: error });
+    throw new MolfError('config_invalid', `${where} is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
+  const parsed = CredentialsFileSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new MolfError('config_invalid', `${where} is not a valid credentials file: ${z.prettifyError(parsed.error)}`);
+  }
+  return parsed.data.credentials;
 }

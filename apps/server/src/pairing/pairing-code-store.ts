@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import {
   type Kind,
   kindOf,
@@ -10,11 +8,10 @@ import {
   type Role,
   RoleSchema,
 } from '@molf/protocol';
-import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import type { CredentialStore, StoredCredential } from '../auth/credential-store.ts';
 import { hashesEqual } from '../auth/tokens.ts';
-import { withFileLock } from '../auth/with-file-lock.ts';
+import type { StateDocuments } from '../state/index.ts';
 import { generatePairingSalt, hashPairingCode } from './hash-pairing-code.ts';
 import { formatPairingCode, generatePairingCode } from './pairing-code-text.ts';
 
@@ -63,9 +60,11 @@ export type Redemption =
   | { type: 'wrong_kind'; role: Role };
 
 /**
- * One-time pairing codes in `{dataDir}/pairing-codes.json` (mode 0600, hashed, written atomically,
- * each read-modify-write under a lock shared with other processes: the server and `molf pair`).
- * A damaged file refuses everything, naming the file; it is never rewritten.
+ * One-time pairing codes in the `pairing-codes.json` document (a 0600 file in the data directory,
+ * or a row shared by every instance on the database): hashed, written whole, each
+ * read-modify-write under the document's lock, shared with other processes (the server and
+ * `molf pair`) and instances, so that a code is redeemed once wherever it is tried. A damaged
+ * document refuses everything, naming where it is; it is never rewritten.
  */
 export type PairingCodeStore = {
   /** A new code for `role`, live for 5 minutes; `busy` when 5 are live already. */
@@ -81,27 +80,33 @@ export type PairingCodeStore = {
    * credential and a live code; a failed credential write gives the code back.
    */
   redeem(input: { code: string; kind: Kind; name: string }): Promise<Redemption>;
-  path: string;
+  /** Where the codes are, for messages: the file's path, or the database. */
+  where: string;
 };
 
 export function openPairingCodeStore(options: {
-  dataDir: string;
+  /** Where `pairing-codes.json` is kept. */
+  documents: StateDocuments;
   /** Where redeemed codes become credentials. */
   credentials: Pick<CredentialStore, 'create'>;
   /** Default `Date.now`. */
   now?: () => number;
 }): PairingCodeStore {
-  const path = join(options.dataDir, PAIRING_CODES_FILE);
+  const { documents } = options;
+  const where = documents.where(PAIRING_CODES_FILE);
   const now = options.now ?? Date.now;
 
   async function load(): Promise<PairingCodesFile | undefined> {
-    let text: string;
+    let text: string | undefined;
     try {
-      text = await readFile(path, 'utf8');
+      text = await documents.read(PAIRING_CODES_FILE);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new MolfError('config_invalid', `cannot read ${path}: ${(error as Error).message}`, { cause: error });
+      // A file that cannot be read (permissions, a directory in its place) is the person's to mend;
+      // a database that cannot be reached says so itself.
+      if ((error as NodeJS.ErrnoException).syscall === undefined) throw error;
+      throw new MolfError('config_invalid', `cannot read ${where}: ${(error as Error).message}`, { cause: error });
     }
+    if (text === undefined) return undefined;
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -117,13 +122,13 @@ export function openPairingCodeStore(options: {
     // Nobody pairs with a file that cannot be read: guessing its content could let someone in.
     return new MolfError(
       'config_invalid',
-      `${path} is damaged: ${reason}. Nobody can pair until it is mended or removed (removing it ends every live code)`,
+      `${where} is damaged: ${reason}. Nobody can pair until it is mended or removed (removing it ends every live code)`,
       cause === undefined ? undefined : { cause },
     );
   }
 
   async function save(file: PairingCodesFile): Promise<void> {
-    await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+    await documents.write(PAIRING_CODES_FILE, `${JSON.stringify(file, null, 2)}\n`);
   }
 
   function isLive(code: StoredCode, at: number): boolean {
@@ -152,12 +157,13 @@ export function openPairingCodeStore(options: {
     };
   }
 
+  const locked = <T>(task: () => Promise<T>) => documents.lock(PAIRING_CODES_FILE, task);
+
   return {
-    path,
+    where,
 
     async create({ role, name }) {
-      await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
-      return withFileLock(path, async () => {
+      return locked(async () => {
         const file = (await load()) ?? { version: 1 as const, salt: generatePairingSalt(), codes: [] };
         const at = now();
         const live = file.codes.filter((code) => isLive(code, at));
@@ -192,7 +198,7 @@ export function openPairingCodeStore(options: {
     async cancel(id) {
       const before = await load();
       if (before === undefined || !before.codes.some((code) => code.id === id)) return false;
-      return withFileLock(path, async () => {
+      return locked(async () => {
         const file = await load();
         const at = now();
         const target = file?.codes.find((code) => code.id === id && isLive(code, at));
@@ -207,7 +213,7 @@ export function openPairingCodeStore(options: {
     async redeem({ code, kind, name }) {
       // Without a file there is no code to find, and nothing to lock.
       if ((await load()) === undefined) return { type: 'unknown' };
-      return withFileLock(path, async (): Promise<Redemption> => {
+      return locked(async (): Promise<Redemption> => {
         const file = await load();
         if (file === undefined) return { type: 'unknown' };
         const hash = await hashPairingCode(code, file.salt);

@@ -10,16 +10,18 @@ import { once } from 'node:events';
 import type { Kind } from '@molf/protocol';
 import { openCredentialStore } from '../auth/credential-store.ts';
 import { openPairingCodeStore } from '../pairing/pairing-code-store.ts';
+import { openFileStateDocuments } from '../state/index.ts';
 
 const [command, dataDir = '', ...rest] = process.argv.slice(2);
-const credentials = openCredentialStore({ dataDir });
+const documents = openFileStateDocuments({ dataDir });
+const credentials = openCredentialStore({ documents });
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
 process.stdin.pause();
 
 if (command === 'redeem') {
   const [code = '', kind = 'worker', name = 'child'] = rest;
-  const result = await openPairingCodeStore({ dataDir, credentials }).redeem({ code, kind: kind as Kind, name });
+  const result = await openPairingCodeStore({ documents, credentials }).redeem({ code, kind: kind as Kind, name });
   process.stdout.write(`${JSON.stringify({ type: result.type })}\n`);
 } else if (command === 'create') {
   const ids: string[] = [];

@@ -4,8 +4,8 @@ import type { CredentialStore, Verified } from '../auth/credential-store.ts';
 import { kindFromPrefix } from '../auth/tokens.ts';
 
 export type AuthenticateConnectionOptions = {
-  /** Checks the token; only `verify` is used. */
-  credentials: Pick<CredentialStore, 'verify'>;
+  /** Checks the token: `verify` first, `verifyLatest` for a token it does not know. */
+  credentials: Pick<CredentialStore, 'verify' | 'verifyLatest'>;
   logger: Logger;
   /** What the peer sent as tRPC connection params, not yet validated. */
   connectionParams: unknown;
@@ -25,9 +25,14 @@ export type Authenticated = Verified & { client?: string };
  * The token check of a new connection: its connection params to the credential they carry, or a
  * `MolfError` — `unauthorized` (no token, an unknown one, a socket the guard refused),
  * `invalid_input` (a client name that is too long or holds control characters) or `internal`
- * (the credentials file cannot be read: nobody gets in, and the message says why).
+ * (the credentials cannot be read: nobody gets in, and the message says why).
+ *
+ * A token the credentials as known let in is admitted before this function first waits, so that
+ * a caller running it from the connection-params message raises the socket's limits before the
+ * next message is read. A token they do not know is looked up again in the credentials as they
+ * are now: on PostgreSQL, one made a moment ago on another instance may not be known here yet.
  */
-export function authenticateConnection(options: AuthenticateConnectionOptions): Authenticated {
+export async function authenticateConnection(options: AuthenticateConnectionOptions): Promise<Authenticated> {
   const { logger, remoteAddress } = options;
   const params = ConnectionParamsSchema.safeParse(options.connectionParams ?? {});
   if (!params.success) {
@@ -43,17 +48,28 @@ export function authenticateConnection(options: AuthenticateConnectionOptions): 
     logger.warn({ remoteAddress }, 'connection refused: no token');
     throw new MolfError('unauthorized', 'no token: connect with a client or worker token in the connection params');
   }
-  let verified: Verified | undefined;
-  try {
-    verified = options.credentials.verify(params.data.token);
-  } catch (error) {
-    logger.error({ err: error }, 'connection refused: the credentials file cannot be read');
-    throw new MolfError('internal', isMolfError(error) ? error.message : 'the server cannot read its credentials', {
+  const unreadable = (error: unknown) => {
+    logger.error({ err: error }, 'connection refused: the credentials cannot be read');
+    return new MolfError('internal', isMolfError(error) ? error.message : 'the server cannot read its credentials', {
       cause: error,
     });
+  };
+  const { token } = params.data;
+  let verified: Verified | undefined;
+  try {
+    verified = options.credentials.verify(token);
+  } catch (error) {
+    throw unreadable(error);
   }
   if (verified === undefined) {
-    const claimed = kindFromPrefix(params.data.token);
+    try {
+      verified = await options.credentials.verifyLatest(token);
+    } catch (error) {
+      throw unreadable(error);
+    }
+  }
+  if (verified === undefined) {
+    const claimed = kindFromPrefix(token);
     logger.warn({ remoteAddress, claimedKind: claimed }, 'connection refused: unknown token');
     throw new MolfError(
       'unauthorized',

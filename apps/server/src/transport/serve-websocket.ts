@@ -196,11 +196,13 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
       pingMs: options.keepAlive?.pingMs ?? 30_000,
       pongWaitMs: options.keepAlive?.pongWaitMs ?? 10_000,
     },
-    createContext({ req, res, info }): RpcContext {
+    // tRPC calls this synchronously from the connection-params message; a known token is admitted
+    // before its first wait (see authenticateConnection).
+    async createContext({ req, res, info }): Promise<RpcContext> {
       const remoteAddress = req.socket.remoteAddress;
-      let verified: ReturnType<typeof authenticateConnection>;
+      let verified: Awaited<ReturnType<typeof authenticateConnection>>;
       try {
-        verified = authenticateConnection({
+        verified = await authenticateConnection({
           credentials,
           logger,
           connectionParams: info.connectionParams,
