@@ -4,6 +4,7 @@ export { type FixtureMcpHttpServer, startFixtureMcpHttpServer } from './fixture-
 export { FIXTURE_MCP_SERVER } from './fixture-mcp-server-path.ts';
 export { isProcessAlive } from './is-process-alive.ts';
 export {
+  createScratchDatabase,
   findPostgresPrograms,
   type PostgresCluster,
   type PostgresClusterOptions,

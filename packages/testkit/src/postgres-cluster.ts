@@ -264,3 +264,33 @@ export async function startPostgresCluster(options: PostgresClusterOptions = {})
     [Symbol.asyncDispose]: close,
   };
 }
+
+/**
+ * A new empty database in the cluster at `adminUrl` (a superuser's URL); dropped, with its
+ * connections, on dispose.
+ */
+export async function createScratchDatabase(
+  adminUrl: string,
+): Promise<AsyncDisposable & { url: string; name: string }> {
+  const name = `molf_test_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async [Symbol.asyncDispose]() {
+      const dropper = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      try {
+        await dropper.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await dropper.end({ timeout: 5 });
+      }
+    },
+  };
+}

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { MolfError, type WorkerId } from '@molf/protocol';
+import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
+import type { SessionLeases } from '../cluster/session-leases.ts';
+import type { QueuedPrompt } from '../sessions/index.ts';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
 import { createSessionTitler } from './session-titler.ts';
@@ -69,7 +71,19 @@ type Queued = {
 };
 
 /** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
-type SessionTurns = { controller: AbortController; queue: Queued[]; done: Promise<void>; ready: Promise<void> };
+type SessionTurns = {
+  controller: AbortController;
+  queue: Queued[];
+  done: Promise<void>;
+  ready: Promise<void>;
+  /** The prompt whose turn runs now. */
+  current: string | undefined;
+  /** Another instance holds the session now: this one stops without touching its state. */
+  lost: boolean;
+};
+
+/** How often an instance looks for sessions that need one (prompts waiting, a turn cut off), about. */
+const SWEEP_MS = 2_000;
 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_MAX_QUEUE = 20;
@@ -108,6 +122,12 @@ export function createAgentRunner(options: {
   settings?: AgentSettings;
   /** `provider/model` that titles sessions from their first prompt. Default none: the prompt's first words. */
   titleModel?: string | undefined;
+  /**
+   * Set when several instances share the database: a session's turns run where its lease is held,
+   * prompts arriving elsewhere are queued in the database and wake the holder, and sessions whose
+   * holder died are taken over. Default: this process runs every session.
+   */
+  leases?: SessionLeases | undefined;
 }): AgentRunner {
   const { services } = options;
   const { store, events, logger } = services;
@@ -127,6 +147,7 @@ export function createAgentRunner(options: {
 
   async function runQueued(sessionId: string, prompt: Queued, turns: SessionTurns): Promise<void> {
     turns.controller = new AbortController();
+    turns.current = prompt.messageId;
     if (prompt.stored === 'queue') {
       // Stored before the model is called: from here a crash still keeps the prompt in the history.
       await store.append(sessionId, {
@@ -159,6 +180,8 @@ export function createAgentRunner(options: {
       queue: [],
       done: Promise.resolve(),
       ready: stored,
+      current: undefined,
+      lost: false,
     };
     running.set(sessionId, turns);
     setStatus(sessionId, 'busy');
@@ -173,7 +196,7 @@ export function createAgentRunner(options: {
         return;
       }
       let next: Queued | undefined = first;
-      while (next !== undefined) {
+      while (next !== undefined && !turns.lost) {
         try {
           await runQueued(sessionId, next, turns);
         } catch (error) {
@@ -186,16 +209,166 @@ export function createAgentRunner(options: {
           });
         }
         // Prompts that came after an abort are run too: the abort emptied the queue it found.
+        // Other instances queue theirs in the database: they are read before the session goes idle.
+        if (turns.queue.length === 0 && leases !== undefined && !turns.lost) await pullQueued(sessionId, turns);
         next = turns.queue.shift();
       }
       running.delete(sessionId);
+      if (turns.lost) return;
       setStatus(sessionId, 'idle');
       await store.idle(sessionId).catch((error: unknown) => {
         logger.warn({ err: error, sessionId }, 'cannot let go of the idle session');
       });
+      if (leases !== undefined) await handOver(sessionId);
     })();
     return turns;
   }
+
+  const { leases } = options;
+
+  function fromStore(prompt: QueuedPrompt): Queued {
+    return {
+      messageId: prompt.messageId,
+      text: prompt.text,
+      model: prompt.model,
+      skills: prompt.skills,
+      cronJobId: prompt.cronJobId,
+      // Another instance's cron run: nobody here knows whether a person watches; its policy applies.
+      unattended: prompt.unattended === undefined ? undefined : { ...prompt.unattended, watched: () => false },
+      at: prompt.at,
+      stored: 'queue',
+    };
+  }
+
+  /** Adds the prompts other instances queued in the database to the session's local queue. */
+  async function pullQueued(sessionId: string, turns: SessionTurns): Promise<void> {
+    let waiting: QueuedPrompt[];
+    try {
+      waiting = await store.queued(sessionId);
+    } catch (error) {
+      logger.warn({ err: error, sessionId }, 'cannot read the prompts queued for a session');
+      return;
+    }
+    const known = new Set([turns.current, ...turns.queue.map((prompt) => prompt.messageId)]);
+    for (const prompt of waiting) {
+      if (known.has(prompt.messageId)) continue;
+      turns.queue.push(fromStore(prompt));
+      events.publish(sessionId, { type: 'message.queued', messageId: prompt.messageId, position: turns.queue.length });
+    }
+  }
+
+  /** The session is idle here: its lease goes back, unless a prompt came meanwhile, which runs. */
+  async function handOver(sessionId: string): Promise<void> {
+    try {
+      await leases?.release(sessionId);
+      // A prompt queued on another instance while this one held the lease woke this one, which was
+      // finishing: it is looked for once more now that anyone may take the session.
+      if ((await store.queued(sessionId)).length > 0) await take(sessionId);
+    } catch (error) {
+      logger.warn({ err: error, sessionId }, 'cannot hand the session over');
+    }
+  }
+
+  /** Sessions being taken by this instance now: one taking at a time per session. */
+  const taking = new Map<string, Promise<string | undefined>>();
+
+  /**
+   * Makes sure the session's waiting prompts run: here, when this instance holds or takes its lease
+   * (a turn cut off by its holder's death is run again from what is stored), or by the holder, woken.
+   * Returns the prompt a turn started with here, if one did. `local`: a prompt this instance just
+   * queued, used as it is (its unattended policy watches this instance's clients).
+   */
+  async function take(sessionId: string, local?: Queued): Promise<string | undefined> {
+    const pending = taking.get(sessionId);
+    if (pending !== undefined) {
+      await pending.catch(() => undefined);
+      return take(sessionId, local);
+    }
+    const attempt = takeNow(sessionId, local).finally(() => taking.delete(sessionId));
+    taking.set(sessionId, attempt);
+    return attempt;
+  }
+
+  async function takeNow(sessionId: string, local: Queued | undefined): Promise<string | undefined> {
+    if (leases === undefined || closing) return undefined;
+    const turns = running.get(sessionId);
+    if (turns !== undefined) {
+      await pullQueued(sessionId, turns);
+      return undefined;
+    }
+    if (!(await leases.claim(sessionId))) {
+      await leases.wake(sessionId);
+      return undefined;
+    }
+    const waiting = (await store.queued(sessionId)).map((prompt) =>
+      local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
+    );
+    let first = waiting.shift();
+    if (first === undefined) {
+      const session = await store.get(sessionId);
+      if (session?.status === 'busy') first = await interruptedPrompt(sessionId);
+    }
+    if (first === undefined) {
+      await leases.release(sessionId);
+      return undefined;
+    }
+    const started = start(sessionId, first, Promise.resolve());
+    started.queue.push(...waiting);
+    return first.messageId;
+  }
+
+  /** The prompt of a turn cut off by its instance's death, to run again from the stored history. */
+  async function interruptedPrompt(sessionId: string): Promise<Queued | undefined> {
+    const history = await store.messages(sessionId);
+    const prompt = history.findLast((message) => message.role === 'user');
+    if (prompt === undefined || prompt.role !== 'user') {
+      setStatus(sessionId, 'idle');
+      return undefined;
+    }
+    logger.warn({ sessionId, messageId: prompt.id }, 'taking over a turn cut off on another instance');
+    return {
+      messageId: prompt.id,
+      text: prompt.text,
+      model: undefined,
+      skills: undefined,
+      cronJobId: prompt.cronJobId,
+      unattended: undefined,
+      at: prompt.at,
+      stored: 'history',
+    };
+  }
+
+  const stopWaking = leases?.onWake((sessionId) => {
+    take(sessionId).catch((error: unknown) => logger.warn({ err: error, sessionId }, 'cannot take a woken session'));
+  });
+  const stopLosing = leases?.onLost((sessionId) => {
+    const turns = running.get(sessionId);
+    if (turns === undefined) return;
+    turns.lost = true;
+    turns.queue.length = 0;
+    turns.controller.abort(new MolfError('conflict', 'another server took over this session'));
+  });
+  let sweeping = false;
+  const sweep =
+    leases === undefined
+      ? undefined
+      : setInterval(
+          () => {
+            if (sweeping || closing) return;
+            sweeping = true;
+            leases
+              .unclaimed()
+              .then((sessions) => Promise.all(sessions.map((sessionId) => take(sessionId))))
+              .catch((error: unknown) => {
+                if (!isMolfError(error)) logger.warn({ err: error }, 'cannot look for sessions that need an instance');
+              })
+              .finally(() => {
+                sweeping = false;
+              });
+          },
+          SWEEP_MS + Math.floor(Math.random() * 500),
+        );
+  sweep?.unref();
 
   return {
     async prompt({ sessionId, text, model, skills, cronJobId, unattended, messageId: givenId }) {
@@ -215,6 +388,25 @@ export function createAgentRunner(options: {
       if (skills !== undefined && skills.length > 0) checkSkills(services, session.workerId, skills);
       const messageId = givenId ?? randomUUID();
       const at = new Date().toISOString();
+      if (leases !== undefined && !running.has(sessionId)) {
+        // Kept in the database first: whichever instance runs the session finds it, and a crash of
+        // any instance loses no accepted prompt.
+        await store.enqueue(sessionId, {
+          messageId,
+          text,
+          model,
+          ...(skills === undefined ? {} : { skills }),
+          ...(cronJobId === undefined ? {} : { cronJobId }),
+          ...(unattended === undefined
+            ? {}
+            : { unattended: { policy: unattended.policy, waitMs: unattended.waitMs, runBy: unattended.runBy } }),
+          at,
+        });
+        const local: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
+        const first = (await take(sessionId, local)) === messageId;
+        if (session.untitled === true && first) void titler.titleFrom({ sessionId, prompt: text });
+        return { messageId, queued: !first };
+      }
       const turns = running.get(sessionId);
       if (turns === undefined) {
         // Stored before the prompt is acknowledged: an accepted prompt survives any crash.
@@ -291,9 +483,15 @@ export function createAgentRunner(options: {
 
     async close() {
       closing = true;
-      // Queued prompts stay in their queue files: the next start stores them unanswered.
+      if (sweep !== undefined) clearInterval(sweep);
+      stopWaking?.();
+      stopLosing?.();
+      // Queued prompts stay in their queue files: the next start stores them unanswered. With other
+      // instances on the database, the turns are left to them: the session stays busy, its lease is
+      // given back, and another instance runs the turn again from what is stored.
       for (const turns of running.values()) {
         turns.queue.length = 0;
+        if (leases !== undefined) turns.lost = true;
         turns.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
       }
       await Promise.all([...running.values()].map((turns) => turns.done));

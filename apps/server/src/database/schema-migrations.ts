@@ -7,7 +7,7 @@ export type Migration = { version: number; name: string; sql: string };
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
-    name: 'sessions and their events',
+    name: 'state documents, sessions and their events',
     sql: `
 -- Facts about this database: the epoch of event ids (another database, other ids).
 create table molf_meta (
@@ -61,6 +61,29 @@ create table session_attachments (
   data bytea not null,
   primary key (session_id, sha256)
 );
+
+-- Small state kept whole by name (credentials.json, workers/{id}/permissions.jsonc, ...), as the
+-- data directory keeps it in files; version moves with every write.
+create table state_documents (
+  name text primary key,
+  content bytea not null,
+  version bigint not null default 1,
+  updated_at timestamptz not null default now()
+);
+
+-- The instances serving this database, and which of them runs each session's turns: a lease on
+-- the database's clock, renewed by its holder, free again once it expires.
+create table instances (
+  instance_id text primary key,
+  started_at timestamptz not null default now(),
+  seen_at timestamptz not null default now()
+);
+create table session_leases (
+  session_id text primary key,
+  instance_id text not null,
+  expires_at timestamptz not null
+);
+create index sessions_busy on sessions (session_id) where status = 'busy';
 
 -- Numbered by the instance that publishes them; the key refuses a number taken twice.
 create table session_events (

@@ -408,6 +408,21 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       });
     },
 
+    async queued(sessionId) {
+      const entry = entryOf(sessionId);
+      return enqueue(entry, async () => {
+        const text = await readFile(join(root, sessionId, 'queue.jsonl'), 'utf8').catch(() => '');
+        return text.split('\n').flatMap((line) => {
+          if (line.trim() === '') return [];
+          try {
+            return [JSON.parse(line) as QueuedPrompt];
+          } catch {
+            return [];
+          }
+        });
+      });
+    },
+
     async append(sessionId, message) {
       const entry = entryOf(sessionId);
       const line = `${JSON.stringify(message)}\n`;

@@ -206,6 +206,17 @@ export function createPostgresSessionStore(options: { database: Database }): Ses
         await sql`delete from session_queue where session_id = ${sessionId} and message_id = ${messageId}`;
       }),
 
+    queued: (sessionId) =>
+      failsAsUnavailable(async () => {
+        const rows = await sql<{ body: string | null }[]>`
+          select q.body from sessions s
+          left join session_queue q on q.session_id = s.session_id
+          where s.session_id = ${sessionId}
+          order by q.queued`;
+        if (rows.length === 0) throw notFound(sessionId);
+        return rows.flatMap((row) => (row.body === null ? [] : [JSON.parse(row.body) as QueuedPrompt]));
+      }),
+
     update: (sessionId, change) =>
       failsAsUnavailable(async () => {
         const name = change.name ?? null;

@@ -9,6 +9,8 @@ export type QueuedPrompt = {
   skills?: string[] | undefined;
   /** The cron job whose run sent it. */
   cronJobId?: string | undefined;
+  /** What an ask does in its turn when nobody answers (a cron run's), for the instance that runs it. */
+  unattended?: { policy: 'deny' | 'wait'; waitMs: number; runBy: string } | undefined;
   at: string;
 };
 
@@ -53,6 +55,8 @@ export type SessionStore = {
    */
   enqueue(sessionId: string, prompt: QueuedPrompt): Promise<void>;
   dequeue(sessionId: string, messageId: string): Promise<void>;
+  /** The prompts waiting in the session's queue, oldest first (what another instance queued too). */
+  queued(sessionId: string): Promise<QueuedPrompt[]>;
   /**
    * Changes the name or the model. `name` is a person's and always takes; `title` (the one its first
    * prompt gives) takes only while the session has the name it was created with (`untitled`).

@@ -1,5 +1,5 @@
 import { createSilentLogger } from '@molf/logging';
-import postgres from 'postgres';
+import { createScratchDatabase } from '@molf/testkit';
 import { inject } from 'vitest';
 import { type Database, openDatabase } from '../database/index.ts';
 
@@ -27,26 +27,8 @@ export function withDatabaseName(url: string, name: string): string {
 }
 
 /** A new, empty database in the run's cluster, dropped (with its connections) on dispose. */
-export async function createTestDatabase(): Promise<AsyncDisposable & { url: string; name: string }> {
-  const name = `molf_test_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = postgres(postgresClusterUrl(), { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database ${name}`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-  return {
-    url: withDatabaseName(postgresClusterUrl(), name),
-    name,
-    async [Symbol.asyncDispose]() {
-      const dropper = postgres(postgresClusterUrl(), { max: 1, onnotice: () => {} });
-      try {
-        await dropper.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await dropper.end({ timeout: 5 });
-      }
-    },
-  };
+export function createTestDatabase(): Promise<AsyncDisposable & { url: string; name: string }> {
+  return createScratchDatabase(postgresClusterUrl());
 }
 
 /** A new database with Molf's schema, opened; closed and dropped on dispose. */

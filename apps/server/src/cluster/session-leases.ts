@@ -1,0 +1,25 @@
+/**
+ * Which instance runs a session's turns. With one server it is always this one; with several on
+ * one database, the holder of the session's lease (see `postgres-session-leases.ts`).
+ */
+export type SessionLeases = {
+  /** This instance's id. */
+  instanceId: string;
+  /** Takes the session's lease when it is free, expired or already this instance's; whether this instance holds it now. */
+  claim(sessionId: string): Promise<boolean>;
+  /** Gives the lease back (the session is idle here). */
+  release(sessionId: string): Promise<void>;
+  /** Tells the instance running the session that prompts wait in its queue. */
+  wake(sessionId: string): Promise<void>;
+  /** Calls `listener` with each session another instance woke (it queued a prompt, or a lease expired). */
+  onWake(listener: (sessionId: string) => void): () => void;
+  /**
+   * Calls `listener` with each session whose lease this instance lost (not renewed in time, or taken
+   * after it expired): its turn must stop here, another instance may run it now.
+   */
+  onLost(listener: (sessionId: string) => void): () => void;
+  /** Sessions with prompts waiting or a turn that was running, whose lease is free: they need an instance. */
+  unclaimed(): Promise<string[]>;
+  /** Stops renewing; gives back every lease held. */
+  close(): Promise<void>;
+};
