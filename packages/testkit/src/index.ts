@@ -12,4 +12,5 @@ export {
 } from './postgres-cluster.ts';
 export { STOP_GRACE_MS, stopProcessGroup } from './stop-process-group.ts';
 export { SYSTEM_CHROMIUM } from './system-chromium.ts';
+export { startTcpBalancer, type TcpBalancer } from './tcp-balancer.ts';
 export { type InterceptorTarget, startTlsInterceptor, type TlsInterceptor } from './tls-interceptor.ts';

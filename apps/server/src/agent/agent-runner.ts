@@ -84,6 +84,8 @@ type SessionTurns = {
 
 /** How often an instance looks for sessions that need one (prompts waiting, a turn cut off), about. */
 const SWEEP_MS = 2_000;
+/** How long a cut-off turn waits for its worker to connect again before it runs anyway (and fails). */
+const WORKER_RETURN_MS = 60_000;
 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_MAX_QUEUE = 20;
@@ -269,6 +271,9 @@ export function createAgentRunner(options: {
     }
   }
 
+  /** Cut-off sessions whose worker is connected nowhere, since when this instance has seen them so. */
+  const orphanedSince = new Map<string, number>();
+
   /** Sessions being taken by this instance now: one taking at a time per session. */
   const taking = new Map<string, Promise<string | undefined>>();
 
@@ -296,6 +301,26 @@ export function createAgentRunner(options: {
       await pullQueued(sessionId, turns);
       return undefined;
     }
+    const session = await store.get(sessionId);
+    if (session === undefined) return undefined;
+    // The turns run where the session's worker is connected, so that its tool calls stay local.
+    const workerAt = await leases.workerInstance(session.workerId);
+    if (
+      workerAt !== undefined &&
+      workerAt !== leases.instanceId &&
+      services.registry.registration(session.workerId) === undefined
+    ) {
+      await leases.wake(sessionId, workerAt);
+      return undefined;
+    }
+    if (workerAt === undefined && session.status === 'busy' && local === undefined) {
+      // A turn cut off with its worker: run again once the worker is back somewhere (the turn
+      // would only fail at once), or after the time a worker has to come back.
+      const since = orphanedSince.get(sessionId) ?? Date.now();
+      orphanedSince.set(sessionId, since);
+      if ((await store.queued(sessionId)).length === 0 && Date.now() - since < WORKER_RETURN_MS) return undefined;
+    }
+    orphanedSince.delete(sessionId);
     if (!(await leases.claim(sessionId))) {
       await leases.wake(sessionId);
       return undefined;
@@ -304,10 +329,7 @@ export function createAgentRunner(options: {
       local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
     );
     let first = waiting.shift();
-    if (first === undefined) {
-      const session = await store.get(sessionId);
-      if (session?.status === 'busy') first = await interruptedPrompt(sessionId);
-    }
+    if (first === undefined && session.status === 'busy') first = await interruptedPrompt(sessionId);
     if (first === undefined) {
       await leases.release(sessionId);
       return undefined;

@@ -3,7 +3,10 @@ import type { Logger } from '@molf/logging';
 import type { Database } from '../database/index.ts';
 import type { SessionLeases } from './session-leases.ts';
 
-/** The channel that wakes the instance running a session; the payload is the session id. */
+/**
+ * The channel that wakes the instance running a session: the payload is `sessionId` (whoever holds
+ * it), or `sessionId instanceId` (that instance alone is asked to take it).
+ */
 export const WAKE_CHANNEL = 'molf_session_wake';
 
 export type LeaseTimings = {
@@ -77,14 +80,19 @@ export async function openPostgresSessionLeases(options: {
   // A renewal may hang (a partition): this watch does not wait for it. Past `leaseMs - renewMs`
   // since the last renewal that went through, the database may expire the leases any moment, and
   // another instance take them: they are dropped here first.
-  const watchdog = setInterval(() => {
-    if (held.size > 0 && performance.now() - renewedAt > leaseMs - renewMs) {
-      for (const sessionId of [...held]) lose(sessionId);
-    }
-  }, Math.min(500, renewMs));
+  const watchdog = setInterval(
+    () => {
+      if (held.size > 0 && performance.now() - renewedAt > leaseMs - renewMs) {
+        for (const sessionId of [...held]) lose(sessionId);
+      }
+    },
+    Math.min(500, renewMs),
+  );
   watchdog.unref();
 
-  const listening = await sql.listen(WAKE_CHANNEL, (sessionId) => {
+  const listening = await sql.listen(WAKE_CHANNEL, (payload) => {
+    const [sessionId, target] = payload.split(' ');
+    if (sessionId === undefined || (target !== undefined && target !== instanceId)) return;
     for (const listener of wakeListeners) listener(sessionId);
   });
 
@@ -114,8 +122,27 @@ export async function openPostgresSessionLeases(options: {
       await sql`delete from session_leases where session_id = ${sessionId} and instance_id = ${instanceId}`;
     },
 
-    async wake(sessionId) {
-      await sql`select pg_notify(${WAKE_CHANNEL}, ${sessionId})`;
+    async wake(sessionId, target) {
+      await sql`select pg_notify(${WAKE_CHANNEL}, ${target === undefined ? sessionId : `${sessionId} ${target}`})`;
+    },
+
+    async workerConnected(workerId, connected) {
+      if (connected) {
+        await sql`
+          insert into worker_connections (worker_id, instance_id) values (${workerId}, ${instanceId})
+          on conflict (worker_id) do update set instance_id = excluded.instance_id, connected_at = now()`;
+      } else {
+        await sql`delete from worker_connections where worker_id = ${workerId} and instance_id = ${instanceId}`;
+      }
+    },
+
+    async workerInstance(workerId) {
+      // An instance not seen for a lease's length is taken for dead: its workers are elsewhere, or nowhere.
+      const [row] = await sql<{ instance_id: string }[]>`
+        select c.instance_id from worker_connections c
+        join instances i on i.instance_id = c.instance_id
+        where c.worker_id = ${workerId} and i.seen_at > now() - ${`${leaseMs} milliseconds`}::interval`;
+      return row?.instance_id;
     },
 
     onWake(listener) {
@@ -155,6 +182,7 @@ export async function openPostgresSessionLeases(options: {
       await sql`delete from session_leases where instance_id = ${instanceId}`.catch((error: unknown) =>
         logger.warn({ err: error, sessions: sessions.length }, 'cannot give back the session leases'),
       );
+      await sql`delete from worker_connections where instance_id = ${instanceId}`.catch(() => undefined);
       await sql`delete from instances where instance_id = ${instanceId}`.catch(() => undefined);
     },
   };

@@ -9,8 +9,15 @@ export type SessionLeases = {
   claim(sessionId: string): Promise<boolean>;
   /** Gives the lease back (the session is idle here). */
   release(sessionId: string): Promise<void>;
-  /** Tells the instance running the session that prompts wait in its queue. */
-  wake(sessionId: string): Promise<void>;
+  /**
+   * Tells the instance running the session that prompts wait in its queue; with `instanceId`, that
+   * instance alone is asked to take the session (it holds the session's worker).
+   */
+  wake(sessionId: string, instanceId?: string): Promise<void>;
+  /** Notes that this instance holds a worker's connection now (`true`) or no longer (`false`). */
+  workerConnected(workerId: string, connected: boolean): Promise<void>;
+  /** The live instance holding a worker's connection, if any. */
+  workerInstance(workerId: string): Promise<string | undefined>;
   /** Calls `listener` with each session another instance woke (it queued a prompt, or a lease expired). */
   onWake(listener: (sessionId: string) => void): () => void;
   /**

@@ -84,6 +84,12 @@ create table session_leases (
   expires_at timestamptz not null
 );
 create index sessions_busy on sessions (session_id) where status = 'busy';
+-- Which instance holds each connected worker's socket: a session's turns run there when it can.
+create table worker_connections (
+  worker_id text primary key,
+  instance_id text not null,
+  connected_at timestamptz not null default now()
+);
 
 -- Numbered by the instance that publishes them; the key refuses a number taken twice.
 create table session_events (

@@ -1,0 +1,158 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createMolfClient, type MolfClient } from '@molf/client/node';
+import type { SessionEvent } from '@molf/protocol';
+import { createScratchDatabase, type FakeTurn, startFakeLlm, startTcpBalancer } from '@molf/testkit';
+import { createWorker } from '@molf/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { spawnMolf, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
+
+const CLIENT_TOKEN = 'molf_c_several-servers-client-token';
+const WORKER_TOKEN = 'molf_w_several-servers-worker-token';
+const scope = useTestScope('several');
+const postgres = inject('postgres');
+const unavailable = 'unavailable' in postgres ? postgres.unavailable : undefined;
+
+/** `molf server --database` as a real child process (its own data dir), resolved once it listens. */
+async function startInstance(options: { databaseUrl: string; config: string }) {
+  const dataDir = await scope.tempDir();
+  const child = spawnMolf(
+    ['server', '--port', '0', '--data-dir', dataDir, '--config', options.config, '--database', options.databaseUrl],
+    {
+      env: {
+        MOLF_CLIENT_TOKEN: CLIENT_TOKEN,
+        MOLF_WORKER_TOKEN: WORKER_TOKEN,
+        MOLF_LOG_FILE: 'none',
+        MOLF_LOG_LEVEL: 'warn',
+      },
+    },
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening on (ws:\/\/\S+)/.exec(seen);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`server exited: ${result.stderr}`)));
+  });
+  return { child, url };
+}
+
+async function connect(url: string): Promise<MolfClient> {
+  const client = createMolfClient({ url, token: CLIENT_TOKEN });
+  scope.cleanups.push(() => client.close());
+  await client.ready({ timeoutMs: 120_000 });
+  return client;
+}
+
+/** A session's events as one client receives them. */
+function follow(client: MolfClient, sessionId: string) {
+  const events: SessionEvent[] = [];
+  const subscription = client.rpc.sessions.events.subscribe(
+    { sessionId },
+    { onData: (envelope) => events.push(envelope.data) },
+  );
+  scope.cleanups.push(async () => subscription.unsubscribe());
+  return events;
+}
+
+async function setUp(turns: FakeTurn[]) {
+  const llm = await startFakeLlm({ turns });
+  scope.cleanups.push(() => llm.close());
+  const database = await createScratchDatabase(postgres && 'url' in postgres ? postgres.url : '');
+  scope.cleanups.push(async () => database[Symbol.asyncDispose]());
+  const config = join(await scope.tempDir(), 'molf.jsonc');
+  await writeFile(config, JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }));
+  return { llm, databaseUrl: database.url, config };
+}
+
+describe.skipIf(unavailable !== undefined)(
+  `several molf servers on one database${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+  () => {
+    it('runs a prompt sent to another server after the running turn, on the server that holds the session', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        { text: ['first ', 'answer ', 'streams ', 'slowly'], chunkDelayMs: 400 },
+        { text: 'second answer' },
+      ]);
+      const one = await startInstance({ databaseUrl, config });
+      const two = await startInstance({ databaseUrl, config });
+      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir: await scope.tempDir() });
+      scope.cleanups.push(() => worker.close());
+      await worker.registered;
+      const onOne = await connect(one.url);
+      const onTwo = await connect(two.url);
+      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+
+      expect(await onOne.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'first' })).toMatchObject({
+        queued: false,
+      });
+      await waitUntil(() => llm.requests.length === 1, { what: 'the first model request' });
+      expect(await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'second' })).toMatchObject({
+        queued: true,
+      });
+      await waitUntil(() => seenOnTwo.filter((event) => event.type === 'turn.ended').length === 2, {
+        what: 'two turns ended, seen on the second server',
+      });
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      expect(messages.map((message) => [message.role, 'text' in message ? message.text : ''])).toEqual([
+        ['user', 'first'],
+        ['assistant', 'first answer streams slowly'],
+        ['user', 'second'],
+        ['assistant', 'second answer'],
+      ]);
+      expect(llm.requests).toHaveLength(2);
+      // Every event once, in order, on the server that did not run the turns.
+      const seqs = seenOnTwo.map((event) => event.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+    });
+
+    it('takes over the turn of a server killed mid-turn: the prompt is answered, each event seen once', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        // The first chunk is the role's; the second carries "cut ".
+        { text: ['cut ', 'off'], stallAfterChunks: 2 },
+        { text: 'answered by the survivor' },
+      ]);
+      const one = await startInstance({ databaseUrl, config });
+      const two = await startInstance({ databaseUrl, config });
+      // The worker reaches the servers through a load balancer: one first, two when one is down.
+      const balancer = await startTcpBalancer({
+        targetPorts: [Number(new URL(one.url).port), Number(new URL(two.url).port)],
+      });
+      scope.cleanups.push(() => balancer.close());
+      const worker = await createWorker({
+        serverUrl: `ws://127.0.0.1:${balancer.port}`,
+        token: WORKER_TOKEN,
+        workdir: await scope.tempDir(),
+      });
+      scope.cleanups.push(() => worker.close());
+      await worker.registered;
+      const onOne = await connect(one.url);
+      const onTwo = await connect(two.url);
+      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      // Sent to two: the turn runs on one, where the worker is.
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'survive this' });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), {
+        what: 'the first chunk, seen on the second server',
+      });
+
+      process.kill(-(one.child.pid as number), 'SIGKILL');
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), {
+        what: 'the turn ended on the surviving server',
+        timeoutMs: 120_000,
+      });
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual([
+        'survive this',
+      ]);
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'answered by the survivor' });
+      expect(llm.requests).toHaveLength(2);
+      const seqs = seenOnTwo.map((event) => event.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    });
+  },
+);

@@ -1,0 +1,64 @@
+import { type AddressInfo, createServer, Socket } from 'node:net';
+
+/** A TCP load balancer on loopback, as in front of several servers: no stickiness, WebSocket upgrades pass. */
+export type TcpBalancer = AsyncDisposable & {
+  port: number;
+  close(): Promise<void>;
+};
+
+/**
+ * Relays each connection to the first of `targetPorts` (on 127.0.0.1) that accepts it, in order: a
+ * target that is down is skipped, as a load balancer's health check would. A connection whose other
+ * side closes is closed on both sides.
+ */
+export async function startTcpBalancer(options: { targetPorts: readonly number[] }): Promise<TcpBalancer> {
+  const sockets = new Set<Socket>();
+
+  function connectFirst(ports: readonly number[], onConnected: (upstream: Socket) => void, onFailed: () => void) {
+    const [port, ...rest] = ports;
+    if (port === undefined) {
+      onFailed();
+      return;
+    }
+    const upstream = new Socket();
+    upstream.once('error', () => {
+      upstream.destroy();
+      connectFirst(rest, onConnected, onFailed);
+    });
+    upstream.connect(port, '127.0.0.1', () => {
+      upstream.removeAllListeners('error');
+      onConnected(upstream);
+    });
+  }
+
+  const server = createServer((client) => {
+    sockets.add(client);
+    client.pause();
+    client.on('error', () => client.destroy());
+    client.on('close', () => sockets.delete(client));
+    connectFirst(
+      options.targetPorts,
+      (upstream) => {
+        sockets.add(upstream);
+        const end = () => {
+          client.destroy();
+          upstream.destroy();
+          sockets.delete(upstream);
+        };
+        upstream.on('error', end);
+        upstream.on('close', end);
+        client.on('close', end);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+      },
+      () => client.destroy(),
+    );
+  });
+  await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
+  const close = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
+  };
+  return { port: (server.address() as AddressInfo).port, close, [Symbol.asyncDispose]: close };
+}
