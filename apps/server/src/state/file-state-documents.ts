@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, statSync, watch as watchDirectory } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, watch as watchDirectory } from 'node:fs';
 import { link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Logger } from '@molf/logging';
@@ -11,6 +11,25 @@ import type { StateDocuments } from './state-documents.ts';
 const WATCH_SETTLE_MS = 100;
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/**
+ * The files under `directory`, as paths relative to it; none when it is missing. Lock directories
+ * are not entered, and a directory that goes while it is read (a lock let go) is passed over.
+ */
+async function listFiles(directory: string): Promise<string[]> {
+  const entries = await readdir(directory, { withFileTypes: true }).catch((error: unknown) => {
+    if (isMissing(error)) return [];
+    throw error;
+  });
+  const files: string[] = [];
+  for (const entry of entries) {
+    if (entry.isFile()) files.push(entry.name);
+    else if (entry.isDirectory() && !entry.name.endsWith('.lock')) {
+      for (const file of await listFiles(join(directory, entry.name))) files.push(join(entry.name, file));
+    }
+  }
+  return files;
+}
 
 /**
  * Documents as files under the data directory (0600 in 0700 directories), written atomically and
@@ -100,13 +119,8 @@ export function openFileStateDocuments(options: { dataDir: string; logger?: Logg
     async list(prefix) {
       const top = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
       const root = join(options.dataDir, ...top.split('/').filter((part) => part !== ''));
-      const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch((error: unknown) => {
-        if (isMissing(error)) return [];
-        throw error;
-      });
-      return entries
-        .filter((entry) => entry.isFile())
-        .map((entry) => relative(options.dataDir, join(entry.parentPath, entry.name)).split(sep).join('/'))
+      return (await listFiles(root))
+        .map((file) => relative(options.dataDir, join(root, file)).split(sep).join('/'))
         .filter((name) => name.startsWith(prefix) && !/\.lock(\/|$)/.test(name))
         .sort();
     },
@@ -117,7 +131,8 @@ export function openFileStateDocuments(options: { dataDir: string; logger?: Logg
       let timer: NodeJS.Timeout | undefined;
       try {
         // The directory, not the file: saves replace the file (write-file-atomic, editors), which a
-        // watch on the file itself would stop following.
+        // watch on the file itself would stop following. So the directory must exist before the file.
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
         const watcher = watchDirectory(dirname(path), { persistent: false }, (_event, changed) => {
           if (changed !== null && changed !== file) return;
           clearTimeout(timer);

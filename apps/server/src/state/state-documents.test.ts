@@ -104,6 +104,38 @@ for (const backend of backends) {
       expect(await documents.list('nothing/')).toEqual([]);
     });
 
+    it('lists every document while others under the prefix are being locked and let go', async () => {
+      await using place = await backend.prepare();
+      const [one, two] = [await place.open(), await place.open()];
+      const names = Array.from({ length: 5 }, (_, index) => `workers/w${index}/state.json`);
+      for (const name of names) await one.write(name, '{}');
+      let locking = true;
+      const churn = (async () => {
+        while (locking) await Promise.all(names.map((name) => two.lock(name, async () => {})));
+      })();
+      try {
+        for (let round = 0; round < 30; round += 1) expect(await one.list('workers/')).toEqual(names);
+      } finally {
+        locking = false;
+        await churn;
+      }
+    });
+
+    it('tells a watcher of a document in a folder that only its first write makes', async () => {
+      await using place = await backend.prepare();
+      const [one, two] = [await place.open(), await place.open()];
+      let changes = 0;
+      const stop = two.watch('workers/new/permissions.jsonc', () => {
+        changes += 1;
+      });
+      try {
+        await one.write('workers/new/permissions.jsonc', '{}');
+        await waitFor(() => changes > 0, { what: 'a change event' });
+      } finally {
+        stop();
+      }
+    });
+
     it('loses no change when two openers change one document at once under its lock', async () => {
       await using place = await backend.prepare();
       const [one, two] = [await place.open(), await place.open()];
