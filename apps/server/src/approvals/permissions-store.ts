@@ -1,7 +1,4 @@
 import { createHash } from 'node:crypto';
-import { watch as watchDirectory } from 'node:fs';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
   addAllowRules,
@@ -12,7 +9,7 @@ import {
 } from '@molf/permissions';
 import { readDefaultPermissionsText } from '@molf/permissions/default-file';
 import { MolfError, type PermissionsProblem, type WorkerId } from '@molf/protocol';
-import writeFileAtomic from 'write-file-atomic';
+import type { StateDocuments } from '../state/index.ts';
 
 export type WorkerRules = {
   rules: readonly PermissionRule[];
@@ -21,19 +18,22 @@ export type WorkerRules = {
 };
 
 type Cached = {
-  /** Identity of the file version last read: mtime, size and inode. */
-  stamp: string;
+  /** The version of the document last read (the documents' own: a file's mtime, size and inode, a row's number). */
+  version: string;
   rules: readonly PermissionRule[] | undefined;
   lastGood: readonly PermissionRule[] | undefined;
   problem: PermissionsProblem | undefined;
 };
 
 export type PermissionsStore = {
+  /** Where the worker's rules are, for people: the file's path, or the document in the database. */
   pathOf(workerId: WorkerId): string;
-  /** The rules in force now; re-reads the file when it changed since the last call. Never throws. */
+  /** The rules in force now; reads the document again when it changed since the last call. Never throws. */
   load(workerId: WorkerId): Promise<WorkerRules>;
   /** Whether `load` has read the worker's file since the server started (then a missing file is a problem). */
   hasRead(workerId: WorkerId): boolean;
+  /** Whether the worker has a rules document now, as this process knows it. */
+  exists(workerId: WorkerId): boolean;
   /** The file's text and version (the default text when the file is missing). */
   readText(workerId: WorkerId): Promise<{ text: string; version: string }>;
   /**
@@ -62,49 +62,46 @@ export type PermissionsStore = {
    */
   removeGrant(workerId: WorkerId, grantId: string): Promise<PermissionRule>;
   /**
-   * Calls `onChange` when the worker's file may have changed on disk (edited by hand, replaced),
-   * once the changes have settled; returns the function that stops watching. Never throws: a
-   * directory that cannot be watched is logged and changes are then noticed at the next call.
+   * Calls `onChange` when the worker's file may have changed (edited by hand, replaced, written by
+   * another server on the database), once the changes have settled; returns the function that
+   * stops watching. Never throws: a directory that cannot be watched is logged and changes are
+   * then noticed at the next call.
    */
   watch(workerId: WorkerId, onChange: () => void): () => void;
 };
-
-/** A file is re-read this long after its last change event, so that an editor's write is complete. */
-const WATCH_SETTLE_MS = 100;
 
 export function versionOf(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 32);
 }
 
+/** The document that holds a worker's rules. */
+export const permissionsDocument = (workerId: WorkerId) => `workers/${workerId}/permissions.jsonc`;
+
 /**
- * One `permissions.jsonc` per worker under `{dataDir}/workers/{workerId}/`, seeded with the
- * commented default on first use. A broken file never means allow: the last rules that parsed stay
- * in force, or none (everything asks) if there never were any, and the problem is reported once
- * per file version. A file deleted while the server runs is a problem too, not a reason to start
- * over from the (more permissive) defaults.
+ * One `permissions.jsonc` per worker (`workers/{workerId}/` in the state documents: the data
+ * directory, or the database), seeded with the commented default on first use. A broken file
+ * never means allow: the last rules that parsed stay in force, or none (everything asks) if there
+ * never were any, and the problem is reported once per file version. A file deleted while the
+ * server runs is a problem too, not a reason to start over from the (more permissive) defaults.
+ * Every change is a read-change-write under the document's lock, so two "always" answers (on this
+ * server or on two servers sharing the database) never lose each other's rule.
  */
 export function createPermissionsStore(options: {
-  dataDir: string;
+  documents: StateDocuments;
   logger: Logger;
   onProblem: (problem: PermissionsProblem) => void;
   /** The file parses again after a problem. */
   onValid: (workerId: WorkerId) => void;
 }): PermissionsStore {
-  const { logger } = options;
+  const { documents, logger } = options;
   const cache = new Map<WorkerId, Cached>();
-  /** Writes per worker run one after another, so two "always" answers can't lose each other's rule. */
-  const writes = new Map<WorkerId, Promise<unknown>>();
 
-  const pathOf = (workerId: WorkerId) => join(options.dataDir, 'workers', workerId, 'permissions.jsonc');
+  const pathOf = (workerId: WorkerId) => documents.where(permissionsDocument(workerId));
 
   /** Creates the default file unless one exists (an exclusive create: never overwrites a user's save). */
   async function seed(workerId: WorkerId): Promise<void> {
-    await mkdir(join(options.dataDir, 'workers', workerId), { recursive: true, mode: 0o700 });
-    try {
-      await writeFile(pathOf(workerId), readDefaultPermissionsText(), { mode: 0o600, flag: 'wx' });
+    if (await documents.create(permissionsDocument(workerId), readDefaultPermissionsText())) {
       logger.info({ workerId, path: pathOf(workerId) }, 'permissions file created with the default rules');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
   }
 
@@ -121,32 +118,27 @@ export function createPermissionsStore(options: {
     }
   }
 
+  const missing = { line: 1, column: 1, message: 'the file was deleted; write it again with `molf permissions edit`' };
+
   async function loadOrThrow(workerId: WorkerId, previous: Cached | undefined): Promise<WorkerRules> {
-    const path = pathOf(workerId);
-    let info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (info === undefined) {
-      if (previous !== undefined) {
-        return fail(workerId, previous, 'missing', {
-          line: 1,
-          column: 1,
-          message: 'the file was deleted; write it again with `molf permissions edit`',
-        });
-      }
-      await serialize(workerId, () => seed(workerId));
-      info = await stat(path);
+    const name = permissionsDocument(workerId);
+    let current = documents.known(name);
+    if (current.text === undefined) {
+      if (previous !== undefined) return fail(workerId, previous, 'missing', missing);
+      await seed(workerId);
+      // Read through: another server may have seeded it first, and its copy may not be here yet.
+      await documents.read(name);
+      current = documents.known(name);
+      if (current.text === undefined) return fail(workerId, previous, 'missing', missing);
     }
-    const stamp = `${info.mtimeMs}:${info.size}:${info.ino}`;
-    if (previous !== undefined && previous.stamp === stamp) {
+    if (previous !== undefined && previous.version === current.version) {
       return { rules: previous.rules ?? previous.lastGood ?? [], problem: previous.problem };
     }
-    const parsed = safeParsePermissionsFile(await readFile(path, 'utf8'));
-    if (!parsed.ok) return fail(workerId, previous, stamp, parsed.error);
-    cache.set(workerId, { stamp, rules: parsed.rules, lastGood: parsed.rules, problem: undefined });
+    const parsed = safeParsePermissionsFile(current.text);
+    if (!parsed.ok) return fail(workerId, previous, current.version, parsed.error);
+    cache.set(workerId, { version: current.version, rules: parsed.rules, lastGood: parsed.rules, problem: undefined });
     if (previous?.problem !== undefined) {
-      logger.info({ workerId, path }, 'permissions file is valid again');
+      logger.info({ workerId, path: pathOf(workerId) }, 'permissions file is valid again');
       options.onValid(workerId);
     }
     return { rules: parsed.rules, problem: undefined };
@@ -155,7 +147,7 @@ export function createPermissionsStore(options: {
   function fail(
     workerId: WorkerId,
     previous: Cached | undefined,
-    stamp: string,
+    version: string,
     error: { line: number; column: number; message: string },
   ): WorkerRules {
     const lastGood = previous?.lastGood;
@@ -167,72 +159,38 @@ export function createPermissionsStore(options: {
       message: error.message,
       fallback: lastGood === undefined ? 'ask_everything' : 'last_good_rules',
     };
-    if (previous?.stamp !== stamp || previous.problem === undefined) {
+    if (previous?.version !== version || previous.problem === undefined) {
       logger.error(
         { workerId, file: problem.file, line: problem.line, column: problem.column, fallback: problem.fallback },
         `permissions file is invalid: ${problem.message}`,
       );
       options.onProblem(problem);
     }
-    cache.set(workerId, { stamp, rules: undefined, lastGood, problem });
+    cache.set(workerId, { version, rules: undefined, lastGood, problem });
     return { rules: lastGood ?? [], problem };
   }
 
-  function serialize<T>(workerId: WorkerId, task: () => Promise<T>): Promise<T> {
-    const previous = writes.get(workerId) ?? Promise.resolve();
-    const next = previous.then(task, task);
-    const settled = next.catch(() => undefined);
-    writes.set(workerId, settled);
-    void settled.then(() => {
-      if (writes.get(workerId) === settled) writes.delete(workerId);
-    });
-    return next;
+  /** Runs a read-change-write of the worker's file under its lock (across processes and servers). */
+  function change<T>(workerId: WorkerId, task: (name: string) => Promise<T>): Promise<T> {
+    const name = permissionsDocument(workerId);
+    return documents.lock(name, () => task(name));
   }
 
   async function readText(workerId: WorkerId): Promise<{ text: string; version: string }> {
     await load(workerId);
-    const text = await readFile(pathOf(workerId), 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return readDefaultPermissionsText();
-      throw error;
-    });
+    const text = (await documents.read(permissionsDocument(workerId))) ?? readDefaultPermissionsText();
     return { text, version: versionOf(text) };
-  }
-
-  async function write(workerId: WorkerId, text: string): Promise<void> {
-    await mkdir(join(options.dataDir, 'workers', workerId), { recursive: true, mode: 0o700 });
-    await writeFileAtomic(pathOf(workerId), text, { mode: 0o600 });
-  }
-
-  function watch(workerId: WorkerId, onChange: () => void): () => void {
-    const file = pathOf(workerId);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      // The directory, not the file: saves replace the file (write-file-atomic, editors), which a
-      // watch on the file itself would stop following.
-      const watcher = watchDirectory(dirname(file), { persistent: false }, (_event, name) => {
-        if (name !== null && name !== 'permissions.jsonc') return;
-        clearTimeout(timer);
-        timer = setTimeout(onChange, WATCH_SETTLE_MS);
-      });
-      watcher.on('error', (error) => logger.warn({ err: error, file }, 'watching the permissions file failed'));
-      return () => {
-        clearTimeout(timer);
-        watcher.close();
-      };
-    } catch (error) {
-      logger.warn({ err: error, file }, 'cannot watch the permissions file; edits apply at the next tool call');
-      return () => {};
-    }
   }
 
   return {
     pathOf,
     load,
     hasRead: (workerId) => cache.has(workerId),
+    exists: (workerId) => documents.known(permissionsDocument(workerId)).text !== undefined,
     readText,
-    watch,
+    watch: (workerId, onChange) => documents.watch(permissionsDocument(workerId), onChange),
     writeText: (workerId, text, writeOptions = {}) =>
-      serialize(workerId, async () => {
+      change(workerId, async (name) => {
         const parsed = safeParsePermissionsFile(text);
         if (!parsed.ok) {
           throw new MolfError(
@@ -241,7 +199,7 @@ export function createPermissionsStore(options: {
           );
         }
         if (writeOptions.baseVersion !== undefined) {
-          const current = await readFile(pathOf(workerId), 'utf8').catch(() => readDefaultPermissionsText());
+          const current = (await documents.read(name).catch(() => undefined)) ?? readDefaultPermissionsText();
           if (versionOf(current) !== writeOptions.baseVersion) {
             throw new MolfError(
               'conflict',
@@ -249,11 +207,17 @@ export function createPermissionsStore(options: {
             );
           }
         }
-        await write(workerId, text);
+        await documents.write(name, text);
       }),
     appendAllow: (workerId, rule) =>
-      serialize(workerId, async () => {
-        const text = await readFile(pathOf(workerId), 'utf8');
+      change(workerId, async (name) => {
+        const text = await documents.read(name);
+        if (text === undefined) {
+          throw new MolfError(
+            'permissions_invalid',
+            `the permissions file ${pathOf(workerId)} was deleted: write it again with \`molf permissions edit\``,
+          );
+        }
         let updated = addAllowRules(text, { ...rule, placement: 'before-denies' });
         if (updated.ok && rule.accepts !== undefined) {
           const parsed = safeParsePermissionsFile(updated.text);
@@ -265,15 +229,12 @@ export function createPermissionsStore(options: {
             `the permissions file cannot take the new rule: ${updated.message}`,
           );
         }
-        if (updated.added.length > 0) await write(workerId, updated.text);
+        if (updated.added.length > 0) await documents.write(name, updated.text);
         return updated.added;
       }),
     removeGrant: (workerId, grantId) =>
-      serialize(workerId, async () => {
-        const text = await readFile(pathOf(workerId), 'utf8').catch((error: NodeJS.ErrnoException) => {
-          if (error.code === 'ENOENT') return readDefaultPermissionsText();
-          throw error;
-        });
+      change(workerId, async (name) => {
+        const text = (await documents.read(name)) ?? readDefaultPermissionsText();
         const removed = removeGrantRule(text, grantId);
         if (!removed.ok) {
           throw removed.reason === 'not_found'
@@ -287,7 +248,7 @@ export function createPermissionsStore(options: {
                 `the grant cannot be revoked while the permissions file is broken (${removed.message}): fix the file with \`molf permissions edit\``,
               );
         }
-        await write(workerId, removed.text);
+        await documents.write(name, removed.text);
         return removed.rule;
       }),
   };

@@ -1,5 +1,3 @@
-import { access, mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import type { Logger } from '@molf/logging';
 import type { WorkerId } from '@molf/protocol';
 import type { PermissionsStore } from './permissions-store.ts';
@@ -15,8 +13,8 @@ export type WorkerRulesWatch = {
 
 /**
  * Keeps the permissions file of each online worker read: once when the worker connects (a file
- * broken while nobody looked is reported before any tool call) and again after each change on disk
- * (a person breaks or fixes it while a chat runs). Reading is what reports: the store tells the
+ * broken while nobody looked is reported before any tool call) and again after each change (a
+ * person breaks or fixes it while a chat runs, another server on the database saves it). Reading is what reports: the store tells the
  * gate, which publishes `permissions.invalid` and `permissions.valid` on `approvals.events` and
  * keeps the problem for `permissions.show` and `workers.list`. A worker without a file yet keeps
  * it that way: the file is seeded with the defaults at its first use, as before, not at connect.
@@ -28,12 +26,8 @@ export function createWorkerRulesWatch(options: { store: PermissionsStore; logge
   let closed = false;
 
   async function readIfPresent(workerId: WorkerId): Promise<void> {
-    const present = await access(store.pathOf(workerId)).then(
-      () => true,
-      () => false,
-    );
     // load never throws; a file that is gone after having been read is a problem load reports.
-    if (present || store.hasRead(workerId)) await store.load(workerId);
+    if (store.exists(workerId) || store.hasRead(workerId)) await store.load(workerId);
   }
 
   const read = (workerId: WorkerId) =>
@@ -42,8 +36,6 @@ export function createWorkerRulesWatch(options: { store: PermissionsStore; logge
     });
 
   async function start(workerId: WorkerId): Promise<void> {
-    // The directory is watched (editors replace the file), so it must exist before the file does.
-    await mkdir(dirname(store.pathOf(workerId)), { recursive: true, mode: 0o700 });
     if (closed || !watches.has(workerId) || watches.get(workerId) !== undefined) return;
     watches.set(
       workerId,

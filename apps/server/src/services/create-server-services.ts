@@ -312,7 +312,7 @@ async function createServicesOver(
   const audit = openAuditLog({ dataDir: config.dataDir, logger });
   let gate: ApprovalGate | undefined;
   const permissions = createPermissionsStore({
-    dataDir: config.dataDir,
+    documents,
     logger,
     onProblem: (problem) => gate?.reportProblem(problem),
     onValid: (workerId) => gate?.reportValid(workerId),
