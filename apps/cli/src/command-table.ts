@@ -33,6 +33,14 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./commands/server.ts')).registerServerCommand,
   },
   {
+    name: 'migrate',
+    term: 'migrate [options]',
+    description:
+      "bring a PostgreSQL database's schema up to this version, or copy a data dir (sessions, credentials, " +
+      'workers, permissions, cron jobs) into one, keeping every id; run it again safely',
+    load: async () => (await import('./commands/migrate.ts')).registerMigrateCommand,
+  },
+  {
     name: 'worker',
     term: 'worker [options]',
     description: 'run a worker daemon that executes tools in one project directory',

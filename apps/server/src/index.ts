@@ -28,6 +28,7 @@ export {
 } from './create-server.ts';
 export { newCronJob } from './cron/cron-job-fields.ts';
 export { type CronJobStore, type CronScheduler, openCronJobStore, startCronScheduler } from './cron/index.ts';
+export { type CopyReport, checkCopy, copyDataDir } from './database/copy-data-dir.ts';
 export {
   DATABASE_URL_ENV,
   type Database,

@@ -43,14 +43,14 @@ create index sessions_by_parent on sessions (parent_session_id) where parent_ses
 create table session_messages (
   session_id text not null references sessions on delete cascade,
   position integer not null,
-  body jsonb not null,
+  body text not null,
   primary key (session_id, position)
 );
 
 create table session_queue (
   session_id text not null references sessions on delete cascade,
   message_id text not null,
-  body jsonb not null,
+  body text not null,
   queued bigint generated always as identity,
   primary key (session_id, message_id)
 );
@@ -84,6 +84,18 @@ create table session_leases (
   expires_at timestamptz not null
 );
 create index sessions_busy on sessions (session_id) where status = 'busy';
+-- Approvals waiting for a person, kept by the instance whose turn asks: any instance lists them,
+-- and an answer from any instance is written here first (the first one wins), then applied by it.
+create table pending_approvals (
+  approval_id text primary key,
+  session_id text,
+  worker_id text not null,
+  instance_id text not null,
+  approval text not null,
+  answer text,
+  outcome text
+);
+
 -- Which instance holds each connected worker's socket: a session's turns run there when it can.
 create table worker_connections (
   worker_id text primary key,

@@ -1,0 +1,93 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSilentLogger } from '@molf/logging';
+import type { SessionMessage, WorkerId } from '@molf/protocol';
+import { describe, expect, it } from 'vitest';
+import { openFileSessionStore } from '../sessions/file-session-store.ts';
+import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
+import { openPostgresStateDocuments } from '../state/postgres-state-documents.ts';
+import { openTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTempDir } from '../testing/test-link.ts';
+import { checkCopy, copyDataDir } from './copy-data-dir.ts';
+
+const logger = createSilentLogger();
+const unavailable = postgresUnavailable();
+const worker = 'w1' as WorkerId;
+
+const answer = (id: string, costUsd: number): SessionMessage => ({
+  id,
+  at: new Date().toISOString(),
+  role: 'assistant',
+  text: `answer ${id}`,
+  toolCalls: [],
+  model: 'fake/m',
+  usage: { inputTokens: 100, outputTokens: 10, costUsd },
+});
+
+describe.skipIf(unavailable !== undefined)(
+  `copying a data dir into PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+  () => {
+    it('keeps every session, message, attachment and document with its ids, and copies nothing twice', async () => {
+      await using dir = await createTempDir();
+      const files = await openFileSessionStore({ dataDir: dir.path, logger });
+      const parent = await files.create({ workerId: worker, name: 'the parent' });
+      const child = await files.create({
+        workerId: worker,
+        parent: { sessionId: parent.sessionId, toolCallId: 'call_task', agent: 'explore' },
+      });
+      await files.append(parent.sessionId, { id: 'u1', at: new Date().toISOString(), role: 'user', text: 'hi 🦊' });
+      await files.append(parent.sessionId, answer('a1', 0.25));
+      await files.append(child.sessionId, answer('c1', 0.5));
+      const sha = await files.putAttachment(parent.sessionId, new Uint8Array([1, 2, 3]));
+      const before = await files.list({ limit: 10, offset: 0 });
+      const history = await files.messages(parent.sessionId);
+      await files.close();
+      await writeFile(join(dir.path, 'credentials.json'), '{"version":2,"credentials":[]}\n');
+      await mkdir(join(dir.path, 'workers', 'w1'), { recursive: true });
+      await writeFile(join(dir.path, 'workers', 'w1', 'permissions.jsonc'), '// mine\n{ "rules": [] }\n');
+      await mkdir(join(dir.path, 'secrets'), { recursive: true });
+      await writeFile(join(dir.path, 'secrets', 'link-key'), Buffer.alloc(32, 7));
+      await mkdir(join(dir.path, 'logs'), { recursive: true });
+      await writeFile(join(dir.path, 'logs', 'server.log'), 'not state\n');
+
+      await using opened = await openTestDatabase();
+      const first = await copyDataDir({ dataDir: dir.path, database: opened.database, logger });
+      checkCopy(first);
+      expect(first).toMatchObject({
+        sessions: { source: 2, copied: 2, inDatabase: 2 },
+        messages: { source: 3, copied: 3, inDatabase: 3 },
+        attachments: { source: 1, copied: 1, inDatabase: 1 },
+        documents: { source: 3, copied: 3, inDatabase: 3 },
+      });
+      expect(first.documents.names).toEqual(['credentials.json', 'secrets/link-key', 'workers/w1/permissions.jsonc']);
+
+      const store = createPostgresSessionStore({ database: opened.database });
+      const after = await store.list({ limit: 10, offset: 0 });
+      const pick = (list: typeof before) =>
+        list.sessions.map(({ sessionId, name, workerId, parent: of, createdAt, usage, messageCount }) => ({
+          sessionId,
+          name,
+          workerId,
+          of,
+          createdAt,
+          usage,
+          messageCount,
+        }));
+      expect(pick(after)).toEqual(pick(before));
+      expect(await store.messages(parent.sessionId)).toEqual(history);
+      expect([...((await store.readAttachment(parent.sessionId, sha)) ?? [])]).toEqual([1, 2, 3]);
+      const documents = await openPostgresStateDocuments({ database: opened.database, logger });
+      expect(await documents.read('workers/w1/permissions.jsonc')).toBe('// mine\n{ "rules": [] }\n');
+      expect((await documents.readBytes('secrets/link-key'))?.equals(Buffer.alloc(32, 7))).toBe(true);
+      await documents.close();
+
+      const again = await copyDataDir({ dataDir: dir.path, database: opened.database, logger });
+      expect(again).toMatchObject({
+        sessions: { source: 2, copied: 0, inDatabase: 2 },
+        messages: { source: 3, copied: 0, inDatabase: 3 },
+        attachments: { copied: 0, inDatabase: 1 },
+        documents: { copied: 0, inDatabase: 3 },
+      });
+    });
+  },
+);

@@ -1,0 +1,167 @@
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '@molf/logging';
+import { MolfError, type SessionInfo } from '@molf/protocol';
+import { openFileSessionStore } from '../sessions/file-session-store.ts';
+import { sumMessageUsage } from '../sessions/session-usage.ts';
+import { openFileStateDocuments } from '../state/file-state-documents.ts';
+import type { Database } from './open-database.ts';
+
+/** What a copy found and where it stands: each figure as in the data dir, and as in the database. */
+export type CopyReport = {
+  sessions: { source: number; copied: number; inDatabase: number };
+  messages: { source: number; copied: number; inDatabase: number };
+  attachments: { source: number; copied: number; inDatabase: number };
+  queuedPrompts: { source: number; copied: number };
+  documents: { source: number; copied: number; inDatabase: number; names: string[] };
+  /** Sessions the file store could not read (listed with its reason), not copied. */
+  damaged: Array<{ sessionId: string; reason: string }>;
+};
+
+/**
+ * The small state a data dir keeps in files, by document name (the names the stores use): copied as
+ * they are. Sessions are copied through the stores; TLS files, logs, config and locks stay with
+ * the machine.
+ */
+const DOCUMENT_PATTERNS = [
+  /^credentials\.json$/,
+  /^credential-usage\.json$/,
+  /^pairing-codes\.json$/,
+  /^secrets\/link-key$/,
+  /^cron\/[^/]+\.json$/,
+  /^workers\/[^/]+\/(permissions\.jsonc|state\.json)$/,
+];
+
+const isDocument = (name: string) => DOCUMENT_PATTERNS.some((pattern) => pattern.test(name));
+
+/**
+ * Copies a data dir's sessions (metadata, messages, attachments, waiting prompts) and small state
+ * into the database, keeping every id and time, so that a `molf up` user can move to a cluster
+ * without losing history. Idempotent: what the database has already is kept, so a second run copies
+ * nothing and reports the same totals. The server of that data dir must be stopped (its files
+ * change while it runs).
+ */
+export async function copyDataDir(options: {
+  dataDir: string;
+  database: Database;
+  logger: Logger;
+}): Promise<CopyReport> {
+  const { sql } = options.database;
+  const source = await openFileSessionStore({ dataDir: options.dataDir, logger: options.logger });
+  const documents = openFileStateDocuments({ dataDir: options.dataDir });
+  const report: CopyReport = {
+    sessions: { source: 0, copied: 0, inDatabase: 0 },
+    messages: { source: 0, copied: 0, inDatabase: 0 },
+    attachments: { source: 0, copied: 0, inDatabase: 0 },
+    queuedPrompts: { source: 0, copied: 0 },
+    documents: { source: 0, copied: 0, inDatabase: 0, names: [] },
+    damaged: [],
+  };
+  try {
+    const all: SessionInfo[] = [];
+    for (let offset = 0; ; offset += 1_000) {
+      const page = await source.list({ limit: 1_000, offset });
+      all.push(...page.sessions);
+      if (offset === 0) report.damaged = page.damaged;
+      if (page.sessions.length < 1_000) break;
+    }
+    report.sessions.source = all.length;
+    for (const session of all) await copySession(session);
+
+    for (const name of await documents.list('')) {
+      if (!isDocument(name)) continue;
+      const content = await documents.readBytes(name);
+      if (content === undefined) continue;
+      report.documents.source += 1;
+      report.documents.names.push(name);
+      const rows = await sql`
+        insert into state_documents (name, content) values (${name}, ${content})
+        on conflict (name) do nothing returning name`;
+      report.documents.copied += rows.length;
+    }
+  } finally {
+    await source.close();
+    await documents.close();
+  }
+
+  const [totals] = await sql<{ sessions: string; messages: string; attachments: string; documents: string }[]>`
+    select (select count(*) from sessions) as sessions, (select count(*) from session_messages) as messages,
+      (select count(*) from session_attachments) as attachments,
+      (select count(*) from state_documents) as documents`;
+  report.sessions.inDatabase = Number(totals?.sessions ?? 0);
+  report.messages.inDatabase = Number(totals?.messages ?? 0);
+  report.attachments.inDatabase = Number(totals?.attachments ?? 0);
+  report.documents.inDatabase = Number(totals?.documents ?? 0);
+  return report;
+
+  async function copySession(session: SessionInfo): Promise<void> {
+    const messages = await source.messages(session.sessionId);
+    const queued = await source.queued(session.sessionId);
+    const attachmentDir = join(options.dataDir, 'sessions', session.sessionId, 'attachments');
+    const attachmentNames = (await readdir(attachmentDir).catch(() => [] as string[])).filter((name) =>
+      /^[0-9a-f]{64}$/.test(name),
+    );
+    report.messages.source += messages.length;
+    report.attachments.source += attachmentNames.length;
+    report.queuedPrompts.source += queued.length;
+    // The session's own usage, from its own messages (the file store lists it with its subagents').
+    const usage = sumMessageUsage(messages);
+    await sql.begin(async (tx) => {
+      const created = await tx`
+        insert into sessions (session_id, worker_id, name, untitled, model, parent_session_id, parent_tool_call_id,
+          parent_agent, created_at, updated_at, message_count, status, input_tokens, output_tokens,
+          cache_read_tokens, cache_write_tokens, cost_usd, unpriced_calls)
+        values (${session.sessionId}, ${session.workerId}, ${session.name}, ${session.untitled === true},
+          ${session.model ?? null}, ${session.parent?.sessionId ?? null}, ${session.parent?.toolCallId ?? null},
+          ${session.parent?.agent ?? null}, ${new Date(session.createdAt)}, ${new Date(session.updatedAt)},
+          ${messages.length}, 'idle', ${usage.inputTokens}, ${usage.outputTokens},
+          ${usage.cacheReadTokens ?? 0}, ${usage.cacheWriteTokens ?? 0}, ${usage.costUsd ?? null},
+          ${usage.unpricedCalls ?? 0})
+        on conflict (session_id) do nothing
+        returning session_id`;
+      report.sessions.copied += created.length;
+      for (let start = 0; start < messages.length; start += 500) {
+        const batch = messages.slice(start, start + 500);
+        const rows = await tx`
+          insert into session_messages (session_id, position, body)
+          select ${session.sessionId}, position, body
+          from unnest(${batch.map((_, index) => start + index + 1)}::int[], ${batch.map((message) => JSON.stringify(message))}::text[])
+            as copied(position, body)
+          on conflict (session_id, position) do nothing
+          returning position`;
+        report.messages.copied += rows.length;
+      }
+      for (const prompt of queued) {
+        const rows = await tx`
+          insert into session_queue (session_id, message_id, body)
+          values (${session.sessionId}, ${prompt.messageId}, ${JSON.stringify(prompt)})
+          on conflict (session_id, message_id) do nothing returning message_id`;
+        report.queuedPrompts.copied += rows.length;
+      }
+    });
+    for (const sha256 of attachmentNames) {
+      const data = await source.readAttachment(session.sessionId, sha256);
+      if (data === undefined) continue;
+      const rows = await sql`
+        insert into session_attachments (session_id, sha256, data)
+        values (${session.sessionId}, ${sha256}, ${Buffer.from(data)})
+        on conflict (session_id, sha256) do nothing returning sha256`;
+      report.attachments.copied += rows.length;
+    }
+  }
+}
+
+/** Checks a copy: the database holds at least what the data dir holds (it may hold more: a cluster's own). */
+export function checkCopy(report: CopyReport): void {
+  const short = (['sessions', 'messages', 'attachments', 'documents'] as const).filter(
+    (what) => report[what].inDatabase < report[what].source,
+  );
+  if (short.length > 0) {
+    throw new MolfError(
+      'internal',
+      `the database holds fewer ${short.join(', ')} than the data dir after the copy: ${short
+        .map((what) => `${what} ${report[what].inDatabase} < ${report[what].source}`)
+        .join('; ')}`,
+    );
+  }
+}
