@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
 import type { JobMessage, WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { openFileStateDocuments } from '../state/index.ts';
 import { createTempDir, createTestRegistration } from '../testing/test-link.ts';
 import { createJobDispatcher } from '../workers/job-dispatcher.ts';
 import { loadWorkerRegistry } from '../workers/worker-registry.ts';
@@ -10,10 +11,14 @@ import { requestFileChangePreview } from './request-file-change-preview.ts';
 /** A real registry and dispatcher with one registered worker whose job stream the test reads (or not). */
 async function setUp(dataDir: string) {
   const logger = createSilentLogger();
-  const registry = await loadWorkerRegistry({ dataDir, logger });
+  const registry = await loadWorkerRegistry({ documents: openFileStateDocuments({ dataDir, logger }), logger });
   const dispatcher = createJobDispatcher({ registry, logger, serverVersion: 'test' });
   const registration = createTestRegistration(['edit_file', 'write_file']);
-  const outcome = registry.register(registration, { credentialId: 'test', isActive: () => true, mayClaimAny: false });
+  const outcome = await registry.register(registration, {
+    credentialId: 'test',
+    isActive: () => true,
+    mayClaimAny: false,
+  });
   if (outcome.type !== 'registered') throw new Error('registration refused');
   return {
     registry,

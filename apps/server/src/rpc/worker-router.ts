@@ -36,7 +36,7 @@ export function createWorkerRouter(services: RouterServices) {
      */
     jobs: workerProcedure.input(WorkerJobsInputSchema).subscription(async function* ({ input, ctx, signal }) {
       const { registration } = input;
-      const outcome = registry.register(registration, {
+      const outcome = await registry.register(registration, {
         credentialId: ctx.credentialId,
         isActive: services.isCredentialActive,
         mayClaimAny: services.isCredentialFixed(ctx.credentialId),

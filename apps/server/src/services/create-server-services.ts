@@ -287,7 +287,7 @@ async function createServicesOver(
     config.generateMissingTokens === true ? await generateMissingTokens(credentials, fixedTokens) : {};
   const notify = config.notify !== undefined && config.notify.targets.length > 0 ? config.notify : undefined;
   const linkKey = notify === undefined ? undefined : await loadLinkKey(documents);
-  const registry = await loadWorkerRegistry({ dataDir: config.dataDir, logger });
+  const registry = await loadWorkerRegistry({ documents, logger });
   // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
   const engine = await createPermissionEngine({ lazyParser: true });
   const dataDirPath = await realpath(config.dataDir);

@@ -3,13 +3,14 @@ import { createSilentLogger } from '@molf/logging';
 import type { JobMessage, ToolCallId, WorkerRegistration } from '@molf/protocol';
 import type { TrackedEnvelope } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
+import { openFileStateDocuments } from '../state/index.ts';
 import { createTempDir, createTestRegistration } from '../testing/test-link.ts';
 import { createJobDispatcher } from './job-dispatcher.ts';
 import { loadWorkerRegistry } from './worker-registry.ts';
 
 async function setUp(dataDir: string, offlineWindowMs?: number) {
   const logger = createSilentLogger();
-  const registry = await loadWorkerRegistry({ dataDir, logger });
+  const registry = await loadWorkerRegistry({ documents: openFileStateDocuments({ dataDir, logger }), logger });
   const dispatcher = createJobDispatcher({
     registry,
     logger,
@@ -18,8 +19,8 @@ async function setUp(dataDir: string, offlineWindowMs?: number) {
   });
   const registration = createTestRegistration(['echo']);
   const owner = { credentialId: 'test', isActive: () => true, mayClaimAny: false };
-  const register = (registration: WorkerRegistration) => {
-    const outcome = registry.register(registration, owner);
+  const register = async (registration: WorkerRegistration) => {
+    const outcome = await registry.register(registration, owner);
     if (outcome.type !== 'registered') throw new Error('registration refused');
     return outcome;
   };
@@ -43,7 +44,7 @@ describe('job dispatcher streams', () => {
   it('resumes after the last event id a worker saw, without resending earlier calls', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const first = register(registration).lease;
+    const first = (await register(registration)).lease;
     const calls = ['a', 'b', 'c'].map((text) =>
       dispatcher.dispatch({ workerId: registration.workerId, toolName: 'echo', args: { text }, timeoutMs: 10_000 }),
     );
@@ -53,7 +54,7 @@ describe('job dispatcher streams', () => {
 
     // The worker received the first call before the link dropped.
     const lastSeen = seen[1]?.id;
-    const second = register(registration).lease;
+    const second = (await register(registration)).lease;
     const replayed = await take(dispatcher.stream({ lease: second, lastEventId: lastSeen, signal: undefined }), 3);
     expect(replayed.map(({ message }) => (message.type === 'call' ? message.job.args.text : message.type))).toEqual([
       'registered',
@@ -69,7 +70,7 @@ describe('job dispatcher streams', () => {
   it('replays every pending call when the event id comes from before a server restart', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const lease = register(registration).lease;
+    const lease = (await register(registration)).lease;
     const call = dispatcher.dispatch({
       workerId: registration.workerId,
       toolName: 'echo',
@@ -86,12 +87,12 @@ describe('job dispatcher streams', () => {
   it('ends the stream of a registration that a newer one replaced', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const old = register(registration).lease;
+    const old = (await register(registration)).lease;
     const stream = dispatcher.stream({ lease: old, lastEventId: null, signal: undefined });
     await stream.next();
     const pendingNext = stream.next();
     // The same process re-registering (a reconnect) ends the old stream without a 'replaced'.
-    register(registration);
+    await register(registration);
     expect((await pendingNext).done).toBe(true);
     expect(registry.release(old)).toBe(false);
     expect(registry.get(registration.workerId)?.state).toBe('online');
@@ -101,11 +102,11 @@ describe('job dispatcher streams', () => {
   it('tells a stream it was replaced when another process took the worker id', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const old = register(registration).lease;
+    const old = (await register(registration)).lease;
     const stream = dispatcher.stream({ lease: old, lastEventId: null, signal: undefined });
     await stream.next();
     const pendingNext = stream.next();
-    register({ ...registration, instanceId: randomUUID() });
+    await register({ ...registration, instanceId: randomUUID() });
     expect((await pendingNext).value?.[1]).toEqual({ type: 'replaced' });
     expect((await stream.next()).done).toBe(true);
     await registry.flush();
@@ -114,7 +115,7 @@ describe('job dispatcher streams', () => {
   it('replays a cancel until the worker answers the cancelled call', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const first = register(registration).lease;
+    const first = (await register(registration)).lease;
     const controller = new AbortController();
     const call = dispatcher.dispatch({
       workerId: registration.workerId,
@@ -128,7 +129,7 @@ describe('job dispatcher streams', () => {
     await call;
 
     // The cancel went into a socket that was already dead: the worker resumes after the call.
-    const resumed = register(registration).lease;
+    const resumed = (await register(registration)).lease;
     const replay = await take(
       dispatcher.stream({ lease: resumed, lastEventId: delivered[1]?.id, signal: undefined }),
       2,
@@ -144,7 +145,7 @@ describe('job dispatcher streams', () => {
         result: { output: '' },
       }),
     ).toBe(false);
-    const after = register(registration).lease;
+    const after = (await register(registration)).lease;
     const stop = new AbortController();
     const stream = dispatcher.stream({ lease: after, lastEventId: delivered[1]?.id, signal: stop.signal });
     expect((await stream.next()).value?.[1].type).toBe('registered');
@@ -160,7 +161,7 @@ describe('job dispatcher streams', () => {
   it('refuses to reuse the id of a cancelled call the worker has not answered yet', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path);
-    const lease = register(registration).lease;
+    const lease = (await register(registration)).lease;
     const controller = new AbortController();
     const toolCallId = 'reused' as ToolCallId;
     const call = dispatcher.dispatch({
@@ -201,7 +202,7 @@ describe('a worker that goes offline with calls pending', () => {
   it('fails its calls as worker_offline when it does not come back within the offline window', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path, 50);
-    const lease = register(registration).lease;
+    const lease = (await register(registration)).lease;
     const delivered = dispatcher.dispatch({
       workerId: registration.workerId,
       toolName: 'echo',
@@ -229,7 +230,7 @@ describe('a worker that goes offline with calls pending', () => {
   it('keeps the calls of a worker that reconnects within the window, and takes its result', async () => {
     await using data = await createTempDir();
     const { registry, dispatcher, registration, register } = await setUp(data.path, 200);
-    const lease = register(registration).lease;
+    const lease = (await register(registration)).lease;
     const call = dispatcher.dispatch({
       workerId: registration.workerId,
       toolName: 'echo',
@@ -239,7 +240,7 @@ describe('a worker that goes offline with calls pending', () => {
     const seen = await take(dispatcher.stream({ lease, lastEventId: null, signal: undefined }), 2);
     registry.release(lease);
     dispatcher.onOffline(registration.workerId);
-    const again = register(registration);
+    const again = await register(registration);
     dispatcher.onRegistered({
       workerId: registration.workerId,
       instanceId: registration.instanceId,
@@ -262,7 +263,7 @@ describe('a worker that goes offline with calls pending', () => {
 describe('typed worker requests', () => {
   async function sendRequest(dataDir: string) {
     const context = await setUp(dataDir);
-    const lease = context.register(context.registration).lease;
+    const lease = (await context.register(context.registration)).lease;
     const outcome = context.dispatcher.request({
       workerId: context.registration.workerId,
       request: { method: 'instructions/read', params: { forPath: 'src/a.ts' } },
@@ -349,7 +350,7 @@ describe('typed worker requests', () => {
   it('stops waiting when the request is aborted, and sends no cancel to the worker', async () => {
     await using data = await createTempDir();
     const { dispatcher, registration, register } = await setUp(data.path);
-    const lease = register(registration).lease;
+    const lease = (await register(registration)).lease;
     const controller = new AbortController();
     const outcome = dispatcher.request({
       workerId: registration.workerId,

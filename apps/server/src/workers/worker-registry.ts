@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import {
+  MolfError,
   type ProjectCatalog,
   type WorkerId,
   WorkerIdSchema,
@@ -11,8 +10,8 @@ import {
   type WorkerRegistration,
   WorkerSandboxSchema,
 } from '@molf/protocol';
-import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
+import type { StateDocuments } from '../state/index.ts';
 
 const PersistedWorkerSchema = z.object({
   workerId: WorkerIdSchema,
@@ -29,6 +28,11 @@ const PersistedWorkerSchema = z.object({
   lastSeenAt: z.string(),
   /** The sandbox reported at the last registration. */
   sandbox: WorkerSandboxSchema.optional(),
+  /**
+   * The lease of the registration that wrote this state last: the release of an older one (on
+   * another server of the database) never overwrites a newer registration's state.
+   */
+  leaseId: z.string().optional(),
 });
 type PersistedWorker = z.infer<typeof PersistedWorkerSchema>;
 
@@ -49,8 +53,6 @@ type Entry = {
   info: PersistedWorker;
   registration?: WorkerRegistration;
   lease?: WorkerLease & { controller: AbortController };
-  /** Serialises this worker's state writes so an older state never lands after a newer one. */
-  writes: Promise<void>;
 };
 
 export type RegisterOutcome =
@@ -61,7 +63,8 @@ export type WorkerRegistry = {
   /**
    * Registers (or re-registers) a worker for the credential `credentialId`. A worker id stays
    * bound to the credential that first registered it while that credential exists, so one
-   * machine's worker token can't take over another machine's workers.
+   * machine's worker token can't take over another machine's workers. The binding is read and
+   * written under the worker state's lock, so two servers sharing the database agree on it.
    */
   register(
     registration: WorkerRegistration,
@@ -72,8 +75,8 @@ export type WorkerRegistry = {
       /** The server's own fixed worker token may claim any id (e.g. `molf up` on a project). */
       mayClaimAny: boolean;
     },
-  ): RegisterOutcome;
-  /** The credential a worker id is bound to. */
+  ): Promise<RegisterOutcome>;
+  /** The credential a worker id is bound to, as this server last registered or loaded it. */
   ownerOf(workerId: WorkerId): string | undefined;
   /** Marks the worker offline if `lease` is still the current one; returns whether it was. */
   release(lease: WorkerLease): boolean;
@@ -99,42 +102,73 @@ export type WorkerRegistry = {
     snapshot: { instanceId: string; mcp: WorkerMcpServers },
   ): 'updated' | 'stale' | 'not_connected';
   list(): WorkerInfo[];
-  /** Resolves once every pending state write has reached the disk. */
+  /** Resolves once every pending state write has been stored. */
   flush(): Promise<void>;
 };
 
-export async function loadWorkerRegistry(options: { dataDir: string; logger: Logger }): Promise<WorkerRegistry> {
-  const workersDir = join(options.dataDir, 'workers');
-  await mkdir(workersDir, { recursive: true, mode: 0o700 });
-  const entries = new Map<WorkerId, Entry>();
+/** The document that keeps a worker's state. */
+export const workerStateDocument = (workerId: string) => `workers/${workerId}/state.json`;
+const STATE_DOCUMENT = /^workers\/([^/]+)\/state\.json$/;
 
-  for (const name of await readdir(workersDir)) {
-    const file = join(workersDir, name, 'state.json');
+/**
+ * Known workers: each one's state (`workers/{id}/state.json` in the state documents: who owns the
+ * id, how it last registered) is kept there; who is connected now, and with which lease, only in
+ * this server's memory.
+ */
+export async function loadWorkerRegistry(options: {
+  documents: StateDocuments;
+  logger: Logger;
+}): Promise<WorkerRegistry> {
+  const { documents, logger } = options;
+  const entries = new Map<WorkerId, Entry>();
+  const pendingWrites = new Set<Promise<void>>();
+
+  /** The stored state, or undefined when there is none or it cannot be used (then it is named in the log). */
+  async function readStored(name: string): Promise<PersistedWorker | undefined> {
+    const text = await documents.read(name);
+    if (text === undefined) return undefined;
     try {
-      const parsed = PersistedWorkerSchema.parse(JSON.parse(await readFile(file, 'utf8')));
-      // Whatever the file says, nobody is connected to a server that just started.
-      entries.set(parsed.workerId, { info: { ...parsed, online: false }, writes: Promise.resolve() });
+      return PersistedWorkerSchema.parse(JSON.parse(text));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      options.logger.warn({ err: error, file }, 'skipping unreadable worker state');
+      logger.warn({ err: error, file: documents.where(name) }, 'skipping unreadable worker state');
+      return undefined;
     }
   }
 
-  function persist(entry: Entry): void {
-    const snapshot = `${JSON.stringify(entry.info, null, 2)}\n`;
-    const dir = join(workersDir, entry.info.workerId);
-    entry.writes = entry.writes
-      .then(async () => {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
-        await writeFileAtomic(join(dir, 'state.json'), snapshot, { mode: 0o600 });
+  for (const name of await documents.list('workers/')) {
+    if (!STATE_DOCUMENT.test(name)) continue;
+    try {
+      const parsed = await readStored(name);
+      // Whatever the file says, nobody is connected to a server that just started.
+      if (parsed !== undefined) entries.set(parsed.workerId, { info: { ...parsed, online: false } });
+    } catch (error) {
+      logger.warn({ err: error, file: documents.where(name) }, 'skipping unreadable worker state');
+    }
+  }
+
+  const snapshot = (info: PersistedWorker) => `${JSON.stringify(info, null, 2)}\n`;
+
+  /**
+   * Stores a change of a registration's state (offline, new tools), unless the state stored now
+   * is another registration's: a newer one, here or on another server.
+   */
+  function persist(info: PersistedWorker): void {
+    const name = workerStateDocument(info.workerId);
+    const write = documents
+      .lock(name, async () => {
+        const stored = await readStored(name);
+        if (stored?.leaseId !== undefined && stored.leaseId !== info.leaseId) return;
+        await documents.write(name, snapshot(info));
       })
       .catch((error: unknown) => {
-        options.logger.error({ err: error, workerId: entry.info.workerId }, 'could not persist worker state');
-      });
+        logger.error({ err: error, workerId: info.workerId }, 'could not persist worker state');
+      })
+      .finally(() => pendingWrites.delete(write));
+    pendingWrites.add(write);
   }
 
   function toInfo(entry: Entry): WorkerInfo {
-    const { online, ownerCredentialId: _owner, builtinTools, ...rest } = entry.info;
+    const { online, ownerCredentialId: _owner, leaseId: _lease, builtinTools, ...rest } = entry.info;
     const mcp = entry.lease === undefined ? undefined : entry.registration?.mcp;
     return {
       ...rest,
@@ -152,52 +186,54 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
   }
 
   return {
-    register(incoming, owner) {
-      let registration = incoming;
-      const now = new Date().toISOString();
-      const existing = entries.get(registration.workerId);
-      const currentOwner = existing?.info.ownerCredentialId;
-      if (
-        currentOwner !== undefined &&
-        currentOwner !== owner.credentialId &&
-        !owner.mayClaimAny &&
-        owner.isActive(currentOwner)
-      ) {
-        return { type: 'owned_by_another_credential', ownerCredentialId: currentOwner };
-      }
-      const previousInstanceId = existing?.registration?.instanceId;
-      // tRPC re-subscribes with the registration it first sent: a newer snapshot the same process
-      // sent since must not be replaced by that older one.
-      const kept = existing?.registration?.catalog;
-      if (
-        previousInstanceId === registration.instanceId &&
-        kept !== undefined &&
-        kept.version > (registration.catalog?.version ?? -1)
-      ) {
-        registration = { ...registration, catalog: kept };
-      }
-      // The same for the MCP servers' states.
-      const keptMcp = existing?.registration?.mcp;
-      if (
-        previousInstanceId === registration.instanceId &&
-        keptMcp !== undefined &&
-        keptMcp.version > (registration.mcp?.version ?? -1)
-      ) {
-        registration = { ...registration, mcp: keptMcp };
-      }
-      const toolNames = registration.tools.map((tool) => tool.name);
-      // The reason names the new instance, so the old stream can tell a rival process from itself.
-      existing?.lease?.controller.abort(registration.instanceId);
-      const controller = new AbortController();
-      const lease = {
-        leaseId: randomUUID(),
-        workerId: registration.workerId,
-        instanceId: registration.instanceId,
-        replaced: controller.signal,
-        controller,
-      };
-      const entry: Entry = {
-        info: {
+    async register(incoming, owner) {
+      const name = workerStateDocument(incoming.workerId);
+      const registered = documents.lock(name, async (): Promise<RegisterOutcome> => {
+        let registration = incoming;
+        const now = new Date().toISOString();
+        const existing = entries.get(registration.workerId);
+        const stored = await readStored(name);
+        // The stored binding is the one every server shares; this server's memory stands in for
+        // a state that was deleted or damaged meanwhile.
+        const currentOwner = stored?.ownerCredentialId ?? existing?.info.ownerCredentialId;
+        if (
+          currentOwner !== undefined &&
+          currentOwner !== owner.credentialId &&
+          !owner.mayClaimAny &&
+          owner.isActive(currentOwner)
+        ) {
+          return { type: 'owned_by_another_credential', ownerCredentialId: currentOwner };
+        }
+        const previousInstanceId = existing?.registration?.instanceId;
+        // tRPC re-subscribes with the registration it first sent: a newer snapshot the same process
+        // sent since must not be replaced by that older one.
+        const kept = existing?.registration?.catalog;
+        if (
+          previousInstanceId === registration.instanceId &&
+          kept !== undefined &&
+          kept.version > (registration.catalog?.version ?? -1)
+        ) {
+          registration = { ...registration, catalog: kept };
+        }
+        // The same for the MCP servers' states.
+        const keptMcp = existing?.registration?.mcp;
+        if (
+          previousInstanceId === registration.instanceId &&
+          keptMcp !== undefined &&
+          keptMcp.version > (registration.mcp?.version ?? -1)
+        ) {
+          registration = { ...registration, mcp: keptMcp };
+        }
+        const toolNames = registration.tools.map((tool) => tool.name);
+        const controller = new AbortController();
+        const lease = {
+          leaseId: randomUUID(),
+          workerId: registration.workerId,
+          instanceId: registration.instanceId,
+          replaced: controller.signal,
+          controller,
+        };
+        const info: PersistedWorker = {
           workerId: registration.workerId,
           name: registration.name,
           workdir: registration.workdir,
@@ -209,21 +245,42 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
           connectedAt: now,
           lastSeenAt: now,
           ...(registration.sandbox === undefined ? {} : { sandbox: registration.sandbox }),
-        },
-        registration,
-        lease,
-        writes: existing?.writes ?? Promise.resolve(),
-      };
-      entries.set(registration.workerId, entry);
-      persist(entry);
-      return { type: 'registered', lease, previousInstanceId };
+          leaseId: lease.leaseId,
+        };
+        try {
+          await documents.write(name, snapshot(info));
+        } catch (error) {
+          // A binding that is not stored is not one the other servers know: refused. The same
+          // owner again loses only the registration's details, as before.
+          if (stored?.ownerCredentialId !== owner.credentialId) {
+            if (error instanceof MolfError) throw error;
+            throw new MolfError(
+              'internal',
+              `cannot store which credential owns worker id ${registration.workerId} (${documents.where(name)}): ${(error as Error).message}`,
+              { cause: error },
+            );
+          }
+          logger.error({ err: error, workerId: registration.workerId }, 'could not persist worker state');
+        }
+        // The reason names the new instance, so the old stream can tell a rival process from itself.
+        entries.get(registration.workerId)?.lease?.controller.abort(registration.instanceId);
+        entries.set(registration.workerId, { info, registration, lease });
+        return { type: 'registered', lease, previousInstanceId };
+      });
+      const write = registered.then(
+        () => undefined,
+        () => undefined,
+      );
+      pendingWrites.add(write);
+      void write.finally(() => pendingWrites.delete(write));
+      return registered;
     },
     release(lease) {
       const entry = entries.get(lease.workerId);
       if (entry?.lease?.leaseId !== lease.leaseId) return false;
       entry.lease = undefined;
       entry.info = { ...entry.info, online: false, lastSeenAt: new Date().toISOString() };
-      persist(entry);
+      persist(entry.info);
       return true;
     },
     ownerOf(workerId) {
@@ -246,7 +303,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       entry.registration = { ...entry.registration, tools };
       const toolNames = tools.map((tool) => tool.name);
       entry.info = { ...entry.info, tools: toolNames, builtinTools: builtinOf(entry.registration, toolNames) };
-      persist(entry);
+      persist(entry.info);
       return true;
     },
     updateCatalog(workerId, snapshot) {
@@ -271,7 +328,7 @@ export async function loadWorkerRegistry(options: { dataDir: string; logger: Log
       return [...entries.values()].map(toInfo).sort((a, b) => a.name.localeCompare(b.name));
     },
     async flush() {
-      await Promise.all([...entries.values()].map((entry) => entry.writes));
+      while (pendingWrites.size > 0) await Promise.all([...pendingWrites]);
     },
   };
 }
