@@ -1,4 +1,3 @@
-import { unwatchFile, watchFile } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from '@molf/logging';
 import type { WebSocket } from 'ws';
@@ -25,7 +24,7 @@ export type ConnectionGuardOptions = {
    * IPv4-mapped one as its IPv4 address) and in all. Default 16 and 256.
    */
   maxUnauthenticated?: { perAddress?: number; total?: number };
-  /** How often the credentials file is checked for revocations. Default 2 s. */
+  /** How often open connections are checked against the credentials besides the change announcements. Default 2 s. */
   credentialsPollMs?: number;
   /** How often the credentials of live connections are noted as in use. Default 60 s. */
   inUseMarkMs?: number;
@@ -87,7 +86,12 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
       }
     }
   }
-  watchFile(credentials.path, { interval: options.credentialsPollMs ?? 2_000, persistent: false }, closeRevoked);
+  // A revocation made by this server, another process on the data dir (`molf token revoke`) or
+  // another instance on the database is announced through the documents; a look every few seconds
+  // catches one whose announcement was missed (a file system that drops watch events).
+  const stopWatching = credentials.watch(closeRevoked);
+  const poll = setInterval(closeRevoked, options.credentialsPollMs ?? 2_000);
+  poll.unref();
   // A connection that lives for weeks keeps its credential's "last used" near now.
   const inUse = setInterval(() => {
     for (const credentialId of new Set(live.values())) credentials.markInUse(credentialId);
@@ -150,7 +154,8 @@ export function createConnectionGuard(options: ConnectionGuardOptions): Connecti
       return true;
     },
     close() {
-      unwatchFile(credentials.path, closeRevoked);
+      stopWatching();
+      clearInterval(poll);
       clearInterval(inUse);
       for (const socket of [...waiting.keys()]) stopWaiting(socket);
     },
