@@ -34,7 +34,14 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createSilentLogger } from '@molf/logging';
 import type { CronAddInput, CronEvent, CronJob, CronScheduleInput, WorkerId } from '@molf/protocol';
-import { createServer, newCronJob, openCronJobStore, openFileSessionStore, startCronScheduler } from '@molf/server';
+import {
+  createServer,
+  newCronJob,
+  openCronJobStore,
+  openFileSessionStore,
+  openFileStateDocuments,
+  startCronScheduler,
+} from '@molf/server';
 import { type FakeLlm, startFakeLlm } from '@molf/testkit';
 import { createWorker, type MolfWorker } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
@@ -199,7 +206,7 @@ async function runLoad(dataDir: string): Promise<void> {
   collectGarbage();
   const heapBefore = process.memoryUsage().heapUsed;
   const started = performance.now();
-  const store = await openCronJobStore({ dataDir });
+  const store = await openCronJobStore({ documents: openFileStateDocuments({ dataDir }) });
   const opened = performance.now();
   let fired = 0;
   const scheduler = await startCronScheduler({
@@ -309,7 +316,7 @@ async function loadedBench(root: string, jobs: CronJob[]) {
 async function putAt(root: string, jobs: CronJob[]) {
   const dataDir = join(root, `put-${jobs.length}`);
   await writeJobsFile(dataDir, jobs);
-  const store = await openCronJobStore({ dataDir });
+  const store = await openCronJobStore({ documents: openFileStateDocuments({ dataDir }) });
   try {
     const recordRun = async (index: number) => {
       const job = store.get((jobs[(index * 7919) % jobs.length] as CronJob).jobId) as CronJob;

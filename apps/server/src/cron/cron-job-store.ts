@@ -1,10 +1,7 @@
-import { constants } from 'node:fs';
-import { chmod, copyFile, mkdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
 import { createSilentLogger, type Logger } from '@molf/logging';
 import { type CronJob, CronJobSchema, MAX_CRON_JOBS_PER_WORKER, MolfError } from '@molf/protocol';
-import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
+import type { StateDocuments } from '../state/index.ts';
 
 /** The only version of `jobs.json` this server reads and writes. */
 const FILE_VERSION = 1;
@@ -13,7 +10,7 @@ const FILE_VERSION = 1;
 export type DamagedCronJob = { index: number; reason: string };
 
 export type CronJobStore = {
-  /** `{dataDir}/cron/jobs.json`, for messages. */
+  /** Where the jobs are, for messages: `{dataDir}/cron/jobs.json`, or the document in the database. */
   readonly path: string;
   /**
    * The jobs of the file that open could not use (invalid, or a second job with an id already
@@ -37,49 +34,70 @@ export type CronJobStore = {
   put(job: CronJob): Promise<void>;
   /**
    * Changes a job from its latest state, inside the store's queue of writes: `change` gets the job
-   * as it is when the write is made (after every change queued before), so two changes made at
-   * once never undo each other. Resolves with the job written, or undefined (nothing written) when
-   * there is no such job.
+   * as it is when the write is made (after every change queued before, here or on another server),
+   * so two changes made at once never undo each other. Resolves with the job written, or undefined
+   * (nothing written) when there is no such job.
    */
   modify(jobId: string, change: (current: CronJob) => CronJob): Promise<CronJob | undefined>;
   /** Removes a job; false (and nothing written) for an unknown id. */
   remove(jobId: string): Promise<boolean>;
+  /**
+   * Calls `onChange` after the jobs were changed from elsewhere (another server on the database,
+   * the file saved by hand) and are read again; returns the function that stops it.
+   */
+  subscribe(onChange: () => void): () => void;
   /** Waits for the pending writes; later writes are refused. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 };
 
 export type CronJobStoreOptions = {
-  dataDir: string;
+  /** Where the jobs are kept: `cron/jobs.json` of the data directory, or of the database. */
+  documents: StateDocuments;
   /** Where damaged jobs are reported. Default: a logger that drops everything. */
   logger?: Logger;
   /** The clock that names the copy of a damaged file. Default: `() => new Date()`. */
   now?: () => Date;
 };
 
+/** The document that holds every cron job. */
+export const CRON_JOBS_DOCUMENT = 'cron/jobs.json';
+
+/** The jobs as last read or written, and the text they came from. */
+type Held = { jobs: Map<string, CronJob>; text: string | undefined; damaged: boolean };
+
 /**
- * Every cron job of the server in one file, `{dataDir}/cron/jobs.json` (directory 0700, file
- * 0600): `{ "version": 1, "jobs": [...] }`, held in memory for reads. A change validates the job,
- * writes the whole file atomically (fsync, then rename) and only then takes effect in memory, so a
- * refused job or a failed write leaves memory and disk as they were. Changes run one at a time in
- * call order, so concurrent ones never lose each other.
+ * Every cron job of the server in one document, `cron/jobs.json` (as a file: directory 0700, file
+ * 0600): `{ "version": 1, "jobs": [...] }`, held in memory for reads. A change takes the
+ * document's lock, reads it again (another server on the database, or a person, may have changed
+ * it), validates the job, writes the whole document and only then takes effect in memory, so a
+ * refused job or a failed write leaves memory and the document as they were, and two servers
+ * never lose each other's job. Changes run one at a time in call order, so concurrent ones never
+ * lose each other either. The document is watched: a change made elsewhere is read and told to
+ * the subscribers (the scheduler aims its timer again).
  *
  * A file that cannot be read as jobs at all (not JSON, another shape, another version) makes open
  * throw `config_invalid` and is left untouched: starting with no jobs would erase it at the next
- * change. A file where only some jobs are invalid is used without them; they are reported in
- * `damaged` and the log, and the file is copied aside before it is first rewritten, so the person
- * can still recover them by hand.
+ * change (a change refuses it too). A file where only some jobs are invalid is used without them;
+ * they are reported in `damaged` and the log, and the file is copied aside before it is first
+ * rewritten, so the person can still recover them by hand. A document deleted while the server
+ * runs is written again from the jobs in memory at the next change.
  */
 export async function openCronJobStore(options: CronJobStoreOptions): Promise<CronJobStore> {
+  const { documents } = options;
   const logger = options.logger ?? createSilentLogger();
   const now = options.now ?? (() => new Date());
-  const path = join(options.dataDir, 'cron', 'jobs.json');
-  const loaded = await readJobsFile(path);
-  let jobs = new Map(loaded.jobs.map((job) => [job.jobId, job]));
-  /** Set while the file on disk still holds the damaged jobs: copy it before overwriting it. */
-  let keepOriginal = loaded.damaged.length > 0;
+  const path = documents.where(CRON_JOBS_DOCUMENT);
+  const text = await readJobsText(documents);
+  const loaded = text === undefined ? { jobs: [], damaged: [] } : parseJobsText(path, text);
+  let held: Held = {
+    jobs: new Map(loaded.jobs.map((job) => [job.jobId, job])),
+    text,
+    damaged: loaded.damaged.length > 0,
+  };
   let writes: Promise<unknown> = Promise.resolve();
   let closed = false;
+  const subscribers = new Set<() => void>();
 
   for (const { index, reason } of loaded.damaged) {
     logger.warn(
@@ -89,15 +107,51 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
   }
 
   /**
-   * Changes waiting for the file. They are written together: every change queued while a write
-   * runs goes into the next one (a thousand runs recorded in the same second make a few writes,
-   * not a thousand rewrites of the file), applied in the order they came.
+   * The jobs as the document holds them now: those in memory while its text is the one they came
+   * from (or it is gone), else the text read again. Throws `config_invalid` for a document that
+   * cannot be read as jobs.
+   */
+  function current(text: string | undefined): Held {
+    if (text === undefined || text === held.text) return held;
+    const parsed = parseJobsText(path, text);
+    return { jobs: new Map(parsed.jobs.map((job) => [job.jobId, job])), text, damaged: parsed.damaged.length > 0 };
+  }
+
+  function tell(): void {
+    for (const onChange of subscribers) {
+      try {
+        onChange();
+      } catch (error) {
+        logger.error({ err: error }, 'a cron jobs subscriber failed');
+      }
+    }
+  }
+
+  /** Reads a document changed elsewhere and, when its jobs are new, makes them current. */
+  async function refresh(): Promise<void> {
+    try {
+      const before = held;
+      held = current(await readJobsText(documents));
+      if (held !== before) tell();
+    } catch (error) {
+      logger.error({ err: error, path }, 'the changed cron jobs cannot be read; the jobs held before stay in use');
+    }
+  }
+
+  const stopWatching = documents.watch(CRON_JOBS_DOCUMENT, () => {
+    if (!closed) writes = writes.then(refresh);
+  });
+
+  /**
+   * Changes waiting for the document. They are written together: every change queued while a
+   * write runs goes into the next one (a thousand runs recorded in the same second make a few
+   * writes, not a thousand rewrites of the file), applied in the order they came.
    */
   type Change = { apply: (draft: Map<string, CronJob>) => unknown; settle: (outcome: Outcome) => void };
   type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
   let waiting: Change[] = [];
 
-  /** Queues a change; it resolves once the file holds it (or rejects, nothing kept). */
+  /** Queues a change; it resolves once the document holds it (or rejects, nothing kept). */
   function change<T>(apply: (draft: Map<string, CronJob>) => T): Promise<T> {
     if (closed) return Promise.reject(new MolfError('internal', `the cron job store ${path} is closed`));
     const done = new Promise<T>((resolve, reject) => {
@@ -110,42 +164,57 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     return done;
   }
 
-  /** Applies the waiting changes to a copy, writes it once, then makes it current. */
+  /** Applies the waiting changes to the jobs as the document holds them, writes it once, then makes it current. */
   async function writeWaiting(): Promise<void> {
     const batch = waiting;
     waiting = [];
-    const draft = new Map(jobs);
-    const applied: Array<{ change: Change; value: unknown }> = [];
-    let changed = false;
-    for (const entry of batch) {
-      try {
-        // Each change checks before it touches the draft: a refused one leaves it as it was.
-        const value = entry.apply(draft);
-        applied.push({ change: entry, value });
-        if (value !== false && value !== undefined) changed = true;
-      } catch (error) {
-        entry.settle({ ok: false, error });
-      }
-    }
+    const outcomes = new Map<Change, Outcome>();
     try {
-      if (changed) await commit(draft);
-      for (const { change: entry, value } of applied) entry.settle({ ok: true, value });
+      await documents.lock(CRON_JOBS_DOCUMENT, async () => {
+        const base = current(await readJobsText(documents));
+        if (base !== held) {
+          held = base;
+          tell();
+        }
+        const draft = new Map(base.jobs);
+        const applied: Array<{ change: Change; value: unknown }> = [];
+        let changed = false;
+        for (const entry of batch) {
+          try {
+            // Each change checks before it touches the draft: a refused one leaves it as it was.
+            const value = entry.apply(draft);
+            applied.push({ change: entry, value });
+            if (value !== false && value !== undefined) changed = true;
+          } catch (error) {
+            outcomes.set(entry, { ok: false, error });
+          }
+        }
+        try {
+          if (changed) await commit(base, draft);
+          for (const { change: entry, value } of applied) outcomes.set(entry, { ok: true, value });
+        } catch (error) {
+          for (const { change: entry } of applied) outcomes.set(entry, { ok: false, error });
+        }
+      });
     } catch (error) {
-      for (const { change: entry } of applied) entry.settle({ ok: false, error });
+      // The document could not be locked or read: nothing of the batch was written.
+      for (const entry of batch) if (!outcomes.has(entry)) outcomes.set(entry, { ok: false, error });
     }
+    // Told once the lock is let go: whoever waits on a change may read or lock the document at once.
+    for (const entry of batch) entry.settle(outcomes.get(entry) ?? { ok: false, error: new Error('not applied') });
   }
 
-  async function commit(next: Map<string, CronJob>): Promise<void> {
-    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    if (keepOriginal) {
-      const copy = await copyAside(path, now());
-      if (copy !== undefined) logger.warn({ path, copy }, 'the cron jobs file with damaged jobs was copied aside');
-      keepOriginal = false;
+  async function commit(base: Held, next: Map<string, CronJob>): Promise<void> {
+    if (base.damaged && base.text !== undefined) {
+      const copy = await copyAside(documents, base.text, now());
+      logger.warn({ path, copy }, 'the cron jobs file with damaged jobs was copied aside');
     }
     const text = `${JSON.stringify({ version: FILE_VERSION, jobs: [...next.values()] }, null, 2)}\n`;
-    await writeFileAtomic(path, text, { mode: 0o600, fsync: true });
-    jobs = next;
+    await documents.write(CRON_JOBS_DOCUMENT, text);
+    held = { jobs: next, text, damaged: false };
   }
+
+  const jobs = () => held.jobs;
 
   function refuseAtCap(draft: Map<string, CronJob>, job: CronJob): void {
     let count = 0;
@@ -161,6 +230,8 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
 
   async function close(): Promise<void> {
     closed = true;
+    stopWatching();
+    subscribers.clear();
     await writes;
   }
 
@@ -168,12 +239,12 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     path,
     damaged: loaded.damaged,
     list(filter = {}) {
-      const all = [...jobs.values()];
+      const all = [...jobs().values()];
       const chosen = filter.workerId === undefined ? all : all.filter((job) => job.workerId === filter.workerId);
       return chosen.map((job) => structuredClone(job));
     },
     get(jobId) {
-      const job = jobs.get(jobId);
+      const job = jobs().get(jobId);
       return job === undefined ? undefined : structuredClone(job);
     },
     async add(job) {
@@ -190,21 +261,21 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     async put(job) {
       const valid = parseJobOrThrow(job);
       await change((draft) => {
-        const current = draft.get(valid.jobId);
-        if (current === undefined) {
+        const existing = draft.get(valid.jobId);
+        if (existing === undefined) {
           throw new MolfError('job_not_found', `there is no cron job ${valid.jobId}`, { field: 'jobId' });
         }
-        if (current.workerId !== valid.workerId) refuseAtCap(draft, valid);
+        if (existing.workerId !== valid.workerId) refuseAtCap(draft, valid);
         draft.set(valid.jobId, valid);
         return true;
       });
     },
     modify(jobId, update) {
       return change((draft) => {
-        const current = draft.get(jobId);
-        if (current === undefined) return undefined;
-        const next = parseJobOrThrow(update(structuredClone(current)));
-        if (next.jobId !== jobId || next.workerId !== current.workerId) {
+        const existing = draft.get(jobId);
+        if (existing === undefined) return undefined;
+        const next = parseJobOrThrow(update(structuredClone(existing)));
+        if (next.jobId !== jobId || next.workerId !== existing.workerId) {
           throw new MolfError('internal', `a change of cron job ${jobId} may not change its id or its worker`);
         }
         draft.set(jobId, next);
@@ -214,6 +285,10 @@ export async function openCronJobStore(options: CronJobStoreOptions): Promise<Cr
     remove(jobId) {
       // False (nothing written) for an unknown job.
       return change((draft) => draft.delete(jobId));
+    },
+    subscribe(onChange) {
+      subscribers.add(onChange);
+      return () => subscribers.delete(onChange);
     },
     close,
     [Symbol.asyncDispose]: close,
@@ -243,17 +318,22 @@ function describeIssues(error: z.ZodError): string {
 const VersionedSchema = z.object({ version: z.number() });
 const EnvelopeSchema = z.object({ version: z.literal(FILE_VERSION), jobs: z.array(z.unknown()) });
 
-/** The file's usable jobs and the damaged ones; no file is no jobs. Throws `config_invalid` for a file it cannot use at all. */
-async function readJobsFile(path: string): Promise<{ jobs: CronJob[]; damaged: DamagedCronJob[] }> {
-  let text: string;
+/** The document's text; undefined when there is none. Throws `config_invalid` when it cannot be read. */
+async function readJobsText(documents: StateDocuments): Promise<string | undefined> {
   try {
-    text = await readFile(path, 'utf8');
+    return await documents.read(CRON_JOBS_DOCUMENT);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { jobs: [], damaged: [] };
-    throw new MolfError('config_invalid', `cannot read the cron jobs file ${path}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    if (error instanceof MolfError) throw error;
+    throw new MolfError(
+      'config_invalid',
+      `cannot read the cron jobs file ${documents.where(CRON_JOBS_DOCUMENT)}: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
+}
+
+/** The text's usable jobs and the damaged ones. Throws `config_invalid` for a text it cannot use at all. */
+function parseJobsText(path: string, text: string): { jobs: CronJob[]; damaged: DamagedCronJob[] } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -308,21 +388,13 @@ function refuseFile(path: string, reason: string, cause?: unknown): MolfError {
 }
 
 /**
- * Copies the file to `{path}.damaged-{time}` (0600), never over an earlier copy; undefined when
- * the file is gone, so there is nothing left to keep.
+ * Keeps the text as `{jobs document}.damaged-{time}` (as a file, 0600), never over an earlier copy;
+ * returns where it is.
  */
-async function copyAside(path: string, at: Date): Promise<string | undefined> {
+async function copyAside(documents: StateDocuments, text: string, at: Date): Promise<string> {
   const stamp = at.toISOString().replaceAll(':', '-');
   for (let attempt = 1; ; attempt += 1) {
-    const copy = `${path}.damaged-${stamp}${attempt === 1 ? '' : `-${attempt}`}`;
-    try {
-      await copyFile(path, copy, constants.COPYFILE_EXCL);
-      await chmod(copy, 0o600);
-      return copy;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return undefined;
-      if (code !== 'EEXIST') throw error;
-    }
+    const name = `${CRON_JOBS_DOCUMENT}.damaged-${stamp}${attempt === 1 ? '' : `-${attempt}`}`;
+    if (await documents.create(name, text)) return documents.where(name);
   }
 }

@@ -3,6 +3,8 @@ import { readFile } from 'node:fs/promises';
 import { createSilentLogger } from '@molf/logging';
 import { type CronAddInput, type CronEvent, type CronJob, MolfError, type WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { openFileStateDocuments } from '../state/index.ts';
+import { backendTitle, stateBackends } from '../testing/state-backends.ts';
 import { createTempDir } from '../testing/test-link.ts';
 import { type CronJobStore, openCronJobStore } from './cron-job-store.ts';
 import {
@@ -168,7 +170,7 @@ async function startHarness(
 
   let failingRecords = false;
   async function start(): Promise<void> {
-    const opened = await openCronJobStore({ dataDir: dir.path });
+    const opened = await openCronJobStore({ documents: openFileStateDocuments({ dataDir: dir.path }) });
     const modify = opened.modify.bind(opened);
     opened.modify = (jobId, change) =>
       failingRecords ? Promise.reject(new Error('ENOSPC: no space left on device')) : modify(jobId, change);
@@ -821,3 +823,56 @@ describe('cron scheduler', () => {
     });
   });
 });
+
+for (const backend of stateBackends()) {
+  const suite = backend.unavailable === undefined ? describe : describe.skip;
+  suite(backendTitle('cron scheduler across two servers', backend), () => {
+    it('fires a job another server created, and a removal made here is gone there', async () => {
+      await using place = await backend.prepare();
+      const started: Array<{ store: CronJobStore; scheduler: CronScheduler }> = [];
+      const startOne = async (clock: FakeClock, fire: FakeFire) => {
+        const store = await openCronJobStore({ documents: (await place.open()).documents });
+        const scheduler = await startCronScheduler({
+          store,
+          fire: fire.fire,
+          logger: createSilentLogger(),
+          clock,
+          defaultTimezone: 'UTC',
+        });
+        started.push({ store, scheduler });
+        return scheduler;
+      };
+      try {
+        // The first server's clock never moves: only the second one's timer can fire the job.
+        const [clockOne, clockTwo] = [createFakeClock(START), createFakeClock(START)];
+        const [fireOne, fireTwo] = [createFakeFire(clockOne), createFakeFire(clockTwo)];
+        const one = await startOne(clockOne, fireOne);
+        const two = await startOne(clockTwo, fireTwo);
+
+        const job = await one.add(
+          { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '5m' } },
+          { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
+        );
+        await until(() => two.get(job.jobId) !== undefined, 'the second server to list the job');
+        expect(two.list().map((listed) => listed.jobId)).toEqual([job.jobId]);
+        // The timer waits a minute at most: moved a minute at a time, it fires at the fifth.
+        for (let minute = 1; minute <= 5; minute += 1) {
+          await until(() => clockTwo.pendingTimers() > 0, "the second server's timer");
+          clockTwo.advance(MINUTE);
+        }
+        await until(() => fireTwo.calls.length === 1 && fireTwo.inFlight === 0, 'the run on the second server');
+        expect(fireTwo.calls[0]?.job.jobId).toBe(job.jobId);
+        expect(fireOne.calls).toEqual([]);
+        await until(() => one.get(job.jobId)?.runs === 1, 'the run recorded, seen by the first server');
+
+        expect(await two.remove(job.jobId)).toBe(true);
+        await until(() => one.list().length === 0, 'the first server to lose the job');
+      } finally {
+        for (const { scheduler, store } of started) {
+          await scheduler.close();
+          await store.close();
+        }
+      }
+    });
+  });
+}

@@ -96,7 +96,8 @@ export type CronSchedulerOptions = {
  * Runs the stored jobs on time with one timer aimed at the earliest: each due job's prompt is
  * fired into its session; a failure is retried with a doubling wait (30 s up to 1 h); slots missed
  * while the server was down run once (`missed: run_once`) or are skipped. A job is stored after
- * every change, so a restart loses no run's record.
+ * every change, so a restart loses no run's record; a job changed elsewhere (another server on the
+ * database) is aimed at as soon as the store reads it.
  */
 export async function startCronScheduler(options: CronSchedulerOptions): Promise<CronScheduler> {
   const { store, fire, logger } = options;
@@ -297,6 +298,8 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
 
   await catchUp();
   arm();
+  // Jobs added, changed or removed by another server on the database (or in the file by hand).
+  const stopFollowing = store.subscribe(() => arm());
 
   return {
     async add(input, { createdBy, defaultTarget, heartbeat }) {
@@ -350,6 +353,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
 
     async close() {
       closed = true;
+      stopFollowing();
       cancelTimer?.();
       cancelTimer = undefined;
       await Promise.all([...firing.values()]);

@@ -180,7 +180,7 @@ export type ServerServices = AsyncDisposable & {
   events: SessionEvents;
   /** The agent loop: prompts, aborts. */
   agent: AgentRunner;
-  /** Scheduled prompts (`cron` jobs), stored in `{dataDir}/cron/jobs.json`. */
+  /** Scheduled prompts (`cron` jobs), stored in the `cron/jobs.json` state document. */
   cron: CronScheduler;
   /** The tRPC router over these services, for a transport to serve. */
   router: AppRouter;
@@ -297,7 +297,7 @@ async function createServicesOver(
       : createPostgresSessionStore({ database });
   const eventLog = database === undefined ? undefined : await openPostgresEventLog({ database, logger });
   // A damaged jobs file stops the start with its path and reason: it is never emptied.
-  const cronStore = await openCronJobStore({ dataDir: config.dataDir, logger });
+  const cronStore = await openCronJobStore({ documents, logger });
   const models = createModelResolver(config.models);
   const pairing = openPairingCodeStore({ documents, credentials, now });
   const pairingLimiter = createRedemptionLimiter({ now, logger });

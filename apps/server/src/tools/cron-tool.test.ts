@@ -3,6 +3,7 @@ import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId, WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { openCronJobStore, startCronScheduler } from '../cron/index.ts';
+import { openFileStateDocuments } from '../state/index.ts';
 import { createManualClock } from '../testing/manual-clock.ts';
 import { createTempDir } from '../testing/test-link.ts';
 import { createCronTool } from './cron-tool.ts';
@@ -13,7 +14,7 @@ const OTHER_WORKER = randomUUID() as WorkerId;
 
 async function startTool() {
   const dir = await createTempDir();
-  const store = await openCronJobStore({ dataDir: dir.path });
+  const store = await openCronJobStore({ documents: openFileStateDocuments({ dataDir: dir.path }) });
   const fired: string[] = [];
   const scheduler = await startCronScheduler({
     store,
