@@ -1,13 +1,10 @@
-import { createWriteStream, mkdirSync, statSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import type { Logger } from '@molf/logging';
 import type { ApprovalScope } from '@molf/protocol';
-import { createGrantOrigins, type GrantOrigin } from './grant-origins.ts';
+import type { GrantOrigin } from './grant-origins.ts';
 
 /** A rule an "always" answer saved, as its `rules_changed` record names it. */
 export type AuditGrant = { grantId: string; pattern: string; expiresAt?: string };
 
-/** One decision of the approval gate, or one change of a worker's rules, as kept on disk. */
+/** One decision of the approval gate, or one change of a worker's rules, as the audit log keeps it. */
 export type AuditRecord = {
   workerId: string;
   /**
@@ -51,56 +48,48 @@ export type AuditRecord = {
   grantId?: string;
 };
 
+/** A record as kept: with the time it was appended (ISO 8601) and its subjects cut to length. */
+export type AuditEntry = AuditRecord & { time: string };
+
 export type AuditLog = {
+  /** Keeps the record, with the time now; never throws (a failed write shows in `failure`). */
   append(record: AuditRecord): void;
   /**
    * How a grant was given: the `rules_changed` record of the "always" answer that saved it; undefined
    * when the log has none (a grant id written by hand, or one older than the index keeps).
    */
   grantOrigin(grantId: string): Promise<GrantOrigin | undefined>;
-  /** Set once a write failed: from then on the gate refuses every call rather than act unrecorded. */
+  /**
+   * The newest `limit` records (default 100), of one worker or all, oldest first: what every
+   * server sharing the log appended, this one's included.
+   */
+  read(options?: { workerId?: string; limit?: number }): Promise<AuditEntry[]>;
+  /**
+   * Set while a record cannot be written: from then on the gate refuses every call rather than
+   * act unrecorded (the file log stays failed; the database's clears once its records are written).
+   */
   failure(): Error | undefined;
+  /** Writes what is pending, then stops. */
   close(): Promise<void>;
-  path: string;
+  /** Where the log is, for people: the file's path, or the table in the database. */
+  where: string;
 };
 
 const MAX_SUBJECT_CHARS = 500;
 
+/** How many records `read` returns by default. */
+export const DEFAULT_AUDIT_READ_LIMIT = 100;
+
 /**
- * An append-only JSON-lines file `{dataDir}/audit/approvals.jsonl` (0600): one line per decision
- * with its time. Arguments are not written in full (they may hold file contents); subjects are.
+ * The record as the log keeps it: its time first, and each subject cut to 500 characters.
+ * Arguments are never kept in full (they may hold file contents); subjects are.
  */
-export function openAuditLog(options: { dataDir: string; logger: Logger }): AuditLog {
-  const directory = join(options.dataDir, 'audit');
-  mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const path = join(directory, 'approvals.jsonl');
-  const sizeAtOpen = statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-  const origins = createGrantOrigins({ path, sizeAtOpen, logger: options.logger });
-  const stream: WriteStream = createWriteStream(path, { flags: 'a', mode: 0o600 });
-  let failed: Error | undefined;
-  stream.on('error', (error) => {
-    failed ??= error;
-    options.logger.error(
-      { err: error, path },
-      'cannot write the approval audit log: every tool call is refused until it can',
-    );
-  });
+export function toAuditEntry(record: AuditRecord, at: Date): AuditEntry {
   return {
-    path,
-    append(record) {
-      if (failed !== undefined) return;
-      const line = {
-        time: new Date().toISOString(),
-        ...record,
-        subjects: record.subjects.map((subject) =>
-          subject.length > MAX_SUBJECT_CHARS ? `${subject.slice(0, MAX_SUBJECT_CHARS)}…` : subject,
-        ),
-      };
-      stream.write(`${JSON.stringify(line)}\n`);
-      origins.note(line);
-    },
-    grantOrigin: (grantId) => origins.get(grantId),
-    failure: () => failed,
-    close: () => new Promise<void>((resolvePromise) => stream.end(() => resolvePromise())),
+    time: at.toISOString(),
+    ...record,
+    subjects: record.subjects.map((subject) =>
+      subject.length > MAX_SUBJECT_CHARS ? `${subject.slice(0, MAX_SUBJECT_CHARS)}…` : subject,
+    ),
   };
 }

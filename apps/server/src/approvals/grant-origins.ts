@@ -19,7 +19,7 @@ export type GrantOrigin = {
 };
 
 /** The fields of an audit line the index reads. */
-type AuditLine = {
+export type AuditLine = {
   time?: unknown;
   by?: unknown;
   client?: unknown;
@@ -46,7 +46,8 @@ const MAX_SUBJECTS = 64;
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
-function toOrigins(line: AuditLine): GrantOrigin[] {
+/** The grants an audit record says were given (an "always" answer's `rules_changed` record), none for another record. */
+export function toGrantOrigins(line: AuditLine): GrantOrigin[] {
   if (!Array.isArray(line.grants) || typeof line.time !== 'string' || typeof line.by !== 'string') return [];
   const subjects = Array.isArray(line.subjects)
     ? line.subjects.filter((subject): subject is string => typeof subject === 'string').slice(0, MAX_SUBJECTS)
@@ -110,7 +111,7 @@ export function createGrantOrigins(options: {
       for await (const line of lines) {
         if (!line.includes('"grants":')) continue;
         try {
-          for (const origin of toOrigins(JSON.parse(line) as AuditLine)) remember(earlier, origin);
+          for (const origin of toGrantOrigins(JSON.parse(line) as AuditLine)) remember(earlier, origin);
         } catch {
           // A torn last line (a crash mid-write) tells nothing; the next ones still count.
         }
@@ -126,7 +127,7 @@ export function createGrantOrigins(options: {
 
   return {
     note(line) {
-      for (const origin of toOrigins(line)) remember(built ?? live, origin);
+      for (const origin of toGrantOrigins(line)) remember(built ?? live, origin);
     },
     async get(grantId) {
       index ??= readEarlier().then((earlier) => {

@@ -103,6 +103,22 @@ create table worker_connections (
   connected_at timestamptz not null default now()
 );
 
+-- The approval audit trail, appended by every instance and never changed: one row per decision of
+-- the gate or change of a worker's rules. The record is the JSON the file log keeps as one line
+-- (text: jsonb refuses some strings a command may hold); grant_ids finds the "always" answer that
+-- gave a grant.
+create table audit_log (
+  id bigserial primary key,
+  at timestamptz not null,
+  worker_id text not null,
+  decision text not null,
+  grant_ids text[] not null default '{}',
+  record text not null
+);
+create index audit_log_by_time on audit_log (at, id);
+create index audit_log_by_worker on audit_log (worker_id, at, id);
+create index audit_log_by_grant on audit_log using gin (grant_ids);
+
 -- Numbered by the instance that publishes them; the key refuses a number taken twice.
 create table session_events (
   session_id text not null,

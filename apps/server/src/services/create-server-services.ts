@@ -20,7 +20,8 @@ import {
   createPermissionsStore,
   createWorkerRulesWatch,
   type GrantService,
-  openAuditLog,
+  openFileAuditLog,
+  openPostgresAuditLog,
   type PermissionsStore,
 } from '../approvals/index.ts';
 import { type CredentialStore, GENERATED_LABEL, openCredentialStore } from '../auth/credential-store.ts';
@@ -309,7 +310,10 @@ async function createServicesOver(
     ...(config.dispatchMarginMs === undefined ? {} : { marginMs: config.dispatchMarginMs }),
     ...(config.workerOfflineWindowMs === undefined ? {} : { offlineWindowMs: config.workerOfflineWindowMs }),
   });
-  const audit = openAuditLog({ dataDir: config.dataDir, logger });
+  const audit =
+    database === undefined
+      ? openFileAuditLog({ dataDir: config.dataDir, logger })
+      : openPostgresAuditLog({ database, logger });
   let gate: ApprovalGate | undefined;
   const permissions = createPermissionsStore({
     documents,
