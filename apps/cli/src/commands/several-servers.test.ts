@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
@@ -153,6 +153,50 @@ describe.skipIf(unavailable !== undefined)(
       const seqs = seenOnTwo.map((event) => event.seq);
       expect(new Set(seqs).size).toBe(seqs.length);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    });
+
+    it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo ran >> ran.txt' } }] },
+        { text: 'done' },
+      ]);
+      const one = await startInstance({ databaseUrl, config });
+      const two = await startInstance({ databaseUrl, config });
+      const three = await startInstance({ databaseUrl, config });
+      const workdir = await scope.tempDir();
+      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir });
+      scope.cleanups.push(() => worker.close());
+      await worker.registered;
+      const onTwo = await connect(two.url);
+      const onThree = await connect(three.url);
+      const onOne = await connect(one.url);
+      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it' });
+      let approvalId = '';
+      await waitUntil(
+        async () => {
+          const waiting = await onThree.rpc.approvals.list.query({ sessionId: session.sessionId });
+          approvalId = waiting[0]?.approvalId ?? '';
+          return approvalId !== '';
+        },
+        { what: 'the approval, listed on the third server' },
+      );
+      // Two people answer at once, on two other servers: one answer applies.
+      const answers = await Promise.all([
+        onThree.rpc.approvals.approve.mutate({ sessionId: session.sessionId, approvalId, scope: 'once' }),
+        onTwo.rpc.approvals.deny.mutate({ sessionId: session.sessionId, approvalId, feedback: 'no' }),
+      ]);
+      expect(answers.filter((answer) => answer.applied)).toHaveLength(1);
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      const resolved = seenOnTwo.filter((event) => event.type === 'approval.resolved');
+      expect(resolved).toHaveLength(1);
+      const approved = answers[0]?.applied === true;
+      expect(resolved[0]).toMatchObject({ outcome: approved ? 'approved' : 'denied' });
+      const ran = await readFile(join(workdir, 'ran.txt'), 'utf8').catch(() => '');
+      expect(ran).toBe(approved ? 'ran\n' : '');
+      expect(await onThree.rpc.approvals.list.query({ sessionId: session.sessionId })).toEqual([]);
+      expect(llm.requests).toHaveLength(2);
     });
   },
 );

@@ -90,7 +90,15 @@ export type CronSchedulerOptions = {
   minIntervalMs?: number;
   /** Checked before a job is stored: its worker and target session exist (throws `invalid_input`). */
   checkJob?: (job: CronJob) => Promise<void>;
+  /**
+   * With several servers on one database: claims a scheduled run (job, slot) for this server; the
+   * others skip it. Default: every run is this server's.
+   */
+  claimSlot?: (jobId: string, slot: string) => Promise<boolean>;
 };
+
+/** How long a run another server claimed is left to it before this one looks again (it may have died). */
+const CLAIMED_ELSEWHERE_MS = 2 * 60_000;
 
 /**
  * Runs the stored jobs on time with one timer aimed at the earliest: each due job's prompt is
@@ -114,6 +122,15 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
   const held = new Map<string, { until: number; failures: number }>();
   let cancelTimer: (() => void) | undefined;
   let closed = false;
+  /** Runs another server claimed, by job: its slot, until its record arrives here (the job moves on). */
+  const claimedElsewhere = new Map<string, { slot: string; until: number }>();
+  const leftToOthers = (job: CronJob) => {
+    const claim = claimedElsewhere.get(job.jobId);
+    if (claim === undefined) return false;
+    if (claim.slot === (job.retrySlot ?? job.nextRunAt) && claim.until > clock.now()) return true;
+    claimedElsewhere.delete(job.jobId);
+    return false;
+  };
 
   const fieldContext = (): CronFieldContext => ({ now: new Date(clock.now()), defaultTimezone, minIntervalMs });
 
@@ -140,7 +157,7 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     if (closed) return;
     let earliest = Number.POSITIVE_INFINITY;
     for (const job of store.list()) {
-      if (job.enabled && job.nextRunAt !== undefined && !firing.has(job.jobId)) {
+      if (job.enabled && job.nextRunAt !== undefined && !firing.has(job.jobId) && !leftToOthers(job)) {
         earliest = Math.min(earliest, Math.max(Date.parse(job.nextRunAt), held.get(job.jobId)?.until ?? 0));
       }
     }
@@ -160,7 +177,8 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
           job.nextRunAt !== undefined &&
           Date.parse(job.nextRunAt) <= now &&
           (held.get(job.jobId)?.until ?? 0) <= now &&
-          !firing.has(job.jobId),
+          !firing.has(job.jobId) &&
+          !leftToOthers(job),
       )
       .sort((a, b) => Date.parse(a.nextRunAt as string) - Date.parse(b.nextRunAt as string));
     // At most PARALLEL_RUNS at once, each next one started as soon as one is done: a thousand jobs
@@ -225,6 +243,19 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
         text,
         at: new Date(clock.now()).toISOString(),
       });
+    if (how.scheduled && options.claimSlot !== undefined) {
+      const slot = scheduledFor.toISOString();
+      const claimed = await options.claimSlot(job.jobId, slot).catch((error: unknown) => {
+        logger.warn({ err: error, jobId: job.jobId }, 'cannot claim a cron run; it is left for now');
+        return false;
+      });
+      if (!claimed) {
+        // Another server fires this run and records it; its record reaches this one's store.
+        claimedElsewhere.set(job.jobId, { slot, until: clock.now() + CLAIMED_ELSEWHERE_MS });
+        how.onFired?.();
+        return;
+      }
+    }
     const result = await fire(job, scheduledFor, { report }).catch(
       (error: unknown): CronFireResult => ({ outcome: 'failed', reason: (error as Error).message, retry: true }),
     );

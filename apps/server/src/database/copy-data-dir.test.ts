@@ -63,16 +63,19 @@ describe.skipIf(unavailable !== undefined)(
 
       const store = createPostgresSessionStore({ database: opened.database });
       const after = await store.list({ limit: 10, offset: 0 });
+      // Sessions of one time may list in either order: compared by id.
       const pick = (list: typeof before) =>
-        list.sessions.map(({ sessionId, name, workerId, parent: of, createdAt, usage, messageCount }) => ({
-          sessionId,
-          name,
-          workerId,
-          of,
-          createdAt,
-          usage,
-          messageCount,
-        }));
+        [...list.sessions]
+          .sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1))
+          .map(({ sessionId, name, workerId, parent: of, createdAt, usage, messageCount }) => ({
+            sessionId,
+            name,
+            workerId,
+            of,
+            createdAt,
+            usage,
+            messageCount,
+          }));
       expect(pick(after)).toEqual(pick(before));
       expect(await store.messages(parent.sessionId)).toEqual(history);
       expect([...((await store.readAttachment(parent.sessionId, sha)) ?? [])]).toEqual([1, 2, 3]);

@@ -3,3 +3,4 @@ export { describeDatabaseError, failsAsUnavailable, isConnectionError } from './
 export { migrateSchema, type SchemaPolicy, type SchemaState } from './migrate-schema.ts';
 export { type Database, type DatabaseOptions, openDatabase } from './open-database.ts';
 export { MIGRATIONS, type Migration } from './schema-migrations.ts';
+export { type DatabaseHealth, type DatabaseHealthWatch, watchDatabaseHealth } from './watch-database-health.ts';

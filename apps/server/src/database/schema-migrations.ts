@@ -96,6 +96,15 @@ create table pending_approvals (
   outcome text
 );
 
+-- Which instance fires each scheduled run of a cron job: the first to claim the slot.
+create table cron_claims (
+  job_id text not null,
+  slot text not null,
+  instance_id text not null,
+  claimed_at timestamptz not null default now(),
+  primary key (job_id, slot)
+);
+
 -- Which instance holds each connected worker's socket: a session's turns run there when it can.
 create table worker_connections (
   worker_id text primary key,

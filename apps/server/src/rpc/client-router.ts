@@ -292,13 +292,13 @@ export function createClientRouter(services: RouterServices) {
               { field: 'scope' },
             );
           }
-          return gate.approve({ ...input, by: answererOf(ctx) });
+          return services.answers.approve({ ...input, by: answererOf(ctx) });
         }),
       deny: operatorProcedure
         .input(DenyInputSchema)
         .output(ApprovalAnswerSchema)
-        .mutation(({ input, ctx }) => gate.deny({ ...input, by: answererOf(ctx) })),
-      list: viewerProcedure.input(ApprovalEventsInputSchema).query(({ input }) => gate.pending(input)),
+        .mutation(({ input, ctx }) => services.answers.deny({ ...input, by: answererOf(ctx) })),
+      list: viewerProcedure.input(ApprovalEventsInputSchema).query(({ input }) => services.answers.pending(input)),
       /** Pending approvals (and broken permission files) first, then live events. */
       events: viewerProcedure.input(ApprovalEventsInputSchema).subscription(async function* ({ input, ctx, signal }) {
         // Counted while it runs: an unattended run asks only when somebody who could answer would

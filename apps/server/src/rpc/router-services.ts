@@ -5,6 +5,7 @@ import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
 import type { GrantService } from '../approvals/grant-service.ts';
 import type { PermissionsStore } from '../approvals/permissions-store.ts';
 import type { CredentialStore } from '../auth/credential-store.ts';
+import type { ApprovalAnswers } from '../cluster/approval-answers.ts';
 import type { CronScheduler } from '../cron/index.ts';
 import type { PairingCodeStore } from '../pairing/index.ts';
 import type { SessionEvents } from '../sessions/session-events.ts';
@@ -29,6 +30,8 @@ export type RouterServices = {
   dispatcher: JobDispatcher;
   serverVersion: string;
   gate: ApprovalGate;
+  /** People's answers to approvals, and the list of those waiting: this server's, or every instance's. */
+  answers: ApprovalAnswers;
   /** The clients following approvals now (for unattended runs). */
   approvalWatchers: ApprovalWatchers;
   permissions: PermissionsStore;

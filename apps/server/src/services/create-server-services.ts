@@ -26,6 +26,10 @@ import {
 } from '../approvals/index.ts';
 import { type CredentialStore, GENERATED_LABEL, openCredentialStore } from '../auth/credential-store.ts';
 import { closeInOrder } from '../close-in-order.ts';
+import { createLocalApprovalAnswers } from '../cluster/approval-answers.ts';
+import { claimCronSlot } from '../cluster/claim-cron-slot.ts';
+import { type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
+import { openSharedApprovalAnswers } from '../cluster/shared-approval-answers.ts';
 import {
   type CronClock,
   type CronScheduler,
@@ -34,7 +38,7 @@ import {
   startCronScheduler,
 } from '../cron/index.ts';
 import { ensureDataDir } from '../data-dir.ts';
-import { type Database, openDatabase, type SchemaPolicy } from '../database/index.ts';
+import { type Database, openDatabase, type SchemaPolicy, watchDatabaseHealth } from '../database/index.ts';
 import {
   type ApprovalLinks,
   type ApprovalNotifier,
@@ -130,6 +134,8 @@ export type DatabaseSettings = {
   schema?: SchemaPolicy;
   /** Connections in the pool. Default 10. */
   maxConnections?: number;
+  /** How long a session's lease lasts and how often it is renewed (tests shorten them). Default 10 s, 3 s. */
+  leases?: LeaseTimings;
 };
 
 export type CronSettings = {
@@ -396,8 +402,17 @@ async function createServicesOver(
     instructions: createProjectInstructions(dispatcher),
     logger,
   };
+  const leases =
+    database === undefined
+      ? undefined
+      : await openPostgresSessionLeases({
+          database,
+          logger,
+          ...(config.database?.leases === undefined ? {} : { timings: config.database.leases }),
+        });
   const agent = createAgentRunner({
     services: turnServices,
+    leases,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
     titleModel: config.models?.titleModel,
   });
@@ -441,6 +456,12 @@ async function createServicesOver(
     fire: createCronFire({ sessions, events, agent, registry, dispatcher, watchers: approvalWatchers }),
     logger,
     checkJob: (job) => checkCronJob(job, { registry, sessions }),
+    ...(database === undefined || leases === undefined
+      ? {}
+      : {
+          claimSlot: (jobId: string, slot: string) =>
+            claimCronSlot({ database, instanceId: leases.instanceId, jobId, slot, deadAfterMs: 10_000 }),
+        }),
     ...(config.cron?.clock === undefined ? {} : { clock: config.cron.clock }),
     ...(config.cron?.timezone === undefined ? {} : { defaultTimezone: config.cron.timezone }),
     ...(config.cron?.minIntervalMs === undefined ? {} : { minIntervalMs: config.cron.minIntervalMs }),
@@ -456,7 +477,13 @@ async function createServicesOver(
           logger,
           ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
         });
+  const databaseHealth = database === undefined ? undefined : watchDatabaseHealth({ database, logger });
+  const answers =
+    database === undefined || leases === undefined
+      ? createLocalApprovalAnswers(gate)
+      : await openSharedApprovalAnswers({ gate, database, instanceId: leases.instanceId, logger });
   const router = createAppRouter({
+    answers,
     sessions,
     sessionEvents: events,
     toolResultFiles: createToolResultFiles({ store: sessions, dispatcher }),
@@ -484,6 +511,9 @@ async function createServicesOver(
       } else {
         rulesWatch.disconnected(workerId);
       }
+      leases?.workerConnected(workerId, event.type === 'worker.connected').catch((error: unknown) => {
+        logger.warn({ err: error, workerId }, 'cannot record where the worker is connected');
+      });
       workerChanges.publish({ type: event.type, workerId });
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
@@ -512,7 +542,14 @@ async function createServicesOver(
     // The agent first: its turns end by cancelling their approvals and worker calls, which needs
     // the gate and the dispatcher still open.
     // No run starts once stopping begins; then the agent as before.
-    stopping ??= closeInOrder([() => cron.close(), () => agent.close(), () => gate?.close(), () => dispatcher.close()]);
+    stopping ??= closeInOrder([
+      () => cron.close(),
+      () => agent.close(),
+      () => answers.close(),
+      () => leases?.close(),
+      () => gate?.close(),
+      () => dispatcher.close(),
+    ]);
     return stopping;
   }
 
@@ -532,6 +569,7 @@ async function createServicesOver(
       () => audit.close(),
       () => credentials.close(),
       () => documents.close(),
+      () => databaseHealth?.close(),
       () => database?.close(),
     ]);
     return closing;
@@ -560,12 +598,16 @@ async function createServicesOver(
     router,
     approvalLinks,
     notifier,
-    health: () => ({
-      status: 'ok',
-      version: SERVER_VERSION,
-      uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
-      workers: toWorkerHealth(registry.list()),
-    }),
+    health: () => {
+      const link = databaseHealth?.current();
+      return {
+        status: link?.reachable === false ? 'degraded' : 'ok',
+        version: SERVER_VERSION,
+        uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+        workers: toWorkerHealth(registry.list()),
+        ...(link === undefined ? {} : { database: link }),
+      };
+    },
     stopWork,
     close,
     [Symbol.asyncDispose]: close,

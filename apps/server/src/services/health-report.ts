@@ -1,11 +1,15 @@
 import type { WorkerInfo } from '@molf/protocol';
+import type { DatabaseHealth } from '../database/index.ts';
 
 /** What `/healthz` answers: the services' state, readable without a token. */
 export type HealthReport = {
-  status: 'ok';
+  /** `degraded` while the database cannot be reached: the instance takes no new work. */
+  status: 'ok' | 'degraded';
   version: string;
   uptimeSeconds: number;
   workers: WorkerHealth;
+  /** The database link, when the server keeps its state in one. */
+  database?: DatabaseHealth;
 };
 
 /**

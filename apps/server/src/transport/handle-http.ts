@@ -24,6 +24,31 @@ export function createHealthRoute(health: () => HealthReport): HttpRoute {
   };
 }
 
+/**
+ * `GET /readyz` for load balancers: 200 while the instance can take work, 503 while it cannot
+ * reach its database (a load balancer then sends new connections to the others).
+ */
+export function createReadinessRoute(health: () => HealthReport): HttpRoute {
+  return {
+    matches: (path) => path === '/readyz',
+    handle(request, response) {
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        response.writeHead(405, { allow: 'GET, HEAD' }).end();
+        return;
+      }
+      const report = health();
+      const ready = report.status === 'ok';
+      const body = JSON.stringify({
+        ready,
+        ...(report.database === undefined ? {} : { database: report.database }),
+      });
+      response
+        .writeHead(ready ? 200 : 503, { 'content-type': 'application/json', 'cache-control': 'no-store' })
+        .end(body);
+    },
+  };
+}
+
 /** Plain HTTP next to the WebSocket endpoint: the first route that matches answers, else 404. */
 export function createHttpHandler(options: { routes: readonly HttpRoute[]; logger: Logger }) {
   return (request: IncomingMessage, response: ServerResponse) => {

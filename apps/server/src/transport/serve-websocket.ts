@@ -14,7 +14,7 @@ import type { HealthReport } from '../services/health-report.ts';
 import { answerPlainHttpOnTls } from './answer-plain-http-on-tls.ts';
 import { authenticateConnection } from './authenticate-connection.ts';
 import { createConnectionGuard, isWebSocketProtocolError } from './connection-guard.ts';
-import { createHealthRoute, createHttpHandler, type HttpRoute } from './handle-http.ts';
+import { createHealthRoute, createHttpHandler, createReadinessRoute, type HttpRoute } from './handle-http.ts';
 import { createOriginPolicy, type OriginDecision, parseOrigins } from './origin-policy.ts';
 import { createWebClientRoute } from './serve-web-client.ts';
 
@@ -125,7 +125,12 @@ export async function serveWebSocket(options: ServeWebSocketOptions): Promise<We
   }
   const handleHttp = createHttpHandler({
     // The page answers every path the other routes do not (its own paths such as /s/<session>): last.
-    routes: [createHealthRoute(options.health), ...(options.routes ?? []), ...(web === undefined ? [] : [web])],
+    routes: [
+      createHealthRoute(options.health),
+      createReadinessRoute(options.health),
+      ...(options.routes ?? []),
+      ...(web === undefined ? [] : [web]),
+    ],
     logger,
   });
   const tls = options.tls;

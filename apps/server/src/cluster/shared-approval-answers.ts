@@ -1,0 +1,183 @@
+import type { Logger } from '@molf/logging';
+import { type Approval, MolfError } from '@molf/protocol';
+import type { Answerer, ApprovalGate, ApproveOptions } from '../approvals/approval-gate.ts';
+import type { Database } from '../database/index.ts';
+import type { ApprovalAnswers, DenyOptions } from './approval-answers.ts';
+
+/** Wakes the instance that holds an approval: the payload is `approvalId instanceId`. */
+export const ANSWERS_CHANNEL = 'molf_approval_answers';
+/** Wakes the instance whose client answered: the payload is `approvalId instanceId`. */
+export const OUTCOMES_CHANNEL = 'molf_approval_outcomes';
+/** How many times (100 ms apart) an answer looks for an approval whose row is not written yet. */
+const SHARE_RETRIES = 10;
+/** How long an answer waits for the holding instance to apply it. */
+const APPLY_DEADLINE_MS = 30_000;
+
+type StoredAnswer =
+  | ({ type: 'approve' } & Omit<ApproveOptions, 'by'> & { by: Answerer; from: string })
+  | ({ type: 'deny' } & Omit<DenyOptions, 'by'> & { by: Answerer; from: string });
+type StoredOutcome = { applied: boolean } | { error: { code: string; message: string } };
+
+/**
+ * Approvals shared by the instances on one database. The instance whose turn asks keeps the waiting
+ * approval in its gate and a row of `pending_approvals` (written and removed as its gate opens and
+ * settles it). An answer, from a client of any instance, is first written into the row by a
+ * conditional update — the first answer wins, whichever instance it reaches — then the holder is
+ * woken, applies it through its gate (the same checks, rules and audit as a local answer) and
+ * writes back the outcome, which the answering instance returns to its client.
+ */
+export async function openSharedApprovalAnswers(options: {
+  gate: ApprovalGate;
+  database: Database;
+  instanceId: string;
+  logger: Logger;
+}): Promise<ApprovalAnswers> {
+  const { gate, instanceId, logger } = options;
+  const { sql } = options.database;
+  const waiting = new Map<string, (outcome: StoredOutcome) => void>();
+
+  function share(approval: Approval) {
+    return sql`
+      insert into pending_approvals (approval_id, session_id, worker_id, instance_id, approval)
+      values (${approval.approvalId}, ${approval.sessionId ?? null}, ${approval.workerId}, ${instanceId},
+        ${JSON.stringify(approval)})
+      on conflict (approval_id) do nothing`;
+  }
+
+  const stopMirroring = gate.subscribe((event) => {
+    if (event.type === 'approval.requested') {
+      share(event.approval).catch((error: unknown) =>
+        logger.warn({ err: error, approvalId: event.approval.approvalId }, 'cannot share a waiting approval'),
+      );
+    } else if (event.type === 'approval.resolved') {
+      sql`delete from pending_approvals where approval_id = ${event.approvalId}`.catch((error: unknown) =>
+        logger.warn({ err: error, approvalId: event.approvalId }, 'cannot remove a settled approval'),
+      );
+    }
+  });
+
+  async function apply(approvalId: string): Promise<void> {
+    const [row] = await sql<{ answer: string | null }[]>`
+      select answer from pending_approvals where approval_id = ${approvalId} and instance_id = ${instanceId}`;
+    if (row?.answer === undefined || row.answer === null) return;
+    const answer = JSON.parse(row.answer) as StoredAnswer;
+    let outcome: StoredOutcome;
+    try {
+      outcome =
+        answer.type === 'approve'
+          ? await gate.approve({ ...answer, by: answer.by })
+          : gate.deny({ ...answer, by: answer.by });
+    } catch (error) {
+      const code = error instanceof MolfError ? error.code : 'internal';
+      outcome = { error: { code, message: (error as Error).message } };
+      // A refused answer (a pattern the file would not take…) leaves the approval waiting, as locally.
+      await sql`update pending_approvals set answer = null where approval_id = ${approvalId}`;
+    }
+    await sql`
+      with told as (update pending_approvals set outcome = ${JSON.stringify(outcome)} where approval_id = ${approvalId})
+      select pg_notify(${OUTCOMES_CHANNEL}, ${`${approvalId} ${answer.from}`})`;
+    // Applied answers settle the approval, whose row the mirror removes; a refused one stays.
+  }
+
+  const answersListening = await sql.listen(ANSWERS_CHANNEL, (payload) => {
+    const [approvalId, holder] = payload.split(' ');
+    if (approvalId === undefined || holder !== instanceId) return;
+    apply(approvalId).catch((error: unknown) => logger.warn({ err: error, approvalId }, 'cannot apply an answer'));
+  });
+  const outcomesListening = await sql.listen(OUTCOMES_CHANNEL, (payload) => {
+    const [approvalId, answerer] = payload.split(' ');
+    if (approvalId === undefined || answerer !== instanceId) return;
+    const resolveOutcome = waiting.get(approvalId);
+    if (resolveOutcome === undefined) return;
+    sql<{ outcome: string | null }[]>`select outcome from pending_approvals where approval_id = ${approvalId}`
+      .then(([row]) => resolveOutcome(row?.outcome ? (JSON.parse(row.outcome) as StoredOutcome) : { applied: true }))
+      .catch(() => resolveOutcome({ applied: true }));
+  });
+
+  /**
+   * Writes the answer into the approval's row unless one came first, and wakes its holder. A client
+   * may see an approval (through the session's events) a moment before its row is written: an
+   * answer to an approval not shared yet tries again for a little while.
+   */
+  async function take(stored: StoredAnswer): Promise<boolean> {
+    for (let attempt = 0; ; attempt += 1) {
+      const rows = await sql<{ instance_id: string }[]>`
+        with taken as (
+          update pending_approvals set answer = ${JSON.stringify(stored)}, outcome = null
+          where approval_id = ${stored.approvalId} and session_id is not distinct from ${stored.sessionId}
+            and answer is null
+          returning instance_id
+        )
+        select instance_id, pg_notify(${ANSWERS_CHANNEL}, ${stored.approvalId} || ' ' || instance_id) from taken`;
+      if (rows.length > 0) return true;
+      const [exists] = await sql`select 1 from pending_approvals where approval_id = ${stored.approvalId}`;
+      if (exists !== undefined || attempt >= SHARE_RETRIES) return false;
+      await new Promise((resolveLater) => setTimeout(resolveLater, 100));
+    }
+  }
+
+  /** Writes the answer if none came first, wakes the holder, and waits for what its gate made of it. */
+  async function answer(stored: StoredAnswer): Promise<{ applied: boolean }> {
+    const outcome = new Promise<StoredOutcome>((resolveOutcome) => waiting.set(stored.approvalId, resolveOutcome));
+    try {
+      // This instance's own approval may not be shared yet (its row is written as it opens).
+      const local = gate.pending({ sessionId: stored.sessionId }).find((item) => item.approvalId === stored.approvalId);
+      if (local !== undefined) await share(local);
+      if (!(await take(stored))) return { applied: false };
+      let timer: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        outcome,
+        new Promise<StoredOutcome>((resolveLate) => {
+          timer = setTimeout(
+            () =>
+              resolveLate({
+                error: {
+                  code: 'timeout',
+                  message: 'the server running this approval’s turn did not apply the answer in time',
+                },
+              }),
+            APPLY_DEADLINE_MS,
+          );
+        }),
+      ]);
+      clearTimeout(timer);
+      if ('error' in result) {
+        throw new MolfError(result.error.code as MolfError['code'], result.error.message);
+      }
+      return result;
+    } finally {
+      waiting.delete(stored.approvalId);
+    }
+  }
+
+  return {
+    approve: ({ by, ...rest }) => answer({ type: 'approve', ...rest, by, from: instanceId }),
+    deny: ({ by, ...rest }) => answer({ type: 'deny', ...rest, by, from: instanceId }),
+
+    async pending(filter) {
+      const rows = await sql<{ approval: string }[]>`
+        select approval from pending_approvals
+        where (${filter.sessionId ?? null}::text is null or session_id = ${filter.sessionId ?? null})
+          and (${filter.workerId ?? null}::text is null or worker_id = ${filter.workerId ?? null})
+        order by approval_id`;
+      const all = new Map(
+        rows.map((row) => JSON.parse(row.approval) as Approval).map((item) => [item.approvalId, item]),
+      );
+      // This instance's own, whose rows may not be written yet.
+      for (const item of gate.pending(filter)) all.set(item.approvalId, item);
+      // Answered ones being applied still wait; in the order they were asked.
+      return [...all.values()].sort((a, b) =>
+        a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0,
+      );
+    },
+
+    async close() {
+      stopMirroring();
+      for (const resolveOutcome of waiting.values()) resolveOutcome({ applied: false });
+      waiting.clear();
+      await answersListening.unlisten().catch(() => undefined);
+      await outcomesListening.unlisten().catch(() => undefined);
+      await sql`delete from pending_approvals where instance_id = ${instanceId}`.catch(() => undefined);
+    },
+  };
+}
