@@ -169,8 +169,15 @@ describe.skipIf(unavailable !== undefined)(
       await worker.registered;
       const onTwo = await connect(two.url);
       const onThree = await connect(three.url);
-      const onOne = await connect(one.url);
-      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      // The third server lists the worker connected to the first as online, and the second makes its session.
+      await waitUntil(
+        async () =>
+          (await onThree.rpc.workers.list.query()).some(
+            (listed) => listed.workerId === worker.workerId && listed.state === 'online',
+          ),
+        { what: 'the worker listed online by the third server' },
+      );
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
       const seenOnTwo = follow(onTwo, session.sessionId);
       await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it' });
       let approvalId = '';

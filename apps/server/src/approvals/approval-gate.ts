@@ -495,7 +495,9 @@ export function createApprovalGate(options: {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
     }
     // Nobody should be asked about a call that cannot run.
-    if (registry.get(request.workerId)?.state !== 'online') {
+    // Connected here: a call runs on this server's link to the worker (one connected to another
+    // server, listed online, is not this server's to run).
+    if (registry.registration(request.workerId) === undefined) {
       return deny(request, {
         message: `The call was not run: worker ${request.workerId} is offline.`,
         errorKind: 'worker_offline',
@@ -599,7 +601,9 @@ export function createApprovalGate(options: {
       if (isAborted(request.signal)) {
         return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
       }
-      if (registry.get(request.workerId)?.state !== 'online') {
+      // Connected here: a call runs on this server's link to the worker (one connected to another
+      // server, listed online, is not this server's to run).
+      if (registry.registration(request.workerId) === undefined) {
         return deny(request, {
           message: `The call was not run: worker ${request.workerId} is offline.`,
           errorKind: 'worker_offline',

@@ -51,6 +51,16 @@ export async function openPostgresSessionLeases(options: {
     for (const listener of lostListeners) listener(sessionId);
   }
 
+  /** Workers connected to other live instances, as last looked. */
+  let elsewhere = new Set<string>();
+  async function lookElsewhere(): Promise<void> {
+    const rows = await sql<{ worker_id: string }[]>`
+      select c.worker_id from worker_connections c join instances i on i.instance_id = c.instance_id
+      where c.instance_id <> ${instanceId} and i.seen_at > now() - ${`${leaseMs} milliseconds`}::interval`;
+    elsewhere = new Set(rows.map((row) => row.worker_id));
+  }
+  await lookElsewhere();
+
   let renewing = false;
   async function renew(): Promise<void> {
     if (renewing) return;
@@ -64,6 +74,7 @@ export async function openPostgresSessionLeases(options: {
         where instance_id = ${instanceId} and session_id = any(${sessions}::text[])
         returning session_id`;
       renewedAt = sentAt;
+      await lookElsewhere().catch(() => undefined);
       const renewed = new Set(rows.map((row) => row.session_id));
       for (const sessionId of sessions) if (!renewed.has(sessionId) && held.has(sessionId)) lose(sessionId);
     } catch (error) {
@@ -135,6 +146,8 @@ export async function openPostgresSessionLeases(options: {
         await sql`delete from worker_connections where worker_id = ${workerId} and instance_id = ${instanceId}`;
       }
     },
+
+    onlineElsewhere: (workerId) => elsewhere.has(workerId),
 
     async workerInstance(workerId) {
       // An instance not seen for a lease's length is taken for dead: its workers are elsewhere, or nowhere.

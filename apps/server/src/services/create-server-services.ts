@@ -29,6 +29,7 @@ import { closeInOrder } from '../close-in-order.ts';
 import { createLocalApprovalAnswers } from '../cluster/approval-answers.ts';
 import { claimCronSlot } from '../cluster/claim-cron-slot.ts';
 import { type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
+import type { SessionLeases } from '../cluster/session-leases.ts';
 import { openSharedApprovalAnswers } from '../cluster/shared-approval-answers.ts';
 import {
   type CronClock,
@@ -294,7 +295,13 @@ async function createServicesOver(
     config.generateMissingTokens === true ? await generateMissingTokens(credentials, fixedTokens) : {};
   const notify = config.notify !== undefined && config.notify.targets.length > 0 ? config.notify : undefined;
   const linkKey = notify === undefined ? undefined : await loadLinkKey(documents);
-  const registry = await loadWorkerRegistry({ documents, logger });
+  // Set once the leases are open (with a database): a worker connected to another server is online there.
+  let leasesOpened: SessionLeases | undefined;
+  const registry = await loadWorkerRegistry({
+    documents,
+    logger,
+    onlineElsewhere: (workerId) => leasesOpened?.onlineElsewhere(workerId) ?? false,
+  });
   // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
   const engine = await createPermissionEngine({ lazyParser: true });
   const dataDirPath = await realpath(config.dataDir);
@@ -410,6 +417,7 @@ async function createServicesOver(
           logger,
           ...(config.database?.leases === undefined ? {} : { timings: config.database.leases }),
         });
+  leasesOpened = leases;
   const agent = createAgentRunner({
     services: turnServices,
     leases,

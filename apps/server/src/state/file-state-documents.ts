@@ -152,6 +152,42 @@ export function openFileStateDocuments(options: { dataDir: string; logger?: Logg
       }
     },
 
+    watchPrefix(prefix, onChange) {
+      const top = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+      const directory = join(options.dataDir, ...top.split('/').filter((part) => part !== ''));
+      const timers = new Map<string, NodeJS.Timeout>();
+      try {
+        mkdirSync(directory, { recursive: true, mode: 0o700 });
+        const watcher = watchDirectory(directory, { persistent: false, recursive: true }, (_event, changed) => {
+          if (changed === null) return;
+          const name = [top, ...changed.split(sep)].filter((part) => part !== '').join('/');
+          if (!name.startsWith(prefix) || /\.lock(\/|$)/.test(name)) return;
+          clearTimeout(timers.get(name));
+          timers.set(
+            name,
+            setTimeout(() => {
+              timers.delete(name);
+              onChange(name);
+            }, WATCH_SETTLE_MS),
+          );
+        });
+        watcher.on('error', (error) => options.logger?.warn({ err: error, directory }, 'watching a directory failed'));
+        const stop = () => {
+          for (const timer of timers.values()) clearTimeout(timer);
+          watcher.close();
+          watchers.delete(stop);
+        };
+        watchers.add(stop);
+        return stop;
+      } catch (error) {
+        options.logger?.warn(
+          { err: error, directory },
+          'cannot watch a directory; its changes are seen at the next start',
+        );
+        return () => {};
+      }
+    },
+
     async close() {
       for (const stop of [...watchers]) stop();
     },

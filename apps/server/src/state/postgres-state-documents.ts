@@ -29,7 +29,17 @@ export async function openPostgresStateDocuments(options: {
   const timers = new Set<NodeJS.Timeout>();
   let closed = false;
 
+  const prefixWatchers = new Set<{ prefix: string; onChange: (name: string) => void }>();
+
   function changed(name: string): void {
+    for (const watcher of prefixWatchers) {
+      if (!name.startsWith(watcher.prefix)) continue;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!closed) watcher.onChange(name);
+      }, WATCH_SETTLE_MS);
+      timers.add(timer);
+    }
     for (const onChange of watchers.get(name) ?? []) {
       const timer = setTimeout(() => {
         timers.delete(timer);
@@ -204,8 +214,17 @@ export async function openPostgresStateDocuments(options: {
       };
     },
 
+    watchPrefix(prefix, onChange) {
+      const watcher = { prefix, onChange };
+      prefixWatchers.add(watcher);
+      return () => {
+        prefixWatchers.delete(watcher);
+      };
+    },
+
     async close() {
       closed = true;
+      prefixWatchers.clear();
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       watchers.clear();

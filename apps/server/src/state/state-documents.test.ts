@@ -149,6 +149,18 @@ for (const backend of backends) {
       expect(await one.read('counter.json')).toBe('10');
     });
 
+    it('tells a prefix watcher the name of each document that appears or changes under it, on another opener', async () => {
+      await using place = await backend.prepare();
+      const [one, two] = [await place.open(), await place.open()];
+      const seen = new Set<string>();
+      const stop = two.watchPrefix('workers/', (name) => seen.add(name));
+      await one.write('workers/new-one/state.json', '{}');
+      await one.write('cron/jobs.json', '{}');
+      await waitFor(() => seen.has('workers/new-one/state.json'), { what: 'the new worker state, named' });
+      expect([...seen].every((name) => name.startsWith('workers/'))).toBe(true);
+      stop();
+    });
+
     it('tells a watcher, and updates what another opener knows, when a document changes', async () => {
       await using place = await backend.prepare();
       const [one, two] = [await place.open(), await place.open()];

@@ -36,6 +36,11 @@ export type StateDocuments = {
    * instance), once changes have settled; returns the function that stops watching.
    */
   watch(name: string, onChange: () => void): () => void;
+  /**
+   * Calls `onChange` with the name of each document under `prefix` that changed, appeared or went
+   * away (here, in another process, or on another instance), once changes have settled.
+   */
+  watchPrefix(prefix: string, onChange: (name: string) => void): () => void;
   /** Stops watching and listening. */
   close(): Promise<void>;
 };

@@ -118,6 +118,11 @@ const STATE_DOCUMENT = /^workers\/([^/]+)\/state\.json$/;
 export async function loadWorkerRegistry(options: {
   documents: StateDocuments;
   logger: Logger;
+  /**
+   * Whether a worker not connected here is connected to another server on the database: it is then
+   * listed online (its turns run there). Default: never.
+   */
+  onlineElsewhere?: (workerId: WorkerId) => boolean;
 }): Promise<WorkerRegistry> {
   const { documents, logger } = options;
   const entries = new Map<WorkerId, Entry>();
@@ -146,6 +151,22 @@ export async function loadWorkerRegistry(options: {
     }
   }
 
+  // Workers that registered with another process or server after this one started: their state
+  // appears among the documents, and they are known here too (connected elsewhere, not here).
+  // (The watch ends when the documents are closed.)
+  documents.watchPrefix('workers/', (name) => {
+    const match = STATE_DOCUMENT.exec(name);
+    const workerId = match?.[1] as WorkerId | undefined;
+    if (workerId === undefined || entries.get(workerId)?.lease !== undefined) return;
+    readStored(name)
+      .then((stored) => {
+        if (entries.get(workerId)?.lease !== undefined) return;
+        if (stored === undefined) entries.delete(workerId);
+        else entries.set(workerId, { info: { ...stored, online: false } });
+      })
+      .catch((error: unknown) => logger.warn({ err: error, workerId }, 'cannot read a worker state changed elsewhere'));
+  });
+
   const snapshot = (info: PersistedWorker) => `${JSON.stringify(info, null, 2)}\n`;
 
   /**
@@ -173,7 +194,7 @@ export async function loadWorkerRegistry(options: {
     return {
       ...rest,
       builtinTools: builtinTools ?? rest.tools,
-      state: online ? 'online' : 'offline',
+      state: online || options.onlineElsewhere?.(entry.info.workerId) === true ? 'online' : 'offline',
       ...(mcp === undefined ? {} : { mcpServers: mcp.servers }),
     };
   }
