@@ -2,7 +2,13 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { SessionEvent } from '@molf/protocol';
-import { createScratchDatabase, type FakeTurn, startFakeLlm, startTcpBalancer } from '@molf/testkit';
+import {
+  createScratchDatabase,
+  type FakeTurn,
+  startFakeLlm,
+  startPostgresCluster,
+  startTcpBalancer,
+} from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { spawnMolf, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
@@ -204,6 +210,52 @@ describe.skipIf(unavailable !== undefined)(
       expect(ran).toBe(approved ? 'ran\n' : '');
       expect(await onThree.rpc.approvals.list.query({ sessionId: session.sessionId })).toEqual([]);
       expect(llm.requests).toHaveLength(2);
+    });
+
+    it('goes on after the database restarts mid-turn: the answer is stored, every event reaches the client once', async () => {
+      // A cluster of its own, to restart.
+      const cluster = await startPostgresCluster();
+      scope.cleanups.push(() => cluster.close());
+      const databaseUrl = await cluster.createDatabase('molf');
+      const llm = await startFakeLlm({
+        turns: [{ text: ['one ', 'two ', 'three ', 'four ', 'five ', 'six'], chunkDelayMs: 500 }],
+      });
+      scope.cleanups.push(() => llm.close());
+      const config = join(await scope.tempDir(), 'molf.jsonc');
+      await writeFile(config, JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }));
+      const one = await startInstance({ databaseUrl, config });
+      const two = await startInstance({ databaseUrl, config });
+      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir: await scope.tempDir() });
+      scope.cleanups.push(() => worker.close());
+      await worker.registered;
+      const onOne = await connect(one.url);
+      const onTwo = await connect(two.url);
+      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onOne.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'count' });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), { what: 'the first chunk' });
+
+      await cluster.stop();
+      // Meanwhile the servers say so, and refuse work with a clear error.
+      await waitUntil(async () => (await fetch(`${two.url.replace('ws://', 'http://')}/readyz`)).status === 503, {
+        what: 'the second server not ready',
+      });
+      await expect(onTwo.rpc.sessions.list.query({})).rejects.toMatchObject({
+        message: expect.stringContaining('the database cannot be reached'),
+      });
+      await cluster.start();
+
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      expect(messages.map((message) => [message.role, 'text' in message ? message.text : ''])).toEqual([
+        ['user', 'count'],
+        ['assistant', 'one two three four five six'],
+      ]);
+      const seqs = seenOnTwo.map((event) => event.seq);
+      expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+      const text = seenOnTwo.flatMap((event) => (event.type === 'message.delta' ? [event.text] : [])).join('');
+      expect(text).toBe('one two three four five six');
+      expect(llm.requests).toHaveLength(1);
     });
   },
 );
