@@ -1,5 +1,5 @@
 /**
- * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up, cron
+ * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up, cron, database
  * and web client benchmarks, each in its own process (so one's sockets and timers can't skew the other), with the
  * same flags (--quick, --json, --rounds N).
  */
@@ -17,6 +17,7 @@ const benches = [
   'sandbox-bench.ts',
   'startup-bench.ts',
   'cron-bench.ts',
+  'database-bench.ts',
   'web-bench.ts',
 ];
 let failed = false;

@@ -56,7 +56,13 @@ export {
   type ServerServices,
   type ServerServicesConfig,
 } from './services/index.ts';
-export { createPostgresSessionStore, openFileSessionStore, type SessionStore } from './sessions/index.ts';
+export {
+  createPostgresSessionStore,
+  createSessionEvents,
+  openFileSessionStore,
+  openPostgresEventLog,
+  type SessionStore,
+} from './sessions/index.ts';
 export { openFileStateDocuments, type StateDocuments } from './state/index.ts';
 export {
   type CertificatePair,
