@@ -5,7 +5,7 @@ import { createMolfClient } from '@molf/client/node';
 import { startFakeLlm } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnMolf, stopSpawnedProcesses, waitUntil } from '../testing/cli-test-kit.ts';
+import { spawnListeningServer, stopSpawnedProcesses, waitUntil } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_crash-test-client-token';
 const WORKER_TOKEN = 'molf_w_crash-test-worker-token';
@@ -24,9 +24,9 @@ async function tempDir(): Promise<string> {
 }
 
 /** `molf server` as a real child process, resolved once it listens. */
-async function startServer(options: { dataDir: string; config: string; port: number }) {
-  const child = spawnMolf(
-    ['server', '--port', String(options.port), '--data-dir', options.dataDir, '--config', options.config],
+function startServer(options: { dataDir: string; config: string; port: number }) {
+  return spawnListeningServer(
+    ['--port', String(options.port), '--data-dir', options.dataDir, '--config', options.config],
     {
       env: {
         MOLF_CLIENT_TOKEN: CLIENT_TOKEN,
@@ -36,16 +36,6 @@ async function startServer(options: { dataDir: string; config: string; port: num
       },
     },
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (ws:\/\/\S+)/.exec(seen);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`server exited: ${result.stderr}`)));
-  });
-  return { child, url };
 }
 
 function waitFor(predicate: () => boolean | Promise<boolean>, what: string): Promise<void> {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
+import { spawnListeningServer, spawnMolf, stopSpawnedProcesses } from '../testing/cli-test-kit.ts';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 
@@ -39,27 +39,10 @@ describe('molf server --allowed-origin', () => {
   it('accepts browsers from the origins given by flag and by the config file, and refuses others', async () => {
     const home = await tempDir();
     await writeFile(join(home, 'config.jsonc'), '{ "allowedOrigins": ["https://from-file.example"] }');
-    const server = spawnMolf(
-      [
-        'server',
-        '--port',
-        '0',
-        '--allowed-origin',
-        'https://app.example',
-        '--allowed-origin',
-        'http://dev.example:3000',
-      ],
+    const { url } = await spawnListeningServer(
+      ['--port', '0', '--allowed-origin', 'https://app.example', '--allowed-origin', 'http://dev.example:3000'],
       { env: { MOLF_HOME: home, MOLF_LOG_FILE: 'none', MOLF_LOG_LEVEL: 'warn' } },
     );
-    const url = await new Promise<string>((resolve, reject) => {
-      let seen = '';
-      server.stdout?.on('data', (chunk: Buffer) => {
-        seen += chunk.toString();
-        const match = /listening on (ws:\/\/\S+)/.exec(seen);
-        if (match?.[1] !== undefined) resolve(match[1]);
-      });
-      void server.then((result) => reject(new Error(`server exited: ${result.stderr}`)));
-    });
     expect(await tryOpen(url, 'https://app.example')).toBe('open');
     expect(await tryOpen(url, 'http://dev.example:3000')).toBe('open');
     expect(await tryOpen(url, 'https://from-file.example')).toBe('open');

@@ -11,7 +11,7 @@ import {
 } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { spawnMolf, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
+import { spawnListeningServer, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_several-servers-client-token';
 const WORKER_TOKEN = 'molf_w_several-servers-worker-token';
@@ -22,8 +22,8 @@ const unavailable = 'unavailable' in postgres ? postgres.unavailable : undefined
 /** `molf server --database` as a real child process (its own data dir), resolved once it listens. */
 async function startInstance(options: { databaseUrl: string; config: string }) {
   const dataDir = await scope.tempDir();
-  const child = spawnMolf(
-    ['server', '--port', '0', '--data-dir', dataDir, '--config', options.config, '--database', options.databaseUrl],
+  return spawnListeningServer(
+    ['--port', '0', '--data-dir', dataDir, '--config', options.config, '--database', options.databaseUrl],
     {
       env: {
         MOLF_CLIENT_TOKEN: CLIENT_TOKEN,
@@ -33,16 +33,26 @@ async function startInstance(options: { databaseUrl: string; config: string }) {
       },
     },
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (ws:\/\/\S+)/.exec(seen);
-      if (match?.[1] !== undefined) resolve(match[1]);
-    });
-    void child.then((result) => reject(new Error(`server exited: ${result.stderr}`)));
+}
+
+/** `count` servers on one database, a worker connected to `workerUrl(servers)` (default the first's). */
+async function startCluster(
+  count: number,
+  options: { databaseUrl: string; config: string; workerUrl?: (urls: string[]) => Promise<string> },
+) {
+  const servers = [];
+  for (let index = 0; index < count; index += 1) servers.push(await startInstance(options));
+  const urls = servers.map((server) => server.url);
+  const workdir = await scope.tempDir();
+  const worker = await createWorker({
+    serverUrl: options.workerUrl === undefined ? (urls[0] as string) : await options.workerUrl(urls),
+    token: WORKER_TOKEN,
+    workdir,
   });
-  return { child, url };
+  scope.cleanups.push(() => worker.close());
+  await worker.registered;
+  const clients = await Promise.all(urls.map((url) => connect(url)));
+  return { servers, clients, worker, workdir };
 }
 
 async function connect(url: string): Promise<MolfClient> {
@@ -81,13 +91,8 @@ describe.skipIf(unavailable !== undefined)(
         { text: ['first ', 'answer ', 'streams ', 'slowly'], chunkDelayMs: 400 },
         { text: 'second answer' },
       ]);
-      const one = await startInstance({ databaseUrl, config });
-      const two = await startInstance({ databaseUrl, config });
-      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir: await scope.tempDir() });
-      scope.cleanups.push(() => worker.close());
-      await worker.registered;
-      const onOne = await connect(one.url);
-      const onTwo = await connect(two.url);
+      const { clients, worker } = await startCluster(2, { databaseUrl, config });
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
       const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
       const seenOnTwo = follow(onTwo, session.sessionId);
 
@@ -121,22 +126,18 @@ describe.skipIf(unavailable !== undefined)(
         { text: ['cut ', 'off'], stallAfterChunks: 2 },
         { text: 'answered by the survivor' },
       ]);
-      const one = await startInstance({ databaseUrl, config });
-      const two = await startInstance({ databaseUrl, config });
       // The worker reaches the servers through a load balancer: one first, two when one is down.
-      const balancer = await startTcpBalancer({
-        targetPorts: [Number(new URL(one.url).port), Number(new URL(two.url).port)],
+      const { servers, clients, worker } = await startCluster(2, {
+        databaseUrl,
+        config,
+        workerUrl: async (urls) => {
+          const balancer = await startTcpBalancer({ targetPorts: urls.map((url) => Number(new URL(url).port)) });
+          scope.cleanups.push(() => balancer.close());
+          return `ws://127.0.0.1:${balancer.port}`;
+        },
       });
-      scope.cleanups.push(() => balancer.close());
-      const worker = await createWorker({
-        serverUrl: `ws://127.0.0.1:${balancer.port}`,
-        token: WORKER_TOKEN,
-        workdir: await scope.tempDir(),
-      });
-      scope.cleanups.push(() => worker.close());
-      await worker.registered;
-      const onOne = await connect(one.url);
-      const onTwo = await connect(two.url);
+      const [one] = servers as [(typeof servers)[number]];
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
       const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
       const seenOnTwo = follow(onTwo, session.sessionId);
       // Sent to two: the turn runs on one, where the worker is.
@@ -166,15 +167,8 @@ describe.skipIf(unavailable !== undefined)(
         { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo ran >> ran.txt' } }] },
         { text: 'done' },
       ]);
-      const one = await startInstance({ databaseUrl, config });
-      const two = await startInstance({ databaseUrl, config });
-      const three = await startInstance({ databaseUrl, config });
-      const workdir = await scope.tempDir();
-      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir });
-      scope.cleanups.push(() => worker.close());
-      await worker.registered;
-      const onTwo = await connect(two.url);
-      const onThree = await connect(three.url);
+      const { clients, worker, workdir } = await startCluster(3, { databaseUrl, config });
+      const [, onTwo, onThree] = clients as [MolfClient, MolfClient, MolfClient];
       // The third server lists the worker connected to the first as online, and the second makes its session.
       await waitUntil(
         async () =>
@@ -223,13 +217,9 @@ describe.skipIf(unavailable !== undefined)(
       scope.cleanups.push(() => llm.close());
       const config = join(await scope.tempDir(), 'molf.jsonc');
       await writeFile(config, JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }));
-      const one = await startInstance({ databaseUrl, config });
-      const two = await startInstance({ databaseUrl, config });
-      const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir: await scope.tempDir() });
-      scope.cleanups.push(() => worker.close());
-      await worker.registered;
-      const onOne = await connect(one.url);
-      const onTwo = await connect(two.url);
+      const { servers, clients, worker } = await startCluster(2, { databaseUrl, config });
+      const two = servers[1] as (typeof servers)[number];
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
       const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
       const seenOnTwo = follow(onTwo, session.sessionId);
       await onOne.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'count' });

@@ -179,6 +179,27 @@ export async function writeFakeModelConfig(home: string, baseURL: string): Promi
   await writeFile(join(home, 'config.jsonc'), JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL } } }));
 }
 
+/**
+ * `molf server <args>` as a real child process (stopped with its group when the test ends),
+ * resolved with its URL once it prints that it listens; rejected with its stderr if it exits first.
+ */
+export async function spawnListeningServer(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ child: MolfProcess; url: string }> {
+  const child = spawnMolf(['server', ...args], options.env === undefined ? {} : { env: options.env });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /listening on (wss?:\/\/\S+)/.exec(seen);
+      if (match?.[1] !== undefined) resolve(match[1]);
+    });
+    void child.then((result) => reject(new Error(`the server exited: ${result.stderr}`)));
+  });
+  return { child, url };
+}
+
 /** A server on port 0 (the fake LLM as its model) and a worker on `workdir`, in this process. */
 export async function startLocalServer(
   cleanups: Cleanups,
