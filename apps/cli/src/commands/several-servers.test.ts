@@ -247,5 +247,29 @@ describe.skipIf(unavailable !== undefined)(
       expect(text).toBe('one two three four five six');
       expect(llm.requests).toHaveLength(1);
     });
+
+    it('aborts a turn running on one server when a client of another asks', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        { text: ['never ', 'finished'], stallAfterChunks: 2 },
+        { text: 'the next prompt is answered' },
+      ]);
+      const { clients, worker } = await startCluster(2, { databaseUrl, config });
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onOne.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'stall' });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), { what: 'the first chunk' });
+      await onTwo.rpc.sessions.abort.mutate({ sessionId: session.sessionId });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      expect(seenOnTwo.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'aborted' });
+      // The session goes on: the next prompt, sent to the second server, is answered.
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'again' });
+      await waitUntil(() => seenOnTwo.filter((event) => event.type === 'turn.ended').length === 2, {
+        what: 'the second turn ended',
+      });
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'the next prompt is answered' });
+      expect(llm.requests).toHaveLength(2);
+    });
   },
 );

@@ -363,6 +363,9 @@ export function createAgentRunner(options: {
   const stopWaking = leases?.onWake((sessionId) => {
     take(sessionId).catch((error: unknown) => logger.warn({ err: error, sessionId }, 'cannot take a woken session'));
   });
+  const stopAborting = leases?.onAbortRequested((sessionId) => {
+    if (running.has(sessionId)) runner.abort(sessionId);
+  });
   const stopLosing = leases?.onLost((sessionId) => {
     const turns = running.get(sessionId);
     if (turns === undefined) return;
@@ -392,7 +395,7 @@ export function createAgentRunner(options: {
         );
   sweep?.unref();
 
-  return {
+  const runner: AgentRunner = {
     async prompt({ sessionId, text, model, skills, cronJobId, unattended, messageId: givenId }) {
       if (closing) throw new MolfError('cancelled', 'the server is shutting down');
       const session = await store.get(sessionId);
@@ -486,7 +489,14 @@ export function createAgentRunner(options: {
         return true;
       }
       const turns = running.get(sessionId);
-      if (turns === undefined) return false;
+      if (turns === undefined) {
+        // The session may run on another instance: its holder is asked (and drops the prompts it
+        // holds, as here). Told "aborted" only when this one knows that a turn runs.
+        leases?.requestAbort(sessionId).catch((error: unknown) => {
+          logger.warn({ err: error, sessionId }, 'cannot ask another instance to abort a turn');
+        });
+        return false;
+      }
       // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
       // after this run normally.
       for (const dropped of turns.queue.splice(0)) {
@@ -507,6 +517,7 @@ export function createAgentRunner(options: {
       closing = true;
       if (sweep !== undefined) clearInterval(sweep);
       stopWaking?.();
+      stopAborting?.();
       stopLosing?.();
       // Queued prompts stay in their queue files: the next start stores them unanswered. With other
       // instances on the database, the turns are left to them: the session stays busy, its lease is
@@ -520,4 +531,5 @@ export function createAgentRunner(options: {
       await titler.close();
     },
   };
+  return runner;
 }

@@ -9,6 +9,9 @@ import type { SessionLeases } from './session-leases.ts';
  */
 export const WAKE_CHANNEL = 'molf_session_wake';
 
+/** The channel that asks the instance running a session to abort its turn; the payload is the session id. */
+export const ABORT_CHANNEL = 'molf_session_abort';
+
 export type LeaseTimings = {
   /** How long a lease lasts past its last renewal, on the database's clock. Default 10 s. */
   leaseMs?: number;
@@ -101,6 +104,11 @@ export async function openPostgresSessionLeases(options: {
   );
   watchdog.unref();
 
+  const abortListeners = new Set<(sessionId: string) => void>();
+  const abortListening = await sql.listen(ABORT_CHANNEL, (sessionId) => {
+    if (!held.has(sessionId)) return;
+    for (const listener of abortListeners) listener(sessionId);
+  });
   const listening = await sql.listen(WAKE_CHANNEL, (payload) => {
     const [sessionId, target] = payload.split(' ');
     if (sessionId === undefined || (target !== undefined && target !== instanceId)) return;
@@ -158,6 +166,17 @@ export async function openPostgresSessionLeases(options: {
       return row?.instance_id;
     },
 
+    async requestAbort(sessionId) {
+      await sql`select pg_notify(${ABORT_CHANNEL}, ${sessionId})`;
+    },
+
+    onAbortRequested(listener) {
+      abortListeners.add(listener);
+      return () => {
+        abortListeners.delete(listener);
+      };
+    },
+
     onWake(listener) {
       wakeListeners.add(listener);
       return () => {
@@ -189,7 +208,9 @@ export async function openPostgresSessionLeases(options: {
       clearInterval(renewal);
       clearInterval(watchdog);
       wakeListeners.clear();
+      abortListeners.clear();
       await listening.unlisten().catch(() => undefined);
+      await abortListening.unlisten().catch(() => undefined);
       const sessions = [...held];
       held.clear();
       await sql`delete from session_leases where instance_id = ${instanceId}`.catch((error: unknown) =>

@@ -14,6 +14,10 @@ export type SessionLeases = {
    * instance alone is asked to take the session (it holds the session's worker).
    */
   wake(sessionId: string, instanceId?: string): Promise<void>;
+  /** Asks the instance running the session to abort its turn (a client of another instance pressed Esc). */
+  requestAbort(sessionId: string): Promise<void>;
+  /** Calls `listener` with each session whose abort another instance asked for. */
+  onAbortRequested(listener: (sessionId: string) => void): () => void;
   /** Notes that this instance holds a worker's connection now (`true`) or no longer (`false`). */
   workerConnected(workerId: string, connected: boolean): Promise<void>;
   /** Whether another live instance holds the worker's connection (as last looked, every few seconds). */
