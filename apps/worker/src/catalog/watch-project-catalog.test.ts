@@ -142,7 +142,12 @@ describe('watching the skills and agents', () => {
       { [Symbol.asyncDispose]: () => watcher.close() },
     );
     await workdir.write('.agents/agents/polled.md', markdown('description: found by the poll'));
-    await waitFor(() => sent.length === 1, 'the poll to find the agent');
-    expect(sent[0]?.agents.map((agent) => agent.name)).toEqual(['polled']);
+    // A poll may run between the folder's creation and the file's write: that one sends the folder
+    // without the agent, and a later one the agent.
+    await waitFor(
+      () => sent.some((catalog) => catalog.agents.some((agent) => agent.name === 'polled')),
+      'the poll to find the agent',
+    );
+    expect(sent.at(-1)?.agents.map((agent) => agent.name)).toEqual(['polled']);
   });
 });
