@@ -19,13 +19,6 @@ export function postgresClusterUrl(): string {
   return provided.url;
 }
 
-/** A URL of the same cluster on another database. */
-export function withDatabaseName(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.pathname = `/${name}`;
-  return parsed.toString();
-}
-
 /** A new, empty database in the run's cluster, dropped (with its connections) on dispose. */
 export function createTestDatabase(): Promise<AsyncDisposable & { url: string; name: string }> {
   return createScratchDatabase(postgresClusterUrl());
