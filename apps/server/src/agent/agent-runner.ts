@@ -228,6 +228,22 @@ export function createAgentRunner(options: {
 
   const { leases } = options;
 
+  /** A waiting prompt as the store keeps it (its unattended policy without the local watch). */
+  function toStored(prompt: Queued): QueuedPrompt {
+    const { unattended, skills, cronJobId } = prompt;
+    return {
+      messageId: prompt.messageId,
+      text: prompt.text,
+      model: prompt.model,
+      ...(skills === undefined ? {} : { skills }),
+      ...(cronJobId === undefined ? {} : { cronJobId }),
+      ...(unattended === undefined
+        ? {}
+        : { unattended: { policy: unattended.policy, waitMs: unattended.waitMs, runBy: unattended.runBy } }),
+      at: prompt.at,
+    };
+  }
+
   function fromStore(prompt: QueuedPrompt): Queued {
     return {
       messageId: prompt.messageId,
@@ -416,18 +432,8 @@ export function createAgentRunner(options: {
       if (leases !== undefined && !running.has(sessionId)) {
         // Kept in the database first: whichever instance runs the session finds it, and a crash of
         // any instance loses no accepted prompt.
-        await store.enqueue(sessionId, {
-          messageId,
-          text,
-          model,
-          ...(skills === undefined ? {} : { skills }),
-          ...(cronJobId === undefined ? {} : { cronJobId }),
-          ...(unattended === undefined
-            ? {}
-            : { unattended: { policy: unattended.policy, waitMs: unattended.waitMs, runBy: unattended.runBy } }),
-          at,
-        });
         const local: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
+        await store.enqueue(sessionId, toStored(local));
         const first = (await take(sessionId, local)) === messageId;
         if (session.untitled === true && first) void titler.titleFrom({ sessionId, prompt: text });
         return { messageId, queued: !first };
@@ -452,14 +458,7 @@ export function createAgentRunner(options: {
       }
       const queued: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
       turns.queue.push(queued);
-      await store.enqueue(sessionId, {
-        messageId,
-        text,
-        model,
-        ...(skills === undefined ? {} : { skills }),
-        ...(cronJobId === undefined ? {} : { cronJobId }),
-        at,
-      });
+      await store.enqueue(sessionId, toStored(queued));
       events.publish(sessionId, { type: 'message.queued', messageId, position: turns.queue.length });
       return { messageId, queued: true };
     },

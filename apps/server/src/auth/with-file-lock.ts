@@ -1,5 +1,6 @@
 import { MolfError } from '@molf/protocol';
 import lockfile from 'proper-lockfile';
+import { createTurnsByKey } from './turns-by-key.ts';
 
 /**
  * A lock older than this is taken as left by a process that died holding it (proper-lockfile's
@@ -10,7 +11,7 @@ const STALE_MS = 10_000;
 const RETRIES = { retries: 30, factor: 1.5, minTimeout: 20, maxTimeout: 1_000 };
 
 /** Turns within this process, per file: proper-lockfile would make a second one retry on a timer. */
-const turns = new Map<string, Promise<unknown>>();
+const inTurn = createTurnsByKey();
 
 /**
  * Runs `task` holding the lock of `path` (a `path.lock` directory beside it) against this process
@@ -19,20 +20,7 @@ const turns = new Map<string, Promise<unknown>>();
  * with `busy`, naming the lock.
  */
 export function withFileLock<T>(path: string, task: () => Promise<T>): Promise<T> {
-  const previous = turns.get(path) ?? Promise.resolve();
-  const run = previous.then(
-    () => lockAndRun(path, task),
-    () => lockAndRun(path, task),
-  );
-  const settled = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  turns.set(path, settled);
-  void settled.then(() => {
-    if (turns.get(path) === settled) turns.delete(path);
-  });
-  return run;
+  return inTurn(path, () => lockAndRun(path, task));
 }
 
 async function lockAndRun<T>(path: string, task: () => Promise<T>): Promise<T> {

@@ -1,5 +1,6 @@
 import type { Logger } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
+import { createTurnsByKey } from '../auth/turns-by-key.ts';
 import { type Database, describeDatabaseError } from '../database/index.ts';
 import type { StateDocuments } from './state-documents.ts';
 
@@ -123,8 +124,8 @@ export async function openPostgresStateDocuments(options: {
     }
   }
 
-  /** The tail of each name's lock turns in this process. */
-  const turns = new Map<string, Promise<unknown>>();
+  /** Each name's lock turns in this process. */
+  const inTurn = createTurnsByKey();
 
   const bytes = (content: string | Uint8Array) =>
     typeof content === 'string' ? Buffer.from(content, 'utf8') : Buffer.from(content);
@@ -179,24 +180,9 @@ export async function openPostgresStateDocuments(options: {
       keep(name, undefined);
     },
 
-    lock(name, task) {
-      // One turn at a time per name within this process: waiting turns hold no connection, so the
-      // holder's own reads and writes always find one in the pool.
-      const previous = turns.get(name) ?? Promise.resolve();
-      const run = previous.then(
-        () => lockAndRun(name, task),
-        () => lockAndRun(name, task),
-      );
-      const settled = run.then(
-        () => undefined,
-        () => undefined,
-      );
-      turns.set(name, settled);
-      void settled.then(() => {
-        if (turns.get(name) === settled) turns.delete(name);
-      });
-      return run;
-    },
+    // One turn at a time per name within this process: waiting turns hold no connection, so the
+    // holder's own reads and writes always find one in the pool.
+    lock: (name, task) => inTurn(name, () => lockAndRun(name, task)),
 
     async list(prefix) {
       const rows = await sql<{ name: string }[]>`
