@@ -3,6 +3,10 @@ import { type AddressInfo, createServer, Socket } from 'node:net';
 /** A TCP load balancer on loopback, as in front of several servers: no stickiness, WebSocket upgrades pass. */
 export type TcpBalancer = AsyncDisposable & {
   port: number;
+  /** Sends new connections to these ports from now on (as a balancer whose pool changed). */
+  retarget(targetPorts: readonly number[]): void;
+  /** Cuts every relayed connection (as a balancer restarting): clients reconnect through the new targets. */
+  dropConnections(): void;
   close(): Promise<void>;
 };
 
@@ -13,6 +17,7 @@ export type TcpBalancer = AsyncDisposable & {
  */
 export async function startTcpBalancer(options: { targetPorts: readonly number[] }): Promise<TcpBalancer> {
   const sockets = new Set<Socket>();
+  let targetPorts = options.targetPorts;
 
   function connectFirst(ports: readonly number[], onConnected: (upstream: Socket) => void, onFailed: () => void) {
     const [port, ...rest] = ports;
@@ -37,7 +42,7 @@ export async function startTcpBalancer(options: { targetPorts: readonly number[]
     client.on('error', () => client.destroy());
     client.on('close', () => sockets.delete(client));
     connectFirst(
-      options.targetPorts,
+      targetPorts,
       (upstream) => {
         sockets.add(upstream);
         const end = () => {
@@ -60,5 +65,15 @@ export async function startTcpBalancer(options: { targetPorts: readonly number[]
     for (const socket of sockets) socket.destroy();
     await new Promise<void>((resolveClose) => server.close(() => resolveClose()));
   };
-  return { port: (server.address() as AddressInfo).port, close, [Symbol.asyncDispose]: close };
+  return {
+    port: (server.address() as AddressInfo).port,
+    retarget(ports) {
+      targetPorts = ports;
+    },
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }

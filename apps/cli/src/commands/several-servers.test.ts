@@ -22,7 +22,7 @@ const unavailable = 'unavailable' in postgres ? postgres.unavailable : undefined
 /** `molf server --database` as a real child process (its own data dir), resolved once it listens. */
 async function startInstance(options: { databaseUrl: string; config: string }) {
   const dataDir = await scope.tempDir();
-  return spawnListeningServer(
+  const started = await spawnListeningServer(
     ['--port', '0', '--data-dir', dataDir, '--config', options.config, '--database', options.databaseUrl],
     {
       env: {
@@ -33,6 +33,7 @@ async function startInstance(options: { databaseUrl: string; config: string }) {
       },
     },
   );
+  return started;
 }
 
 /** `count` servers on one database, a worker connected to `workerUrl(servers)` (default the first's). */
@@ -48,10 +49,18 @@ async function startCluster(
     serverUrl: options.workerUrl === undefined ? (urls[0] as string) : await options.workerUrl(urls),
     token: WORKER_TOKEN,
     workdir,
+    reconnect: { initialMs: 100, maxMs: 500 },
   });
   scope.cleanups.push(() => worker.close());
   await worker.registered;
   const clients = await Promise.all(urls.map((url) => connect(url)));
+  // Every server knows the worker (its state reaches them through the database).
+  for (const client of clients) {
+    await waitUntil(
+      async () => (await client.rpc.workers.list.query()).some((listed) => listed.workerId === worker.workerId),
+      { what: 'the worker known to every server' },
+    );
+  }
   return { servers, clients, worker, workdir };
 }
 
@@ -60,6 +69,27 @@ async function connect(url: string): Promise<MolfClient> {
   scope.cleanups.push(() => client.close());
   await client.ready({ timeoutMs: 120_000 });
   return client;
+}
+
+/** A balancer in front of the servers at `urls`, to reach them through; its targets may change. */
+async function balance(urls: readonly string[], targets: readonly number[]) {
+  const ports = urls.map((url) => Number(new URL(url).port));
+  const balancer = await startTcpBalancer({ targetPorts: targets.map((index) => ports[index] as number) });
+  scope.cleanups.push(() => balancer.close());
+  return {
+    url: `ws://127.0.0.1:${balancer.port}`,
+    /** New connections reach these servers only, and the open ones are cut. */
+    moveTo(indexes: readonly number[]) {
+      balancer.retarget(indexes.map((index) => ports[index] as number));
+      balancer.dropConnections();
+    },
+  };
+}
+
+/** The lines of a file the tool calls append to ('' when it does not exist). */
+async function linesOf(path: string): Promise<string[]> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text.split('\n').filter((line) => line !== '');
 }
 
 /** A session's events as one client receives them. */
@@ -160,6 +190,117 @@ describe.skipIf(unavailable !== undefined)(
       const seqs = seenOnTwo.map((event) => event.seq);
       expect(new Set(seqs).size).toBe(seqs.length);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    });
+
+    it('routes the tool calls of a turn to the server its worker moved to mid-turn: each runs once, its result reaches the turn', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        {
+          toolCalls: [
+            {
+              id: 'call_1',
+              name: 'shell_exec',
+              arguments: { command: 'echo started >> log.txt; sleep 3; echo ran >> log.txt; echo first-done' },
+            },
+          ],
+        },
+        {
+          toolCalls: [
+            { id: 'call_2', name: 'shell_exec', arguments: { command: 'echo second >> log.txt; echo second-done' } },
+          ],
+        },
+        { text: 'both ran' },
+      ]);
+      let balancer: Awaited<ReturnType<typeof balance>> | undefined;
+      const { clients, worker, workdir } = await startCluster(2, {
+        databaseUrl,
+        config,
+        workerUrl: async (urls) => {
+          balancer = await balance(urls, [0]);
+          return balancer.url;
+        },
+      });
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+      await onOne.rpc.permissions.write.mutate({
+        workerId: worker.workerId,
+        text: '{ "*": "ask", "shell_exec": "allow" }',
+      });
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      // The turn runs on the first server, where the worker is.
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run both' });
+      const log = join(workdir, 'log.txt');
+      await waitUntil(async () => (await linesOf(log)).includes('started'), { what: 'the first command started' });
+
+      // The worker's link moves to the second server while the command runs.
+      balancer?.moveTo([1]);
+      await waitUntil(
+        async () =>
+          (await onTwo.rpc.workers.list.query()).some(
+            (listed) => listed.workerId === worker.workerId && listed.state === 'online',
+          ) && worker.stats().registrations >= 2,
+        { what: 'the worker connected again, to the second server' },
+      );
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      expect(seenOnTwo.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+      expect(await linesOf(log)).toEqual(['started', 'ran', 'second']);
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      const results = messages.flatMap((message) => (message.role === 'tool' ? [message.output.split('\n')[0]] : []));
+      expect(results).toEqual(['first-done', 'second-done']);
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'both ran' });
+      expect(llm.requests).toHaveLength(3);
+      const seqs = seenOnTwo.map((event) => event.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+    });
+
+    it("delivers a call's result once when the worker's server is killed mid-call: the worker reconnects, another server finishes the turn", async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        {
+          toolCalls: [
+            {
+              id: 'call_1',
+              name: 'shell_exec',
+              arguments: { command: 'echo started >> log.txt; sleep 4; echo ran >> log.txt; echo finished' },
+            },
+          ],
+        },
+        { text: 'taken over' },
+      ]);
+      const { servers, clients, worker, workdir } = await startCluster(2, {
+        databaseUrl,
+        config,
+        workerUrl: async (urls) => (await balance(urls, [0, 1])).url,
+      });
+      const [one] = servers as [(typeof servers)[number]];
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+      await onOne.rpc.permissions.write.mutate({
+        workerId: worker.workerId,
+        text: '{ "*": "ask", "shell_exec": "allow" }',
+      });
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it once' });
+      const log = join(workdir, 'log.txt');
+      await waitUntil(async () => (await linesOf(log)).includes('started'), { what: 'the command started' });
+
+      // The server running the turn and holding the worker dies; the command runs on.
+      process.kill(-(one.child.pid as number), 'SIGKILL');
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), {
+        what: 'the turn ended on the surviving server',
+        timeoutMs: 120_000,
+      });
+      expect(seenOnTwo.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'completed' });
+      expect(await linesOf(log)).toEqual(['started', 'ran']);
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      const results = messages.flatMap((message) => (message.role === 'tool' ? [message] : []));
+      expect(results).toHaveLength(1);
+      expect(results[0]).toMatchObject({ toolCallId: 'call_1' });
+      expect((results[0] as { output: string }).output.split('\n')[0]).toBe('finished');
+      expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'taken over' });
+      // The model was asked again with the result, not with "no result".
+      expect(llm.requests).toHaveLength(2);
+      expect(JSON.stringify(llm.requests[1])).toContain('finished');
+      const seqs = seenOnTwo.map((event) => event.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
     });
 
     it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {

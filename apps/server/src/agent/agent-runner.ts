@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { SessionLeases } from '../cluster/session-leases.ts';
+import type { WorkerPresence } from '../cluster/worker-presence.ts';
 import type { QueuedPrompt } from '../sessions/index.ts';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
 import { runTurn } from './run-turn.ts';
@@ -130,6 +131,8 @@ export function createAgentRunner(options: {
    * holder died are taken over. Default: this process runs every session.
    */
   leases?: SessionLeases | undefined;
+  /** With `leases`: where each worker is connected (a session's turns run there when they can). */
+  presence?: WorkerPresence | undefined;
 }): AgentRunner {
   const { services } = options;
   const { store, events, logger } = services;
@@ -226,7 +229,7 @@ export function createAgentRunner(options: {
     return turns;
   }
 
-  const { leases } = options;
+  const { leases, presence } = options;
 
   /** A waiting prompt as the store keeps it (its unattended policy without the local watch). */
   function toStored(prompt: Queued): QueuedPrompt {
@@ -319,12 +322,13 @@ export function createAgentRunner(options: {
     }
     const session = await store.get(sessionId);
     if (session === undefined) return undefined;
-    // The turns run where the session's worker is connected, so that its tool calls stay local.
-    const workerAt = await leases.workerInstance(session.workerId);
+    // The turns run where the session's worker is connected, so that its tool calls stay local
+    // (a worker that moves mid-turn has its calls routed to it).
+    const workerAt = await presence?.instanceOf(session.workerId);
     if (
       workerAt !== undefined &&
       workerAt !== leases.instanceId &&
-      services.registry.registration(session.workerId) === undefined
+      services.registry.connectedHere(session.workerId) === undefined
     ) {
       await leases.wake(sessionId, workerAt);
       return undefined;

@@ -10,6 +10,8 @@ export type StepToolCalls = {
   sessionId: string;
   turnId: string;
   workerId: WorkerId;
+  /** The model step's assistant message (its id). */
+  stepId: string;
   calls: readonly ModelToolCall[];
   /** The turn's history; each result is appended as it is stored. */
   history: SessionMessage[];
@@ -23,6 +25,11 @@ export type StepToolCalls = {
   /** Set in a cron job's run: what an ask does when nobody answers. */
   unattended: TurnRequest['unattended'];
   signal: AbortSignal;
+  /**
+   * Set when the calls were made by a run of the turn that was cut off (its server died): a call
+   * that reached a worker is not asked again, its outcome is waited for; the others run now.
+   */
+  reattach?: boolean;
 };
 
 /** A tool call's input when it is a JSON object (what every tool takes); undefined otherwise. */
@@ -46,44 +53,58 @@ export async function runStepToolCalls(services: TurnServices, step: StepToolCal
     step.calls.map(async (call, index) => {
       const verdict = verdicts[index];
       const args = toArgs(call.input);
-      events.publish(sessionId, {
-        type: 'tool-call.started',
-        turnId,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        args: args ?? {},
-      });
+      const kept =
+        step.reattach === true
+          ? await services.toolCalls.reattach({
+              sessionId,
+              step: { stepId: step.stepId, sessionToolCallId: call.toolCallId },
+              signal,
+            })
+          : undefined;
+      // A call found again was announced when it started.
+      if (kept === undefined) {
+        events.publish(sessionId, {
+          type: 'tool-call.started',
+          turnId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          args: args ?? {},
+        });
+      }
       let toolResult: ToolResult =
-        verdict === 'stop'
-          ? {
-              output: '',
-              error: 'Not run: the same call was repeated again after a warning; the turn ends here.',
-              meta: { errorKind: 'cancelled' },
-            }
-          : args === undefined
-            ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
-            : await services.toolCalls.run({
-                sessionId,
-                workerId: step.workerId,
-                tool: call.toolName,
-                args,
-                // Our own id: providers may reuse theirs across turns.
-                toolCallId: `tc_${randomUUID()}` as ToolCallId,
-                sessionToolCallId: call.toolCallId,
-                modelId: step.modelId,
-                ...(step.agent === undefined
-                  ? {}
-                  : {
-                      agent: {
-                        name: step.agent.profile.name,
-                        rules: step.agent.profile.rules,
-                        tools: step.agent.profile.tools,
-                        parentSessionId: step.agent.parentSessionId,
-                      },
-                    }),
-                ...(step.unattended === undefined ? {} : { unattended: step.unattended }),
-                signal,
-              });
+        kept !== undefined
+          ? kept
+          : verdict === 'stop'
+            ? {
+                output: '',
+                error: 'Not run: the same call was repeated again after a warning; the turn ends here.',
+                meta: { errorKind: 'cancelled' },
+              }
+            : args === undefined
+              ? { output: '', error: 'The arguments must be a JSON object.', meta: { errorKind: 'invalid_arguments' } }
+              : await services.toolCalls.run({
+                  sessionId,
+                  workerId: step.workerId,
+                  tool: call.toolName,
+                  args,
+                  // Our own id: providers may reuse theirs across turns.
+                  toolCallId: `tc_${randomUUID()}` as ToolCallId,
+                  sessionToolCallId: call.toolCallId,
+                  stepId: step.stepId,
+                  modelId: step.modelId,
+                  ...(step.agent === undefined
+                    ? {}
+                    : {
+                        agent: {
+                          name: step.agent.profile.name,
+                          rules: step.agent.profile.rules,
+                          tools: step.agent.profile.tools,
+                          parentSessionId: step.agent.parentSessionId,
+                        },
+                      }),
+                  ...(step.unattended === undefined ? {} : { unattended: step.unattended }),
+                  signal,
+                });
       if (call.toolName === 'read_file' && toolResult.error === undefined && typeof args?.path === 'string') {
         toolResult = await withNestedInstructions(services, step, { result: toolResult, path: args.path });
       }

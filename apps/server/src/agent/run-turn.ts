@@ -18,6 +18,7 @@ import { toCallUsage } from '../providers/to-call-usage.ts';
 import { pruneHistory } from '../sessions/prune-history.ts';
 import type { AgentProfile } from './agent-profiles.ts';
 import { compactHistory } from './compact-history.ts';
+import { cutOffCalls } from './cut-off-calls.ts';
 import { attachmentsInView, instructionFilesShown, toModelMessages, toModelView } from './model-view.ts';
 import { describeProviderError, isContextOverflow } from './provider-errors.ts';
 import { createRepeatCallWatch, type RepeatCallWatch } from './repeat-call-watch.ts';
@@ -160,6 +161,15 @@ export async function runTurn(
     if (request.skills !== undefined && request.skills.length > 0) {
       await storeLoadedSkills(services, { ...state, names: request.skills });
     }
+    // Taken over from a server that died mid-step: its calls are finished before the model goes on.
+    const cutOff = cutOffCalls(history, request.messageId);
+    if (cutOff !== undefined) {
+      await runStepToolCalls(services, { ...state, ...cutOff, reattach: true });
+      if (signal.aborted) {
+        reason = 'aborted';
+        return reason;
+      }
+    }
     let aggressive = false;
     for (let step = 0; step < maxSteps; step += 1) {
       const end = await takeStep(services, limits, state, { aggressive });
@@ -268,10 +278,11 @@ async function takeStep(
     onTextDelta: (text) => events.publish(sessionId, { type: 'message.delta', turnId, text }),
   });
   const { end, toolCalls } = outcome;
+  const stepId = randomUUID();
 
   if (outcome.text !== '' || toolCalls.length > 0) {
     const message: SessionMessage = {
-      id: randomUUID(),
+      id: stepId,
       at: new Date().toISOString(),
       role: 'assistant',
       text: outcome.text,
@@ -325,6 +336,7 @@ async function takeStep(
     sessionId,
     turnId,
     workerId: state.workerId,
+    stepId,
     calls: toolCalls,
     history,
     watch: state.watch,

@@ -495,8 +495,7 @@ export function createApprovalGate(options: {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
     }
     // Nobody should be asked about a call that cannot run.
-    // Connected here: a call runs on this server's link to the worker (one connected to another
-    // server, listed online, is not this server's to run).
+    // Connected here, or to another server on the database (the call is routed there).
     if (registry.registration(request.workerId) === undefined) {
       return deny(request, {
         message: `The call was not run: worker ${request.workerId} is offline.`,
@@ -601,8 +600,7 @@ export function createApprovalGate(options: {
       if (isAborted(request.signal)) {
         return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects });
       }
-      // Connected here: a call runs on this server's link to the worker (one connected to another
-      // server, listed online, is not this server's to run).
+      // Connected here, or to another server on the database (the call is routed there).
       if (registry.registration(request.workerId) === undefined) {
         return deny(request, {
           message: `The call was not run: worker ${request.workerId} is offline.`,

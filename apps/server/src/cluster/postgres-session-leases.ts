@@ -19,7 +19,7 @@ export type LeaseTimings = {
   renewMs?: number;
 };
 
-const DEFAULT_LEASE_MS = 10_000;
+export const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_RENEW_MS = 3_000;
 
 /**
@@ -54,16 +54,6 @@ export async function openPostgresSessionLeases(options: {
     for (const listener of lostListeners) listener(sessionId);
   }
 
-  /** Workers connected to other live instances, as last looked. */
-  let elsewhere = new Set<string>();
-  async function lookElsewhere(): Promise<void> {
-    const rows = await sql<{ worker_id: string }[]>`
-      select c.worker_id from worker_connections c join instances i on i.instance_id = c.instance_id
-      where c.instance_id <> ${instanceId} and i.seen_at > now() - ${`${leaseMs} milliseconds`}::interval`;
-    elsewhere = new Set(rows.map((row) => row.worker_id));
-  }
-  await lookElsewhere();
-
   let renewing = false;
   async function renew(): Promise<void> {
     if (renewing) return;
@@ -77,7 +67,6 @@ export async function openPostgresSessionLeases(options: {
         where instance_id = ${instanceId} and session_id = any(${sessions}::text[])
         returning session_id`;
       renewedAt = sentAt;
-      await lookElsewhere().catch(() => undefined);
       const renewed = new Set(rows.map((row) => row.session_id));
       for (const sessionId of sessions) if (!renewed.has(sessionId) && held.has(sessionId)) lose(sessionId);
     } catch (error) {
@@ -145,27 +134,6 @@ export async function openPostgresSessionLeases(options: {
       await sql`select pg_notify(${WAKE_CHANNEL}, ${target === undefined ? sessionId : `${sessionId} ${target}`})`;
     },
 
-    async workerConnected(workerId, connected) {
-      if (connected) {
-        await sql`
-          insert into worker_connections (worker_id, instance_id) values (${workerId}, ${instanceId})
-          on conflict (worker_id) do update set instance_id = excluded.instance_id, connected_at = now()`;
-      } else {
-        await sql`delete from worker_connections where worker_id = ${workerId} and instance_id = ${instanceId}`;
-      }
-    },
-
-    onlineElsewhere: (workerId) => elsewhere.has(workerId),
-
-    async workerInstance(workerId) {
-      // An instance not seen for a lease's length is taken for dead: its workers are elsewhere, or nowhere.
-      const [row] = await sql<{ instance_id: string }[]>`
-        select c.instance_id from worker_connections c
-        join instances i on i.instance_id = c.instance_id
-        where c.worker_id = ${workerId} and i.seen_at > now() - ${`${leaseMs} milliseconds`}::interval`;
-      return row?.instance_id;
-    },
-
     async requestAbort(sessionId) {
       await sql`select pg_notify(${ABORT_CHANNEL}, ${sessionId})`;
     },
@@ -216,7 +184,6 @@ export async function openPostgresSessionLeases(options: {
       await sql`delete from session_leases where instance_id = ${instanceId}`.catch((error: unknown) =>
         logger.warn({ err: error, sessions: sessions.length }, 'cannot give back the session leases'),
       );
-      await sql`delete from worker_connections where instance_id = ${instanceId}`.catch(() => undefined);
       await sql`delete from instances where instance_id = ${instanceId}`.catch(() => undefined);
     },
   };

@@ -18,12 +18,6 @@ export type SessionLeases = {
   requestAbort(sessionId: string): Promise<void>;
   /** Calls `listener` with each session whose abort another instance asked for. */
   onAbortRequested(listener: (sessionId: string) => void): () => void;
-  /** Notes that this instance holds a worker's connection now (`true`) or no longer (`false`). */
-  workerConnected(workerId: string, connected: boolean): Promise<void>;
-  /** Whether another live instance holds the worker's connection (as last looked, every few seconds). */
-  onlineElsewhere(workerId: string): boolean;
-  /** The live instance holding a worker's connection, if any. */
-  workerInstance(workerId: string): Promise<string | undefined>;
   /** Calls `listener` with each session another instance woke (it queued a prompt, or a lease expired). */
   onWake(listener: (sessionId: string) => void): () => void;
   /**

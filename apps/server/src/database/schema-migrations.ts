@@ -105,12 +105,39 @@ create table cron_claims (
   primary key (job_id, slot)
 );
 
--- Which instance holds each connected worker's socket: a session's turns run there when it can.
+-- Which instance holds each connected worker's socket (a session's turns run there when they can),
+-- and the worker's registration as that instance holds it (its tools, catalog, MCP servers): the
+-- other instances use it to run turns whose tool calls they route there.
 create table worker_connections (
   worker_id text primary key,
   instance_id text not null,
+  registration text not null,
+  version bigint not null default 1,
   connected_at timestamptz not null default now()
 );
+
+-- Tool calls and worker requests: asked by the instance running a turn (the requester), run by
+-- the instance holding the worker's socket (the runner), and answered here (outcome, the result
+-- as JSON). A call that was in flight when its requester died is found again by the session's call
+-- id, and a result the worker delivers to any instance is stored before it is acknowledged.
+create table worker_jobs (
+  job_id text primary key,
+  worker_id text not null,
+  kind text not null,
+  session_id text,
+  step_id text,
+  session_tool_call_id text,
+  job text not null,
+  requester text not null,
+  runner text,
+  worker_instance text,
+  outcome text,
+  created_at timestamptz not null default now(),
+  finished_at timestamptz
+);
+create index worker_jobs_open on worker_jobs (worker_id) where outcome is null;
+create index worker_jobs_session_call on worker_jobs (session_id, step_id, session_tool_call_id);
+create index worker_jobs_finished on worker_jobs (finished_at) where finished_at is not null;
 
 -- The approval audit trail, appended by every instance and never changed: one row per decision of
 -- the gate or change of a worker's rules. The record is the JSON the file log keeps as one line

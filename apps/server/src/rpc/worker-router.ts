@@ -118,14 +118,14 @@ export function createWorkerRouter(services: RouterServices) {
       }),
 
     // No output validation on this hot path: the server builds the acknowledgement itself.
-    result: workerProcedure.input(JobResultInputSchema).mutation(({ input, ctx }): JobResultAck => {
+    result: workerProcedure.input(JobResultInputSchema).mutation(async ({ input, ctx }): Promise<JobResultAck> => {
       if (registry.ownerOf(input.workerId) !== ctx.credentialId) {
         throw new TRPCError({
           code: 'FORBIDDEN',
           message: `worker id ${input.workerId} is not registered with this credential`,
         });
       }
-      return { accepted: dispatcher.acceptResult(input) };
+      return { accepted: await dispatcher.acceptResult(input) };
     }),
     /** A worker answers one of the server's requests (paths/resolve, instructions/read). */
     respond: workerProcedure.input(WorkerResponseInputSchema).mutation(({ input, ctx }): JobResultAck => {

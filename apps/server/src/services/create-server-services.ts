@@ -28,8 +28,9 @@ import { type CredentialStore, GENERATED_LABEL, openCredentialStore } from '../a
 import { closeInOrder } from '../close-in-order.ts';
 import { createLocalApprovalAnswers } from '../cluster/approval-answers.ts';
 import { claimCronSlot } from '../cluster/claim-cron-slot.ts';
-import { type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
-import type { SessionLeases } from '../cluster/session-leases.ts';
+import { DEFAULT_LEASE_MS, type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
+import { openPostgresWorkerPresence } from '../cluster/postgres-worker-presence.ts';
+import { openRoutedJobDispatcher } from '../cluster/routed-job-dispatcher.ts';
 import { openSharedApprovalAnswers } from '../cluster/shared-approval-answers.ts';
 import {
   type CronClock,
@@ -258,9 +259,12 @@ export async function createServerServices(config: ServerServicesConfig): Promis
           ...(config.database.schema === undefined ? {} : { schema: config.database.schema }),
           ...(config.database.maxConnections === undefined ? {} : { maxConnections: config.database.maxConnections }),
         });
+  /** What a failed start must stop before the database closes (timers that renew rows). */
+  const onFailure: Array<() => Promise<void>> = [];
   try {
-    return await createServicesOver(config, { logger, fixedTokens, database });
+    return await createServicesOver(config, { logger, fixedTokens, database, onFailure });
   } catch (error) {
+    for (const stop of onFailure) await stop().catch(() => undefined);
     await database?.close();
     throw error;
   }
@@ -268,7 +272,12 @@ export async function createServerServices(config: ServerServicesConfig): Promis
 
 async function createServicesOver(
   config: ServerServicesConfig,
-  context: { logger: Logger; fixedTokens: Partial<Record<Kind, string>>; database: Database | undefined },
+  context: {
+    logger: Logger;
+    fixedTokens: Partial<Record<Kind, string>>;
+    database: Database | undefined;
+    onFailure: Array<() => Promise<void>>;
+  },
 ): Promise<ServerServices> {
   const { logger, fixedTokens, database } = context;
 
@@ -295,12 +304,30 @@ async function createServicesOver(
     config.generateMissingTokens === true ? await generateMissingTokens(credentials, fixedTokens) : {};
   const notify = config.notify !== undefined && config.notify.targets.length > 0 ? config.notify : undefined;
   const linkKey = notify === undefined ? undefined : await loadLinkKey(documents);
-  // Set once the leases are open (with a database): a worker connected to another server is online there.
-  let leasesOpened: SessionLeases | undefined;
+  // With a database: which instance runs each session, and where each worker is connected.
+  const leases =
+    database === undefined
+      ? undefined
+      : await openPostgresSessionLeases({
+          database,
+          logger,
+          ...(config.database?.leases === undefined ? {} : { timings: config.database.leases }),
+        });
+  if (leases !== undefined) context.onFailure.push(() => leases.close());
+  const presence =
+    database === undefined || leases === undefined
+      ? undefined
+      : await openPostgresWorkerPresence({
+          database,
+          instanceId: leases.instanceId,
+          liveMs: config.database?.leases?.leaseMs ?? DEFAULT_LEASE_MS,
+          logger,
+        });
+  if (presence !== undefined) context.onFailure.push(() => presence.close());
   const registry = await loadWorkerRegistry({
     documents,
     logger,
-    onlineElsewhere: (workerId) => leasesOpened?.onlineElsewhere(workerId) ?? false,
+    elsewhere: (workerId) => presence?.elsewhere(workerId),
   });
   // The bash grammar loads at the first shell_exec call the gate judges (see the gate's check).
   const engine = await createPermissionEngine({ lazyParser: true });
@@ -316,13 +343,26 @@ async function createServicesOver(
   const pairing = openPairingCodeStore({ documents, credentials, now });
   const pairingLimiter = createRedemptionLimiter({ now, logger });
 
-  const dispatcher = createJobDispatcher({
+  const localDispatcher = createJobDispatcher({
     registry,
     logger,
     serverVersion: SERVER_VERSION,
     ...(config.dispatchMarginMs === undefined ? {} : { marginMs: config.dispatchMarginMs }),
     ...(config.workerOfflineWindowMs === undefined ? {} : { offlineWindowMs: config.workerOfflineWindowMs }),
   });
+  // With a database, tool calls are rows any instance may run, where the worker is connected.
+  const dispatcher =
+    database === undefined || leases === undefined
+      ? localDispatcher
+      : await openRoutedJobDispatcher({
+          local: localDispatcher,
+          registry,
+          database,
+          instanceId: leases.instanceId,
+          logger,
+          ...(config.dispatchMarginMs === undefined ? {} : { marginMs: config.dispatchMarginMs }),
+        });
+  context.onFailure.push(async () => dispatcher.close());
   const audit =
     database === undefined
       ? openFileAuditLog({ dataDir: config.dataDir, logger })
@@ -336,6 +376,12 @@ async function createServicesOver(
   });
   const rulesWatch = createWorkerRulesWatch({ store: permissions, logger });
   const workerChanges = createWorkerChanges();
+  // The other instances learn of each worker connected here, and of each change to it.
+  const stopSharingPresence = workerChanges.subscribe(({ workerId }) => {
+    presence?.update(workerId, registry.connectedHere(workerId)).catch((error: unknown) => {
+      logger.warn({ err: error, workerId }, 'cannot share where the worker is connected');
+    });
+  });
   gate = createApprovalGate({
     engine,
     store: permissions,
@@ -409,18 +455,10 @@ async function createServicesOver(
     instructions: createProjectInstructions(dispatcher),
     logger,
   };
-  const leases =
-    database === undefined
-      ? undefined
-      : await openPostgresSessionLeases({
-          database,
-          logger,
-          ...(config.database?.leases === undefined ? {} : { timings: config.database.leases }),
-        });
-  leasesOpened = leases;
   const agent = createAgentRunner({
     services: turnServices,
     leases,
+    presence,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
     titleModel: config.models?.titleModel,
   });
@@ -519,9 +557,6 @@ async function createServicesOver(
       } else {
         rulesWatch.disconnected(workerId);
       }
-      leases?.workerConnected(workerId, event.type === 'worker.connected').catch((error: unknown) => {
-        logger.warn({ err: error, workerId }, 'cannot record where the worker is connected');
-      });
       workerChanges.publish({ type: event.type, workerId });
     },
     onCatalogChanged: (workerId) => reportCatalog(workerId),
@@ -554,6 +589,8 @@ async function createServicesOver(
       () => cron.close(),
       () => agent.close(),
       () => answers.close(),
+      async () => stopSharingPresence(),
+      () => presence?.close(),
       () => leases?.close(),
       () => gate?.close(),
       () => dispatcher.close(),

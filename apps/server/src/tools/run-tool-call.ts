@@ -22,6 +22,8 @@ export type GatedToolCall = {
   toolCallId?: string;
   /** The call's id in the session's messages and events, when it is not `toolCallId`. */
   sessionToolCallId?: string | undefined;
+  /** The model step that made the call (its assistant message's id): a takeover finds the call by it. */
+  stepId?: string | undefined;
   /** The call's own timeout (see the dispatcher); the wait for approval does not count. */
   timeoutMs?: number;
   /** Aborting cancels a pending approval or the running call. */
@@ -40,6 +42,16 @@ export type ToolCallRunner = {
    * that name. Never throws: every failure is a result.
    */
   run(call: GatedToolCall): Promise<ToolResult>;
+  /**
+   * The outcome of a call a cut-off run of the turn sent to a worker (see the dispatcher's
+   * `reattach`), waited for if it still runs; undefined when it never reached a worker. Never
+   * throws: an outcome that cannot be read comes back as a result that says so.
+   */
+  reattach(call: {
+    sessionId: string;
+    step: { stepId: string; sessionToolCallId: string };
+    signal?: AbortSignal;
+  }): Promise<ToolResult | undefined>;
 };
 
 export function createToolCallRunner(options: {
@@ -57,6 +69,9 @@ export function createToolCallRunner(options: {
       args: call.args,
       toolCallId: toolCallId as ToolCallId,
       sessionId: call.sessionId,
+      ...(call.sessionToolCallId === undefined || call.stepId === undefined
+        ? {}
+        : { step: { stepId: call.stepId, sessionToolCallId: call.sessionToolCallId } }),
       ...(outcome.readRules === undefined ? {} : { readRules: outcome.readRules }),
       ...(outcome.approvedPaths === undefined ? {} : { approvedPaths: outcome.approvedPaths }),
       ...(call.timeoutMs === undefined ? {} : { timeoutMs: call.timeoutMs }),
@@ -159,6 +174,18 @@ export function createToolCallRunner(options: {
       const checked = await check(call, { toolCallId: randomUUID(), paths: 'worker' });
       if (checked.outcome.type === 'deny') return toErrorResult(checked.outcome.errorKind, checked.outcome.message);
       return await runOnWorker(call, checked.toolCallId, checked.outcome);
+    },
+
+    async reattach(call) {
+      try {
+        return await options.dispatcher.reattach(call);
+      } catch (error) {
+        options.logger.warn({ err: error, sessionId: call.sessionId }, 'cannot find a call asked before a takeover');
+        return toErrorResult(
+          'internal',
+          `The outcome of this call cannot be read (${(error as Error).message}); it may or may not have run.`,
+        );
+      }
     },
   };
 }

@@ -185,7 +185,7 @@ describe('job dispatcher streams', () => {
     expect(retry.error).toContain('still in use');
 
     // Once the worker answers the old call, the id is free again.
-    dispatcher.acceptResult({ workerId: registration.workerId, toolCallId, result: { output: 'ran with old' } });
+    await dispatcher.acceptResult({ workerId: registration.workerId, toolCallId, result: { output: 'ran with old' } });
     const again = dispatcher.dispatch({
       workerId: registration.workerId,
       toolName: 'echo',

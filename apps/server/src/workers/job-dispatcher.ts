@@ -44,6 +44,12 @@ export type DispatchOptions = {
   signal?: AbortSignal;
   /** The session the call belongs to; the worker keeps per-session state (files read) by it. */
   sessionId?: string;
+  /**
+   * The model step that made the call (its assistant message's id) and the call's id there (the
+   * model's): with several servers on one database, the server that takes over a cut-off turn
+   * finds the call again by them (see `reattach`).
+   */
+  step?: { stepId: string; sessionToolCallId: string };
   /** read_file rules a tool that reads many files applies to each (see `Job.readRules`). */
   readRules?: Job['readRules'];
   /** Where each path argument led when the gate judged the call (see `Job.approvedPaths`). */
@@ -100,8 +106,21 @@ export type JobDispatcher = {
     timeoutMs: number;
     signal?: AbortSignal;
   }): Promise<RequestOutcome<M>>;
-  /** A worker's result arrives; false when nobody waits for it any more. */
-  acceptResult(options: { workerId: WorkerId; toolCallId: ToolCallId; result: ToolResult }): boolean;
+  /**
+   * The outcome of a call asked before this server took over its turn (found by the session, the
+   * step and the model's call id), waited for if it is still running; undefined when no worker was asked
+   * (then it never ran). Only servers sharing a database keep calls across a takeover.
+   */
+  reattach(options: {
+    sessionId: string;
+    step: { stepId: string; sessionToolCallId: string };
+    signal?: AbortSignal;
+  }): Promise<ToolResult | undefined>;
+  /**
+   * A worker's result arrives; false when nobody waits for it any more. Resolved once the result
+   * is stored where every server finds it (with a database), so the worker may forget it.
+   */
+  acceptResult(options: { workerId: WorkerId; toolCallId: ToolCallId; result: ToolResult }): boolean | Promise<boolean>;
   /** A worker's answer to a request arrives; false when nobody waits for it any more. */
   acceptResponse(options: { workerId: WorkerId; requestId: ToolCallId; response: WorkerResponse }): boolean;
   /** The message stream of one registration, resuming after `lastEventId`. */
@@ -204,13 +223,14 @@ export function createJobDispatcher(options: {
       args,
       signal,
       sessionId,
+      step: _step,
       readRules,
       approvedPaths,
       toolCallId = randomUUID() as ToolCallId,
       ...rest
     }) {
       const timeoutMs = rest.timeoutMs ?? resolveCallTimeout(toolName, args);
-      const registration = registry.registration(workerId);
+      const registration = registry.connectedHere(workerId);
       if (registration === undefined) {
         const known = registry.get(workerId) !== undefined;
         return Promise.resolve(
@@ -289,7 +309,7 @@ export function createJobDispatcher(options: {
       type Outcome = RequestOutcome<typeof request.method>;
       const fail = (errorKind: ToolErrorKind, message: string): Promise<Outcome> =>
         Promise.resolve({ ok: false, errorKind, message });
-      if (registry.registration(workerId) === undefined) {
+      if (registry.connectedHere(workerId) === undefined) {
         return registry.get(workerId) === undefined
           ? fail('worker_not_found', `No worker with id ${workerId} is registered.`)
           : fail('worker_offline', `Worker ${workerId} is offline.`);
@@ -349,6 +369,8 @@ export function createJobDispatcher(options: {
         pending.entry = box.queue.append(requestId, { type: 'request', requestId, timeoutMs, request });
       });
     },
+
+    reattach: () => Promise.resolve(undefined),
 
     acceptResult({ workerId, toolCallId, result }) {
       const box = outboxes.get(workerId);
@@ -414,7 +436,7 @@ export function createJobDispatcher(options: {
       const timer = setTimeout(() => {
         offlineTimers.delete(workerId);
         const box = outboxes.get(workerId);
-        if (box === undefined || registry.registration(workerId) !== undefined) return;
+        if (box === undefined || registry.connectedHere(workerId) !== undefined) return;
         const seconds = Math.round(offlineWindowMs / 1000);
         for (const pending of [...box.pending.values()]) {
           logger.warn({ workerId, toolCallId: pending.toolCallId }, 'worker stayed offline; failing its call');

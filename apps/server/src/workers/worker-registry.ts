@@ -82,7 +82,13 @@ export type WorkerRegistry = {
   release(lease: WorkerLease): boolean;
   isCurrent(lease: WorkerLease): boolean;
   get(workerId: WorkerId): WorkerInfo | undefined;
+  /**
+   * The worker's registration while it is connected: here, or to another server on the database
+   * (its tool calls are then routed there).
+   */
   registration(workerId: WorkerId): WorkerRegistration | undefined;
+  /** The worker's registration while it is connected to this server. */
+  connectedHere(workerId: WorkerId): WorkerRegistration | undefined;
   /** A connected worker's tools changed (MCP servers came or went); false when it is not connected. */
   updateTools(workerId: WorkerId, tools: WorkerRegistration['tools']): boolean;
   /**
@@ -119,10 +125,11 @@ export async function loadWorkerRegistry(options: {
   documents: StateDocuments;
   logger: Logger;
   /**
-   * Whether a worker not connected here is connected to another server on the database: it is then
-   * listed online (its turns run there). Default: never.
+   * The registration of a worker connected to another server on the database, if it is: the
+   * worker is then listed online, and turns may run here with its tool calls routed there.
+   * Default: none.
    */
-  onlineElsewhere?: (workerId: WorkerId) => boolean;
+  elsewhere?: (workerId: WorkerId) => WorkerRegistration | undefined;
 }): Promise<WorkerRegistry> {
   const { documents, logger } = options;
   const entries = new Map<WorkerId, Entry>();
@@ -190,11 +197,12 @@ export async function loadWorkerRegistry(options: {
 
   function toInfo(entry: Entry): WorkerInfo {
     const { online, ownerCredentialId: _owner, leaseId: _lease, builtinTools, ...rest } = entry.info;
-    const mcp = entry.lease === undefined ? undefined : entry.registration?.mcp;
+    const remote = entry.lease === undefined ? options.elsewhere?.(entry.info.workerId) : undefined;
+    const mcp = entry.lease === undefined ? remote?.mcp : entry.registration?.mcp;
     return {
       ...rest,
       builtinTools: builtinTools ?? rest.tools,
-      state: online || options.onlineElsewhere?.(entry.info.workerId) === true ? 'online' : 'offline',
+      state: online || remote !== undefined ? 'online' : 'offline',
       ...(mcp === undefined ? {} : { mcpServers: mcp.servers }),
     };
   }
@@ -204,6 +212,11 @@ export async function loadWorkerRegistry(options: {
     if (registration.builtinTools === undefined) return [...tools];
     const builtin = new Set(registration.builtinTools);
     return tools.filter((name) => builtin.has(name));
+  }
+
+  function connectedHere(workerId: WorkerId): WorkerRegistration | undefined {
+    const entry = entries.get(workerId);
+    return entry?.lease === undefined ? undefined : entry.registration;
   }
 
   return {
@@ -314,10 +327,8 @@ export async function loadWorkerRegistry(options: {
       const entry = entries.get(workerId);
       return entry === undefined ? undefined : toInfo(entry);
     },
-    registration(workerId) {
-      const entry = entries.get(workerId);
-      return entry?.lease === undefined ? undefined : entry.registration;
-    },
+    registration: (workerId) => connectedHere(workerId) ?? options.elsewhere?.(workerId),
+    connectedHere,
     updateTools(workerId, tools) {
       const entry = entries.get(workerId);
       if (entry?.lease === undefined || entry.registration === undefined) return false;
