@@ -252,6 +252,47 @@ describe.skipIf(unavailable !== undefined)(
       expect(new Set(seqs).size).toBe(seqs.length);
     });
 
+    it('cancels a routed call on the worker when the turn is aborted from another server', async () => {
+      const { databaseUrl, config } = await setUp([
+        {
+          toolCalls: [
+            { id: 'call_1', name: 'shell_exec', arguments: { command: 'echo started >> log.txt; sleep 60' } },
+          ],
+        },
+      ]);
+      let balancer: Awaited<ReturnType<typeof balance>> | undefined;
+      const { clients, worker, workdir } = await startCluster(2, {
+        databaseUrl,
+        config,
+        workerUrl: async (urls) => {
+          balancer = await balance(urls, [0]);
+          return balancer.url;
+        },
+      });
+      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+      await onOne.rpc.permissions.write.mutate({
+        workerId: worker.workerId,
+        text: '{ "*": "ask", "shell_exec": "allow" }',
+      });
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run long' });
+      await waitUntil(async () => (await linesOf(join(workdir, 'log.txt'))).includes('started'), {
+        what: 'the command started',
+      });
+      // The turn runs on the first server; the worker's link moves to the second.
+      balancer?.moveTo([1]);
+      await waitUntil(() => worker.stats().registrations >= 2, { what: 'the worker connected again' });
+
+      await onTwo.rpc.sessions.abort.mutate({ sessionId: session.sessionId });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      expect(seenOnTwo.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'aborted' });
+      // The cancel went through the database to the server holding the worker, and stopped the command.
+      await waitUntil(() => worker.stats().cancelled >= 1 && worker.stats().running === 0, {
+        what: 'the running command cancelled on the worker',
+      });
+    });
+
     it("delivers a call's result once when the worker's server is killed mid-call: the worker reconnects, another server finishes the turn", async () => {
       const { llm, databaseUrl, config } = await setUp([
         {
