@@ -20,6 +20,7 @@ export type MolfServer = AsyncDisposable &
     | 'dataDir'
     | 'registry'
     | 'dispatcher'
+    | 'leases'
     | 'credentials'
     | 'gate'
     | 'permissions'
@@ -98,6 +99,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     dataDir: services.dataDir,
     registry: services.registry,
     dispatcher: services.dispatcher,
+    leases: services.leases,
     credentials: services.credentials,
     gate: services.gate,
     permissions: services.permissions,

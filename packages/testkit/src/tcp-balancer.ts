@@ -7,6 +7,12 @@ export type TcpBalancer = AsyncDisposable & {
   retarget(targetPorts: readonly number[]): void;
   /** Cuts every relayed connection (as a balancer restarting): clients reconnect through the new targets. */
   dropConnections(): void;
+  /**
+   * A network partition: from now on nothing crosses, in either direction, and new connections get
+   * no answer; both sides still believe their connections open. `heal` delivers what was held, in order.
+   */
+  partition(): void;
+  heal(): void;
   close(): Promise<void>;
 };
 
@@ -18,6 +24,16 @@ export type TcpBalancer = AsyncDisposable & {
 export async function startTcpBalancer(options: { targetPorts: readonly number[] }): Promise<TcpBalancer> {
   const sockets = new Set<Socket>();
   let targetPorts = options.targetPorts;
+  /** While partitioned: what was sent meanwhile, and the connections that wait to be made. */
+  let held: Array<() => void> | undefined;
+
+  /** Relays `from` to `to`, holding the data while partitioned. */
+  function relay(from: Socket, to: Socket): void {
+    from.on('data', (chunk: Buffer) => {
+      if (held === undefined) to.write(chunk);
+      else held.push(() => to.write(chunk));
+    });
+  }
 
   function connectFirst(ports: readonly number[], onConnected: (upstream: Socket) => void, onFailed: () => void) {
     const [port, ...rest] = ports;
@@ -41,24 +57,27 @@ export async function startTcpBalancer(options: { targetPorts: readonly number[]
     client.pause();
     client.on('error', () => client.destroy());
     client.on('close', () => sockets.delete(client));
-    connectFirst(
-      targetPorts,
-      (upstream) => {
-        sockets.add(upstream);
-        const end = () => {
-          client.destroy();
-          upstream.destroy();
-          sockets.delete(upstream);
-        };
-        upstream.on('error', end);
-        upstream.on('close', end);
-        client.on('close', end);
-        client.pipe(upstream);
-        upstream.pipe(client);
-        client.resume();
-      },
-      () => client.destroy(),
-    );
+    const connect = () =>
+      connectFirst(
+        targetPorts,
+        (upstream) => {
+          sockets.add(upstream);
+          const end = () => {
+            client.destroy();
+            upstream.destroy();
+            sockets.delete(upstream);
+          };
+          upstream.on('error', end);
+          upstream.on('close', end);
+          client.on('close', end);
+          relay(client, upstream);
+          relay(upstream, client);
+          client.resume();
+        },
+        () => client.destroy(),
+      );
+    if (held === undefined) connect();
+    else held.push(connect);
   });
   await new Promise<void>((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
   const close = async () => {
@@ -72,6 +91,14 @@ export async function startTcpBalancer(options: { targetPorts: readonly number[]
     },
     dropConnections() {
       for (const socket of sockets) socket.destroy();
+    },
+    partition() {
+      held ??= [];
+    },
+    heal() {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const deliver of waiting) deliver();
     },
     close,
     [Symbol.asyncDispose]: close,

@@ -344,6 +344,75 @@ describe.skipIf(unavailable !== undefined)(
       expect(new Set(seqs).size).toBe(seqs.length);
     });
 
+    it('stops the turn of a server cut off from the database, and refuses its late writes: one server runs the session', async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        { text: ['partial ', 'never sent'], stallAfterChunks: 2 },
+        { text: 'answered after the partition' },
+        { text: 'and the cut-off server works again' },
+      ]);
+      // The first server reaches the database through a link the test can partition.
+      const database = new URL(databaseUrl);
+      const link = await startTcpBalancer({ targetPorts: [Number(database.port)] });
+      scope.cleanups.push(() => link.close());
+      const throughLink = new URL(databaseUrl);
+      throughLink.hostname = '127.0.0.1';
+      throughLink.port = String(link.port);
+      const one = await startInstance({ databaseUrl: throughLink.toString(), config });
+      const two = await startInstance({ databaseUrl, config });
+      const workerLink = await balance([one.url, two.url], [0]);
+      const workdir = await scope.tempDir();
+      const worker = await createWorker({
+        serverUrl: workerLink.url,
+        token: WORKER_TOKEN,
+        workdir,
+        reconnect: { initialMs: 100, maxMs: 500 },
+      });
+      scope.cleanups.push(() => worker.close());
+      await worker.registered;
+      const [onOne, onTwo] = [await connect(one.url), await connect(two.url)];
+      await waitUntil(
+        async () => (await onTwo.rpc.workers.list.query()).some((listed) => listed.workerId === worker.workerId),
+        { what: 'the worker known to the second server' },
+      );
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'first' });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), { what: 'the first chunk' });
+
+      // The first server loses the database for longer than a lease lasts; the worker's balancer
+      // sends it to the second.
+      link.partition();
+      workerLink.moveTo([1]);
+      await waitUntil(async () => (await fetch(`${one.url.replace('ws://', 'http://')}/readyz`)).status === 503, {
+        what: 'the cut-off server not ready',
+      });
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended' && event.reason === 'completed'), {
+        what: 'the turn run again on the second server',
+        timeoutMs: 120_000,
+      });
+
+      // The partition heals: what the first server sent meanwhile arrives now, and is refused.
+      link.heal();
+      await waitUntil(async () => (await fetch(`${one.url.replace('ws://', 'http://')}/readyz`)).status === 200, {
+        what: 'the first server ready again',
+      });
+      await onOne.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'second' });
+      await waitUntil(
+        () => seenOnTwo.filter((event) => event.type === 'turn.ended' && event.reason === 'completed').length === 2,
+        {
+          what: 'the second prompt answered',
+        },
+      );
+      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+      expect(messages.map((message) => [message.role, 'text' in message ? message.text : ''])).toEqual([
+        ['user', 'first'],
+        ['assistant', 'answered after the partition'],
+        ['user', 'second'],
+        ['assistant', 'and the cut-off server works again'],
+      ]);
+      expect(llm.requests).toHaveLength(3);
+    });
+
     it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {
       const { llm, databaseUrl, config } = await setUp([
         { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo ran >> ran.txt' } }] },

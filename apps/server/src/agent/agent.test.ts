@@ -640,7 +640,9 @@ describe('agent loop through the fake LLM and a real worker', () => {
     await using stack = await startStack({ turns: [{ text: 'carrying on' }] });
     const session = await newSession(stack);
     const at = new Date().toISOString();
-    // What a kill -9 between a call and its result leaves behind.
+    // What a kill -9 between a call and its result leaves behind (written, on a database, as the
+    // holder of the session's lease that then died).
+    await stack.link.server.leases?.claim(session.sessionId);
     await stack.link.server.sessions.append(session.sessionId, { id: 'u0', at, role: 'user', text: 'do it' });
     await stack.link.server.sessions.append(session.sessionId, {
       id: 'a0',
@@ -650,6 +652,7 @@ describe('agent loop through the fake LLM and a real worker', () => {
       toolCalls: [{ toolCallId: 'call_lost', toolName: 'shell_exec', args: { command: 'make' } }],
       model: 'fake/test-model',
     });
+    await stack.link.server.leases?.release(session.sessionId);
     using watch = follow(stack.client, session.sessionId);
     await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'and now?' });
     await watch.turnEnded();

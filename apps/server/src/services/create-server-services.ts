@@ -31,6 +31,7 @@ import { claimCronSlot } from '../cluster/claim-cron-slot.ts';
 import { DEFAULT_LEASE_MS, type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
 import { openPostgresWorkerPresence } from '../cluster/postgres-worker-presence.ts';
 import { openRoutedJobDispatcher } from '../cluster/routed-job-dispatcher.ts';
+import type { SessionLeases } from '../cluster/session-leases.ts';
 import { openSharedApprovalAnswers } from '../cluster/shared-approval-answers.ts';
 import {
   type CronClock,
@@ -185,6 +186,8 @@ export type ServerServices = AsyncDisposable & {
   database: Database | undefined;
   /** The small state's documents: the data directory's files, or the database's rows. */
   documents: StateDocuments;
+  /** With a database: which instance runs each session (this one's id among them). */
+  leases: SessionLeases | undefined;
   /** Each session's live events, with sequence numbers. */
   events: SessionEvents;
   /** The agent loop: prompts, aborts. */
@@ -335,7 +338,10 @@ async function createServicesOver(
   const sessions =
     database === undefined
       ? await openFileSessionStore({ dataDir: config.dataDir, logger })
-      : createPostgresSessionStore({ database });
+      : createPostgresSessionStore({
+          database,
+          ...(leases === undefined ? {} : { fence: { instanceId: leases.instanceId } }),
+        });
   const eventLog = database === undefined ? undefined : await openPostgresEventLog({ database, logger });
   // A damaged jobs file stops the start with its path and reason: it is never emptied.
   const cronStore = await openCronJobStore({ documents, logger });
@@ -624,6 +630,7 @@ async function createServicesOver(
     dataDir: config.dataDir,
     registry,
     dispatcher,
+    leases,
     credentials,
     generatedTokens,
     pairing,

@@ -96,8 +96,34 @@ const FOREIGN_KEY_VIOLATION = '23503';
  * as the file store keeps them. Every instance reads and writes the same rows; a query the database
  * cannot answer fails with `database_unavailable` and changes nothing.
  */
-export function createPostgresSessionStore(options: { database: Database }): SessionStore {
+export function createPostgresSessionStore(options: {
+  database: Database;
+  /**
+   * Set when several instances share the database: a message is stored only while this instance
+   * holds the lease of the session (of its top session, for a subagent's), on the database's clock.
+   * A write sent before the lease was lost and delivered after (a partition) is refused, so that
+   * an instance that no longer runs a session never adds to its history. Default: no check.
+   */
+  fence?: { instanceId: string };
+}): SessionStore {
   const { sql } = options.database;
+  const { fence } = options;
+
+  /** The lease check of an append (nothing without a fence). */
+  const holdsLease = (sessionId: string) =>
+    fence === undefined
+      ? sql``
+      : sql`and exists (
+          with recursive chain as (
+            select session_id, parent_session_id from sessions where session_id = ${sessionId}
+            union all
+            select parent.session_id, parent.parent_session_id from sessions parent
+            join chain on parent.session_id = chain.parent_session_id
+          )
+          select 1 from chain join session_leases lease on lease.session_id = chain.session_id
+          where chain.parent_session_id is null and lease.instance_id = ${fence.instanceId}
+            and lease.expires_at > now()
+        )`;
 
   /** A session with its subagents' usage summed beside it. */
   const selectSessions = (where: postgres.PendingQuery<postgres.Row[]>) => sql<SessionRow[]>`
@@ -179,13 +205,20 @@ export function createPostgresSessionStore(options: { database: Database }): Ses
               cache_write_tokens = cache_write_tokens + ${usage?.cacheWriteTokens ?? 0},
               cost_usd = case when ${priced} then coalesce(cost_usd, 0) + ${usage?.costUsd ?? 0} else cost_usd end,
               unpriced_calls = unpriced_calls + ${usage !== undefined && !priced ? 1 : 0}
-            where session_id = ${sessionId}
+            where session_id = ${sessionId} ${holdsLease(sessionId)}
             returning message_count
           )
           insert into session_messages (session_id, position, body)
           select ${sessionId}, message_count, ${JSON.stringify(message)} from counted
           returning position`;
-        if (rows.length === 0) throw notFound(sessionId);
+        if (rows.length > 0) return;
+        if (fence !== undefined && (await sql`select 1 from sessions where session_id = ${sessionId}`).length > 0) {
+          throw new MolfError(
+            'conflict',
+            `this server no longer runs session ${sessionId} (another took it over): the message was not stored`,
+          );
+        }
+        throw notFound(sessionId);
       }),
 
     enqueue: (sessionId, prompt: QueuedPrompt) =>
