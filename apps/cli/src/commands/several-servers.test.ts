@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
@@ -18,9 +19,20 @@ const WORKER_TOKEN = 'molf_w_several-servers-worker-token';
 const scope = useTestScope('several');
 const postgres = inject('postgres');
 const unavailable = 'unavailable' in postgres ? postgres.unavailable : undefined;
+/** Debian's libfaketime (package faketime, installed by .ci/run): a process whose clock is off. */
+const FAKETIME_LIBRARY = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+const noFaketime = existsSync(FAKETIME_LIBRARY)
+  ? undefined
+  : `${FAKETIME_LIBRARY} is missing (apt-get install faketime)`;
+/** The environment of a process whose wall clock is `offset` off (e.g. "+1h"); its durations are true. */
+const clockOff = (offset: string) => ({
+  LD_PRELOAD: FAKETIME_LIBRARY,
+  FAKETIME: offset,
+  FAKETIME_DONT_FAKE_MONOTONIC: '1',
+});
 
 /** `molf server --database` as a real child process (its own data dir), resolved once it listens. */
-async function startInstance(options: { databaseUrl: string; config: string }) {
+async function startInstance(options: { databaseUrl: string; config: string; env?: NodeJS.ProcessEnv }) {
   const dataDir = await scope.tempDir();
   const started = await spawnListeningServer(
     ['--port', '0', '--data-dir', dataDir, '--config', options.config, '--database', options.databaseUrl],
@@ -30,6 +42,7 @@ async function startInstance(options: { databaseUrl: string; config: string }) {
         MOLF_WORKER_TOKEN: WORKER_TOKEN,
         MOLF_LOG_FILE: 'none',
         MOLF_LOG_LEVEL: 'warn',
+        ...options.env,
       },
     },
   );
@@ -412,6 +425,52 @@ describe.skipIf(unavailable !== undefined)(
       ]);
       expect(llm.requests).toHaveLength(3);
     });
+
+    it.skipIf(noFaketime !== undefined)(
+      `keeps one server per session when the servers' clocks are an hour apart, both ways${noFaketime === undefined ? '' : ` (skipped: ${noFaketime})`}`,
+      async () => {
+        // The turn outlasts a lease (10 s): the lease is renewed by a server whose clock is an hour
+        // behind, and watched by one whose clock is an hour ahead. Leases on either clock would expire
+        // at once for the second, which would take the session and run the queued prompt beside the turn.
+        const { llm, databaseUrl, config } = await setUp([
+          { text: Array.from({ length: 14 }, (_, index) => `${index} `), chunkDelayMs: 1_000 },
+          { text: 'second answer' },
+        ]);
+        const one = await startInstance({ databaseUrl, config, env: clockOff('-1h') });
+        const two = await startInstance({ databaseUrl, config, env: clockOff('+1h') });
+        const workdir = await scope.tempDir();
+        const worker = await createWorker({ serverUrl: one.url, token: WORKER_TOKEN, workdir });
+        scope.cleanups.push(() => worker.close());
+        await worker.registered;
+        const onTwo = await connect(two.url);
+        await waitUntil(
+          async () => (await onTwo.rpc.workers.list.query()).some((listed) => listed.workerId === worker.workerId),
+          { what: 'the worker known to the second server' },
+        );
+        const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+        const seen = follow(onTwo, session.sessionId);
+        await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'first' });
+        await waitUntil(() => seen.some((event) => event.type === 'message.delta'), { what: 'the first chunk' });
+        expect(await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'second' })).toMatchObject({
+          queued: true,
+        });
+        await waitUntil(() => seen.filter((event) => event.type === 'turn.ended').length === 2, {
+          what: 'both turns ended',
+          timeoutMs: 120_000,
+        });
+        expect(
+          seen.filter((event) => event.type === 'turn.ended').map((event) => 'reason' in event && event.reason),
+        ).toEqual(['completed', 'completed']);
+        const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+        expect(messages.map((message) => [message.role, 'text' in message ? message.text : ''])).toEqual([
+          ['user', 'first'],
+          ['assistant', Array.from({ length: 14 }, (_, index) => `${index} `).join('')],
+          ['user', 'second'],
+          ['assistant', 'second answer'],
+        ]);
+        expect(llm.requests).toHaveLength(2);
+      },
+    );
 
     it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {
       const { llm, databaseUrl, config } = await setUp([
