@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
-import type { SessionEvent } from '@molf/protocol';
+import type { ApprovalEvent, SessionEvent } from '@molf/protocol';
 import {
   createScratchDatabase,
   type FakeTurn,
@@ -489,7 +489,14 @@ describe.skipIf(unavailable !== undefined)(
       );
       const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
       const seenOnTwo = follow(onTwo, session.sessionId);
+      // A live approvals feed on the third server, open before anything is asked.
+      const feedOnThree: ApprovalEvent[] = [];
+      const feed = onThree.rpc.approvals.events.subscribe({}, { onData: (event) => feedOnThree.push(event) });
+      scope.cleanups.push(async () => feed.unsubscribe());
       await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it' });
+      await waitUntil(() => feedOnThree.some((event) => event.type === 'approval.requested'), {
+        what: 'the approval asked on the first server, live on the third',
+      });
       let approvalId = '';
       await waitUntil(
         async () => {
@@ -508,6 +515,11 @@ describe.skipIf(unavailable !== undefined)(
       await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
       const resolved = seenOnTwo.filter((event) => event.type === 'approval.resolved');
       expect(resolved).toHaveLength(1);
+      await waitUntil(() => feedOnThree.some((event) => event.type === 'approval.resolved'), {
+        what: 'the approval settled, live on the third server',
+      });
+      expect(feedOnThree.map((event) => event.type)).toEqual(['approval.requested', 'approval.resolved']);
+      expect(feedOnThree[0]).toMatchObject({ approval: { approvalId } });
       const approved = answers[0]?.applied === true;
       expect(resolved[0]).toMatchObject({ outcome: approved ? 'approved' : 'denied' });
       const ran = await readFile(join(workdir, 'ran.txt'), 'utf8').catch(() => '');

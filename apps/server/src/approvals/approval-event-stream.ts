@@ -1,5 +1,15 @@
-import type { ApprovalEvent } from '@molf/protocol';
+import type { Approval, ApprovalEvent } from '@molf/protocol';
 import type { ApprovalGate } from './approval-gate.ts';
+
+/**
+ * Where the events come from: the gate's problems, and the approvals of this server or, with
+ * several on one database, of all of them (see `ApprovalAnswers`).
+ */
+export type ApprovalFeed = {
+  problems: ApprovalGate['problems'];
+  pending(filter: ApprovalEventFilter): Promise<Approval[]>;
+  subscribe(listener: (event: ApprovalEvent) => void): () => void;
+};
 
 /** Events a subscriber asked for: one session's, one worker's, or all. */
 export type ApprovalEventFilter = { sessionId?: string | undefined; workerId?: string | undefined };
@@ -29,14 +39,14 @@ function wanted(event: ApprovalEvent, filter: ApprovalEventFilter, workerOfAppro
  * is not sent again.
  */
 export async function* streamApprovalEvents(
-  gate: ApprovalGate,
+  feed: ApprovalFeed,
   filter: ApprovalEventFilter,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ApprovalEvent> {
   const queue: ApprovalEvent[] = [];
   let wake: (() => void) | undefined;
   const workerOfApproval = new Map<string, string>();
-  const unsubscribe = gate.subscribe((event) => {
+  const unsubscribe = feed.subscribe((event) => {
     queue.push(event);
     wake?.();
   });
@@ -44,11 +54,11 @@ export async function* streamApprovalEvents(
   signal?.addEventListener('abort', onAbort);
   try {
     const replayed = new Set<string>();
-    for (const problem of gate.problems()) {
+    for (const problem of feed.problems()) {
       const event: ApprovalEvent = { type: 'permissions.invalid', problem };
       if (wanted(event, filter, workerOfApproval)) yield event;
     }
-    for (const approval of gate.pending(filter)) {
+    for (const approval of await feed.pending(filter)) {
       replayed.add(approval.approvalId);
       workerOfApproval.set(approval.approvalId, approval.workerId);
       yield { type: 'approval.requested', approval };

@@ -1,4 +1,4 @@
-import type { Approval } from '@molf/protocol';
+import type { Approval, ApprovalEvent } from '@molf/protocol';
 import type { Answerer, ApprovalGate, ApproveOptions } from '../approvals/approval-gate.ts';
 
 export type DenyOptions = { sessionId: string; approvalId: string; feedback?: string | undefined; by: Answerer };
@@ -12,6 +12,8 @@ export type ApprovalAnswers = {
   deny(options: DenyOptions): Promise<{ applied: boolean }>;
   /** The approvals waiting, this instance's and the others'. */
   pending(filter: { sessionId?: string | undefined; workerId?: string | undefined }): Promise<Approval[]>;
+  /** Approvals asked and settled, on this instance and the others; and this gate's file problems. */
+  subscribe(listener: (event: ApprovalEvent) => void): () => void;
   close(): Promise<void>;
 };
 
@@ -21,6 +23,7 @@ export function createLocalApprovalAnswers(gate: ApprovalGate): ApprovalAnswers 
     approve: (options) => gate.approve(options),
     deny: async (options) => gate.deny(options),
     pending: async (filter) => gate.pending(filter),
+    subscribe: (listener) => gate.subscribe(listener),
     close: async () => {},
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@molf/logging';
-import { type Approval, MolfError } from '@molf/protocol';
+import { type Approval, type ApprovalEvent, MolfError } from '@molf/protocol';
 import type { Answerer, ApprovalGate, ApproveOptions } from '../approvals/approval-gate.ts';
 import type { Database } from '../database/index.ts';
 import type { ApprovalAnswers, DenyOptions } from './approval-answers.ts';
@@ -8,6 +8,13 @@ import type { ApprovalAnswers, DenyOptions } from './approval-answers.ts';
 export const ANSWERS_CHANNEL = 'molf_approval_answers';
 /** Wakes the instance whose client answered: the payload is `approvalId instanceId`. */
 export const OUTCOMES_CHANNEL = 'molf_approval_outcomes';
+/**
+ * Tells the other instances an approval was asked or settled here: the payload is JSON, either
+ * `{ from, requested: approvalId }` (the approval is read from its row) or `{ from, resolved: event }`.
+ */
+export const APPROVAL_EVENTS_CHANNEL = 'molf_approval_events';
+/** NOTIFY refuses payloads of 8,000 bytes and more: a longer reason is left out of the announcement. */
+const MAX_PAYLOAD = 7_000;
 /** How many times (100 ms apart) an answer looks for an approval whose row is not written yet. */
 const SHARE_RETRIES = 10;
 /** How long an answer waits for the holding instance to apply it. */
@@ -35,6 +42,21 @@ export async function openSharedApprovalAnswers(options: {
   const { gate, instanceId, logger } = options;
   const { sql } = options.database;
   const waiting = new Map<string, (outcome: StoredOutcome) => void>();
+  const listeners = new Set<(event: ApprovalEvent) => void>();
+  const emit = (event: ApprovalEvent) => {
+    for (const listener of listeners) listener(event);
+  };
+
+  function announce(
+    message: { requested: string } | { resolved: Extract<ApprovalEvent, { type: 'approval.resolved' }> },
+  ) {
+    let payload = JSON.stringify({ from: instanceId, ...message });
+    if (payload.length > MAX_PAYLOAD && 'resolved' in message) {
+      const { reason: _reason, ...short } = message.resolved;
+      payload = JSON.stringify({ from: instanceId, resolved: short });
+    }
+    return sql`select pg_notify(${APPROVAL_EVENTS_CHANNEL}, ${payload})`;
+  }
 
   function share(approval: Approval) {
     return sql`
@@ -45,14 +67,46 @@ export async function openSharedApprovalAnswers(options: {
   }
 
   const stopMirroring = gate.subscribe((event) => {
+    emit(event);
     if (event.type === 'approval.requested') {
-      share(event.approval).catch((error: unknown) =>
-        logger.warn({ err: error, approvalId: event.approval.approvalId }, 'cannot share a waiting approval'),
-      );
+      share(event.approval)
+        .then(() => announce({ requested: event.approval.approvalId }))
+        .catch((error: unknown) =>
+          logger.warn({ err: error, approvalId: event.approval.approvalId }, 'cannot share a waiting approval'),
+        );
     } else if (event.type === 'approval.resolved') {
-      sql`delete from pending_approvals where approval_id = ${event.approvalId}`.catch((error: unknown) =>
-        logger.warn({ err: error, approvalId: event.approvalId }, 'cannot remove a settled approval'),
-      );
+      sql`delete from pending_approvals where approval_id = ${event.approvalId}`
+        .then(() => announce({ resolved: event }))
+        .catch((error: unknown) =>
+          logger.warn({ err: error, approvalId: event.approvalId }, 'cannot remove a settled approval'),
+        );
+    }
+  });
+
+  // The other instances' approvals, as they are asked and settled.
+  const eventsListening = await sql.listen(APPROVAL_EVENTS_CHANNEL, (payload) => {
+    let message: {
+      from?: string;
+      requested?: string;
+      resolved?: Extract<ApprovalEvent, { type: 'approval.resolved' }>;
+    };
+    try {
+      message = JSON.parse(payload) as typeof message;
+    } catch {
+      return;
+    }
+    if (message.from === instanceId || listeners.size === 0) return;
+    if (message.resolved !== undefined) {
+      emit(message.resolved);
+    } else if (message.requested !== undefined) {
+      const approvalId = message.requested;
+      sql<{ approval: string }[]>`select approval from pending_approvals where approval_id = ${approvalId}`
+        .then(([row]) => {
+          if (row !== undefined) emit({ type: 'approval.requested', approval: JSON.parse(row.approval) as Approval });
+        })
+        .catch((error: unknown) =>
+          logger.warn({ err: error, approvalId }, 'cannot read an approval of another server'),
+        );
     }
   });
 
@@ -171,8 +225,17 @@ export async function openSharedApprovalAnswers(options: {
       );
     },
 
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+
     async close() {
       stopMirroring();
+      listeners.clear();
+      await eventsListening.unlisten().catch(() => undefined);
       for (const resolveOutcome of waiting.values()) resolveOutcome({ applied: false });
       waiting.clear();
       await answersListening.unlisten().catch(() => undefined);

@@ -306,7 +306,15 @@ export function createClientRouter(services: RouterServices) {
         // would wait out its whole wait for nothing instead of being denied at once.
         const stop = roleAllows(ctx.role, 'operator') ? services.approvalWatchers.add(input) : undefined;
         try {
-          yield* streamApprovalEvents(gate, input, signal);
+          yield* streamApprovalEvents(
+            {
+              problems: () => gate.problems(),
+              pending: (filter) => services.answers.pending(filter),
+              subscribe: (listener) => services.answers.subscribe(listener),
+            },
+            input,
+            signal,
+          );
         } finally {
           stop?.();
         }
