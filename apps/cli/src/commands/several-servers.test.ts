@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createMolfClient, type MolfClient } from '@molf/client/node';
 import type { ApprovalEvent, SessionEvent } from '@molf/protocol';
@@ -471,6 +473,56 @@ describe.skipIf(unavailable !== undefined)(
         expect(llm.requests).toHaveLength(2);
       },
     );
+
+    it("answers an approval through a notification's link opened on another server", async () => {
+      const { llm, databaseUrl, config } = await setUp([
+        { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo ran >> ran.txt' } }] },
+        { text: 'done' },
+      ]);
+      // A webhook target that records what it is sent.
+      const received: string[] = [];
+      const receiver = createHttpServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        request.on('end', () => {
+          received.push(body);
+          response.end('{}');
+        });
+      });
+      await new Promise<void>((resolveListen) => receiver.listen(0, '127.0.0.1', resolveListen));
+      scope.cleanups.push(async () => {
+        receiver.closeAllConnections();
+        await new Promise((resolveClose) => receiver.close(resolveClose));
+      });
+      const settings = JSON.parse(await readFile(config, 'utf8')) as Record<string, unknown>;
+      const port = (receiver.address() as AddressInfo).port;
+      settings.notify = { targets: [{ type: 'webhook', url: `http://127.0.0.1:${port}/hook` }] };
+      await writeFile(config, JSON.stringify(settings));
+      const { servers, clients, worker, workdir } = await startCluster(2, { databaseUrl, config });
+      const two = servers[1] as (typeof servers)[number];
+      const [, onTwo] = clients as [MolfClient, MolfClient];
+      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const seenOnTwo = follow(onTwo, session.sessionId);
+      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it' });
+      await waitUntil(() => received.length > 0, { what: 'the notification of the first server' });
+      const { links } = JSON.parse(received[0] as string) as { links: { approve: string } };
+      // The link names the first server; the second answers it just as well.
+      const onSecond = new URL(links.approve);
+      onSecond.port = new URL(two.url).port;
+      const answered = await fetch(onSecond, { method: 'POST' });
+      expect(answered.status).toBe(200);
+      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), { what: 'the turn ended' });
+      expect(seenOnTwo.find((event) => event.type === 'approval.resolved')).toMatchObject({
+        outcome: 'approved',
+        by: expect.stringMatching(/^link:/),
+      });
+      expect(await readFile(join(workdir, 'ran.txt'), 'utf8')).toBe('ran\n');
+      expect(llm.requests).toHaveLength(2);
+      // Used once: the same link again is gone, wherever it is opened.
+      expect((await fetch(links.approve, { method: 'POST' })).status).toBe(410);
+    });
 
     it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {
       const { llm, databaseUrl, config } = await setUp([

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import type { Approval } from '@molf/protocol';
-import type { ApprovalGate } from '../approvals/index.ts';
+import type { ApprovalAnswers } from '../cluster/approval-answers.ts';
 import { type LinkClaims, type LinkDecision, safeParseLinkToken, toLinkToken } from './approval-link-token.ts';
 
 /** The path under the server's base URL where links answer; the token follows it. */
@@ -36,7 +36,7 @@ export type LinkAnswer =
 export type ApprovalLinks = {
   /** Signs a fresh approve/deny pair for an approval, under `baseUrl` (its path kept). */
   create(options: { approval: Approval; baseUrl: string }): ApprovalLinkPair;
-  inspect(token: string): LinkInspection;
+  inspect(token: string): Promise<LinkInspection>;
   /** Answers the approval as the link says, once; the first answer wins as for any client. */
   answer(token: string): Promise<LinkAnswer>;
 };
@@ -54,13 +54,14 @@ export function toLinkAnswerer(nonce: string): string {
  */
 export function createApprovalLinks(options: {
   key: Buffer;
-  gate: ApprovalGate;
+  /** Where answers go: this server's gate, or the one of the server whose turn asked. */
+  answers: ApprovalAnswers;
   ttlMs: number;
   logger: Logger;
   /** Default `Date.now`. */
   now?: () => number;
 }): ApprovalLinks {
-  const { key, gate, ttlMs, logger } = options;
+  const { key, answers, ttlMs, logger } = options;
   const now = options.now ?? Date.now;
   /** Nonce → when its link expires. */
   const used = new Map<string, number>();
@@ -84,8 +85,9 @@ export function createApprovalLinks(options: {
     return { type: 'valid', claims };
   }
 
-  function waiting(claims: LinkClaims): Approval | undefined {
-    return gate.pending({ sessionId: claims.sessionId }).find((approval) => approval.approvalId === claims.approvalId);
+  async function waiting(claims: LinkClaims): Promise<Approval | undefined> {
+    const pending = await answers.pending({ sessionId: claims.sessionId });
+    return pending.find((approval) => approval.approvalId === claims.approvalId);
   }
 
   return {
@@ -102,10 +104,10 @@ export function createApprovalLinks(options: {
       };
     },
 
-    inspect(token) {
+    async inspect(token) {
       const checked = check(token);
       if (checked.type !== 'valid') return checked;
-      const approval = waiting(checked.claims);
+      const approval = await waiting(checked.claims);
       return approval === undefined
         ? { type: 'answered' }
         : { type: 'pending', decision: checked.claims.decision, approval };
@@ -120,13 +122,13 @@ export function createApprovalLinks(options: {
       used.set(claims.nonce, claims.expiresAt);
       const by = { link: toLinkAnswerer(claims.nonce) };
       const request = { sessionId: claims.sessionId, approvalId: claims.approvalId, by };
-      const tool = waiting(claims)?.tool ?? '';
+      const tool = (await waiting(claims))?.tool ?? '';
       let applied: boolean;
       try {
         applied =
           claims.decision === 'approve'
-            ? (await gate.approve({ ...request, scope: 'once' })).applied
-            : gate.deny(request).applied;
+            ? (await answers.approve({ ...request, scope: 'once' })).applied
+            : (await answers.deny(request)).applied;
       } catch (error) {
         // Nothing was answered (e.g. the audit log failed): the link may be tried again.
         used.delete(claims.nonce);

@@ -478,12 +478,18 @@ async function createServicesOver(
       workerChanges.publish({ type: 'worker.changed', workerId: event.workerId });
     }
   });
+  // People's answers: to this gate, or, with a database, to the gate of the server whose turn asked.
+  const answers =
+    database === undefined || leases === undefined
+      ? createLocalApprovalAnswers(gate)
+      : await openSharedApprovalAnswers({ gate, database, instanceId: leases.instanceId, logger });
+  context.onFailure.push(() => answers.close());
   const approvalLinks =
     notify === undefined || linkKey === undefined
       ? undefined
       : createApprovalLinks({
           key: linkKey,
-          gate,
+          answers,
           ttlMs: (notify.linkTtlMinutes ?? DEFAULT_LINK_TTL_MINUTES) * 60_000,
           logger,
           ...(notify.now === undefined ? {} : { now: notify.now }),
@@ -530,10 +536,6 @@ async function createServicesOver(
           ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
         });
   const databaseHealth = database === undefined ? undefined : watchDatabaseHealth({ database, logger });
-  const answers =
-    database === undefined || leases === undefined
-      ? createLocalApprovalAnswers(gate)
-      : await openSharedApprovalAnswers({ gate, database, instanceId: leases.instanceId, logger });
   const router = createAppRouter({
     answers,
     sessions,

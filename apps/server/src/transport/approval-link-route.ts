@@ -80,7 +80,7 @@ export function createApprovalLinkRoute(options: { links: ApprovalLinks }): Http
       switch (request.method) {
         case 'GET':
         case 'HEAD':
-          send(response, toInspectionPage(links.inspect(token)));
+          send(response, toInspectionPage(await links.inspect(token)));
           return;
         case 'POST': {
           if (!(await readBoundedBody(request, MAX_BODY_BYTES))) {
