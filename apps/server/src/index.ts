@@ -63,7 +63,7 @@ export {
   openPostgresEventLog,
   type SessionStore,
 } from './sessions/index.ts';
-export { openFileStateDocuments, type StateDocuments } from './state/index.ts';
+export { openFileStateDocuments, openPostgresStateDocuments, type StateDocuments } from './state/index.ts';
 export {
   type CertificatePair,
   defaultCertificateNames,

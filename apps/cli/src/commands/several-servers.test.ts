@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createMolfClient, type MolfClient } from '@molf/client/node';
+import { createMolfClient, type MolfClient, redeemPairingCode } from '@molf/client/node';
 import type { ApprovalEvent, SessionEvent } from '@molf/protocol';
 import {
   createScratchDatabase,
@@ -14,7 +14,7 @@ import {
 } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { spawnListeningServer, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
+import { spawnListeningServer, spawnMolf, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_several-servers-client-token';
 const WORKER_TOKEN = 'molf_w_several-servers-worker-token';
@@ -522,6 +522,57 @@ describe.skipIf(unavailable !== undefined)(
       expect(llm.requests).toHaveLength(2);
       // Used once: the same link again is gone, wherever it is opened.
       expect((await fetch(links.approve, { method: 'POST' })).status).toBe(410);
+    });
+
+    it('makes tokens and pairing codes in the database (molf token/pair --database): every server takes them at once', async () => {
+      const { databaseUrl, config } = await setUp([]);
+      const { servers } = await startCluster(2, { databaseUrl, config });
+      const [one, two] = servers as [(typeof servers)[number], (typeof servers)[number]];
+      const molf = (args: string[]) =>
+        spawnMolf(args, { env: { MOLF_DATABASE_URL: databaseUrl, MOLF_LOG_FILE: 'none' } });
+
+      const made = await molf(['token', 'create', '--role', 'operator', '--name', 'pager']);
+      expect(made.exitCode).toBe(0);
+      const token = /molf_c_\S+/.exec(made.stdout)?.[0] ?? '';
+      expect(token).not.toBe('');
+      // No restart: both servers accept the new token.
+      for (const server of [one, two]) {
+        const client = createMolfClient({ url: server.url, token });
+        scope.cleanups.push(() => client.close());
+        await client.ready({ timeoutMs: 120_000 });
+      }
+      const listed = await molf(['token', 'list', '--json']);
+      const credentials = JSON.parse(listed.stdout) as Array<{ id: string; name: string }>;
+      const pager = credentials.find((credential) => credential.name === 'pager');
+      expect(pager).toBeDefined();
+
+      const paired = await molf(['pair', '--role', 'worker', '--name', 'build-box']);
+      expect(paired.exitCode).toBe(0);
+      const code = /pairing code [^:]*: ([0-9A-Z]{4}-[0-9A-Z]{4})/.exec(paired.stdout)?.[1] ?? '';
+      // Made against the database, redeemed on the second server.
+      expect(await redeemPairingCode({ url: two.url, code, kind: 'worker', name: 'x' })).toMatchObject({
+        role: 'worker',
+        name: 'build-box',
+      });
+
+      // Revoked from the database: refused by both.
+      expect((await molf(['token', 'revoke', pager?.id ?? '', '--yes'])).exitCode).toBe(0);
+      for (const server of [one, two]) {
+        await waitUntil(
+          async () => {
+            const client = createMolfClient({ url: server.url, token, retryDelayMs: () => 100 });
+            try {
+              await client.ready({ timeoutMs: 2_000 });
+              return false;
+            } catch {
+              return true;
+            } finally {
+              await client.close();
+            }
+          },
+          { what: 'the revoked token refused' },
+        );
+      }
     });
 
     it('lets a client of a third server answer an approval of a turn run on the first, the first answer winning', async () => {

@@ -1,4 +1,5 @@
 import { CredentialNameSchema, type Role, RoleSchema } from '@molf/protocol';
+import { DATABASE_URL_ENV } from '@molf/server';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { dataDirOption, serverUrlOption } from '../cli-options.ts';
 import { describeRoles } from './format-credentials.ts';
@@ -17,17 +18,23 @@ export function parseCredentialName(value: string): string {
 }
 
 /**
- * Where a credential command works: the data directory here (default), or a running server
- * through an admin's connection with `--server`.
+ * Where a credential command works: the data directory here (default), the database several
+ * servers share with `--database`, or a running server through an admin's connection with `--server`.
  */
 export function addCredentialTargetOptions(command: Command): Command {
   return command
     .addOption(serverUrlOption())
     .addOption(new Option('--token <token>', 'an admin client token, with --server').env('MOLF_CLIENT_TOKEN'))
+    .addOption(
+      new Option(
+        '--database <url>',
+        'the PostgreSQL database of servers started with --database (their credentials are kept there, not in the data directory)',
+      ).env(DATABASE_URL_ENV),
+    )
     .addOption(dataDirOption());
 }
 
-const TARGET_KEYS = ['server', 'token', 'dataDir'] as const;
+const TARGET_KEYS = ['server', 'token', 'database', 'dataDir'] as const;
 
 /**
  * A subcommand's target options with those given on the command line to its parent: `molf pair`

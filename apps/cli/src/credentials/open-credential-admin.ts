@@ -1,3 +1,4 @@
+import { createSilentLogger } from '@molf/logging';
 import type {
   CredentialInfo,
   PairingCodeInfo,
@@ -7,7 +8,15 @@ import type {
   TokensCreateOutput,
 } from '@molf/protocol';
 import { MolfError } from '@molf/protocol';
-import { openCredentialStore, openFileStateDocuments, openPairingCodeStore, toCredentialInfo } from '@molf/server';
+import {
+  openCredentialStore,
+  openDatabase,
+  openFileStateDocuments,
+  openPairingCodeStore,
+  openPostgresStateDocuments,
+  type StateDocuments,
+  toCredentialInfo,
+} from '@molf/server';
 import { connectClient } from '../connect-client.ts';
 import { currentMolfPaths } from '../current-molf-paths.ts';
 import { type ClientConnectionOptions, resolveClientConnection } from '../resolve-client-connection.ts';
@@ -18,8 +27,8 @@ import { type ClientConnectionOptions, resolveClientConnection } from '../resolv
  * under a lock) or through a running server by an admin client (`--server`).
  */
 export type CredentialAdmin = AsyncDisposable & {
-  /** Where the changes go: the data directory, or the server's URL. */
-  where: { type: 'local'; dataDir: string } | { type: 'remote'; url: string };
+  /** Where the changes go: the data directory, the servers' database (named without its password), or the server's URL. */
+  where: { type: 'local'; dataDir: string } | { type: 'database'; name: string } | { type: 'remote'; url: string };
   listTokens(): Promise<CredentialInfo[]>;
   createToken(input: TokensCreateInput): Promise<TokensCreateOutput>;
   /** Fails with `not_found` for an unknown id. */
@@ -30,17 +39,44 @@ export type CredentialAdmin = AsyncDisposable & {
   cancelCode(id: string): Promise<void>;
 };
 
-export type CredentialAdminOptions = ClientConnectionOptions & { dataDir?: string };
+export type CredentialAdminOptions = ClientConnectionOptions & { dataDir?: string; database?: string };
 
-/** Remote when `server` is given (flag or `MOLF_SERVER_URL`), else the local data directory. */
+/**
+ * Remote when `server` is given (flag or `MOLF_SERVER_URL`); else the database of servers started
+ * with one (`database`, flag or `MOLF_DATABASE_URL`); else the local data directory.
+ */
 export async function openCredentialAdmin(options: CredentialAdminOptions): Promise<CredentialAdmin> {
   if (options.server !== undefined) return openRemote(options);
+  if (options.database !== undefined) {
+    const logger = createSilentLogger();
+    // As a server does: an empty database gets the schema, an older or newer one is refused.
+    const database = await openDatabase({ url: options.database, logger });
+    try {
+      const documents = await openPostgresStateDocuments({ database, logger });
+      return openOver(documents, { type: 'database', name: database.name }, async () => {
+        await documents.close();
+        await database.close();
+      });
+    } catch (error) {
+      await database.close();
+      throw error;
+    }
+  }
   const { dataDir } = currentMolfPaths(options);
   const documents = openFileStateDocuments({ dataDir });
+  return openOver(documents, { type: 'local', dataDir }, () => documents.close());
+}
+
+/** The credential and pairing stores over the state documents of a data directory or a database. */
+function openOver(
+  documents: StateDocuments,
+  where: CredentialAdmin['where'],
+  close: () => Promise<void>,
+): CredentialAdmin {
   const credentials = openCredentialStore({ documents });
   const pairing = openPairingCodeStore({ documents, credentials });
   return {
-    where: { type: 'local', dataDir },
+    where,
     listTokens: async () => credentials.list().map((credential) => toCredentialInfo(credential)),
     async createToken({ role, name }) {
       const { token, credential } = await credentials.create({ role, label: name });
@@ -56,7 +92,7 @@ export async function openCredentialAdmin(options: CredentialAdminOptions): Prom
     async cancelCode(id) {
       if (!(await pairing.cancel(id))) throw new MolfError('not_found', `no live pairing code with id ${id}`);
     },
-    [Symbol.asyncDispose]: () => documents.close(),
+    [Symbol.asyncDispose]: close,
   };
 }
 
