@@ -73,15 +73,17 @@ export async function openRoutedJobDispatcher(options: {
       : await sql`update worker_jobs set outcome = ${text}, finished_at = now()
           where job_id = ${jobId} and outcome is null returning 1`;
     if (rows.length === 0) return false;
-    const waiter = waiters.get(jobId);
-    if (waiter !== undefined) waiter.settle(text);
-    else await notify(`done ${jobId}`);
+    waiters.get(jobId)?.settle(text);
+    // Also for another server that took over the turn meanwhile (see `reattach`).
+    await notify(`done ${jobId}`);
     return true;
   }
 
   /** Runs claimed jobs on this instance's link to their worker and stores each outcome. */
   function run(rows: readonly JobRow[]): void {
     for (const row of rows) {
+      // Already running here (the worker left and came back): its first run still waits for it.
+      if (runningHere.has(row.job_id)) continue;
       const controller = new AbortController();
       runningHere.set(row.job_id, controller);
       const routed = JSON.parse(row.job) as Routed;
@@ -122,7 +124,7 @@ export async function openRoutedJobDispatcher(options: {
     if (workerInstance === undefined || closed) return;
     const rows = await sql<JobRow[]>`
       update worker_jobs set runner = ${instanceId}, worker_instance = ${workerInstance}
-      where worker_id = ${workerId} and outcome is null and runner is null
+      where worker_id = ${workerId} and outcome is null and runner is null and deadline_at > now()
       returning job_id, worker_id, kind, job`;
     run(rows);
   }
@@ -132,7 +134,8 @@ export async function openRoutedJobDispatcher(options: {
     if (hereWorkers.size === 0) return;
     const rows = await sql<{ worker_id: WorkerId }[]>`
       select distinct worker_id from worker_jobs
-      where worker_id = any(${[...hereWorkers]}::text[]) and outcome is null and runner is null`;
+      where worker_id = any(${[...hereWorkers]}::text[]) and outcome is null and runner is null
+        and deadline_at > now()`;
     await Promise.all(rows.map((row) => claim(row.worker_id)));
   }
 
@@ -146,6 +149,7 @@ export async function openRoutedJobDispatcher(options: {
       update worker_jobs j set runner = ${instanceId}, worker_instance = ${workerInstance}
       from (select job_id, worker_instance from worker_jobs
             where worker_id = ${workerId} and outcome is null and (runner is null or runner <> ${instanceId})
+              and deadline_at > now()
             for update) old
       where j.job_id = old.job_id
       returning j.job_id, j.worker_id, j.kind, j.job, old.worker_instance as previous`;
@@ -198,7 +202,9 @@ export async function openRoutedJobDispatcher(options: {
       const abort = () => giveUp(options.onAbort(), 'cancelled');
       const timer = setTimeout(() => giveUp(options.onDeadline(), 'timed out'), options.deadlineMs);
       waiters.set(jobId, waiter);
-      options.signal?.addEventListener('abort', abort, { once: true });
+      // Aborted while the job was being written: answered now.
+      if (options.signal?.aborted === true) abort();
+      else options.signal?.addEventListener('abort', abort, { once: true });
     });
   }
 
@@ -234,7 +240,8 @@ export async function openRoutedJobDispatcher(options: {
       claimMissed(),
       waiters.size === 0 ? Promise.resolve() : readOutcomes([...waiters.keys()]),
       polls % 30 === 0
-        ? sql`delete from worker_jobs where finished_at < now() - ${KEEP_FINISHED}::interval`
+        ? sql`delete from worker_jobs
+            where finished_at < now() - ${KEEP_FINISHED}::interval or deadline_at < now() - ${KEEP_FINISHED}::interval`
         : Promise.resolve(),
     ];
     Promise.all(work).catch(() => undefined);
@@ -254,10 +261,12 @@ export async function openRoutedJobDispatcher(options: {
     onDeadline: () => unknown;
   }): Promise<string | undefined> {
     const written = await sql`
-      insert into worker_jobs (job_id, worker_id, kind, session_id, step_id, session_tool_call_id, job, requester)
+      insert into worker_jobs (job_id, worker_id, kind, session_id, step_id, session_tool_call_id, job, requester,
+        deadline_at)
       values (${options.jobId}, ${options.workerId}, ${options.routed.kind}, ${options.sessionId ?? null},
         ${options.step?.stepId ?? null}, ${options.step?.sessionToolCallId ?? null},
-        ${JSON.stringify(options.routed)}, ${instanceId})
+        ${JSON.stringify(options.routed)}, ${instanceId},
+        now() + ${`${options.deadlineMs} milliseconds`}::interval)
       on conflict (job_id) do nothing returning 1`;
     if (written.length === 0) return undefined;
     const outcome = waitForOutcome(options);
@@ -354,14 +363,22 @@ export async function openRoutedJobDispatcher(options: {
 
     async reattach({ sessionId, step, signal }) {
       const [row] = await sql<
-        { job_id: string; worker_id: string; job: string; outcome: string | null; runner: string | null }[]
+        {
+          job_id: string;
+          worker_id: string;
+          job: string;
+          outcome: string | null;
+          runner: string | null;
+          remaining_ms: number;
+        }[]
       >`
         update worker_jobs set requester = ${instanceId}
         where job_id = (select job_id from worker_jobs
           where session_id = ${sessionId} and step_id = ${step.stepId}
             and session_tool_call_id = ${step.sessionToolCallId} and kind = 'call'
           order by created_at desc limit 1)
-        returning job_id, worker_id, job, outcome, runner`;
+        returning job_id, worker_id, job, outcome, runner,
+          greatest(0, extract(epoch from deadline_at - now()) * 1000)::integer as remaining_ms`;
       if (row === undefined) return undefined;
       if (row.outcome !== null) return JSON.parse(row.outcome) as ToolResult;
       const routed = JSON.parse(row.job) as Extract<Routed, { kind: 'call' }>;
@@ -369,11 +386,15 @@ export async function openRoutedJobDispatcher(options: {
       const outcome = waitForOutcome({
         jobId: row.job_id,
         workerId,
-        deadlineMs: routed.job.timeoutMs + 2 * marginMs,
+        // What is left of the call's time: a call whose time is up is answered so at once.
+        deadlineMs: row.remaining_ms,
         signal,
         onAbort: () => toErrorResult('cancelled', 'The tool call was cancelled.'),
         onDeadline: () =>
-          toErrorResult('timeout', `The tool "${routed.job.toolName}" did not finish in time and was cancelled.`),
+          toErrorResult(
+            'timeout',
+            `The tool "${routed.job.toolName}" did not finish within ${Math.round(routed.job.timeoutMs / 1000)} s and was cancelled.`,
+          ),
       });
       // Stored meanwhile, or never claimed (its asker died at once): looked at again.
       if (row.runner === null) await kick(workerId);

@@ -133,6 +133,9 @@ create table worker_jobs (
   worker_instance text,
   outcome text,
   created_at timestamptz not null default now(),
+  -- Past it the job is never sent to a worker (its asker gave up): a job left by servers that died
+  -- does not run when its worker comes back days later.
+  deadline_at timestamptz not null,
   finished_at timestamptz
 );
 create index worker_jobs_open on worker_jobs (worker_id) where outcome is null;
