@@ -69,6 +69,7 @@ export function formatCopyReport(report: CopyReport): string {
     line('attachments', report.attachments),
     line('queued prompts', report.queuedPrompts),
     line('documents', report.documents),
+    line('audit records', report.auditRecords),
     ...report.damaged.map(({ sessionId, reason }) => `  not copied: session ${sessionId} is damaged: ${reason}`),
     '',
   ].join('\n');

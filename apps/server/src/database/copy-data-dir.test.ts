@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
 import type { SessionMessage, WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { openPostgresAuditLog } from '../approvals/postgres-audit-log.ts';
 import { openFileSessionStore } from '../sessions/file-session-store.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
 import { openPostgresStateDocuments } from '../state/postgres-state-documents.ts';
@@ -47,6 +48,21 @@ describe.skipIf(unavailable !== undefined)(
       await writeFile(join(dir.path, 'workers', 'w1', 'permissions.jsonc'), '// mine\n{ "rules": [] }\n');
       await mkdir(join(dir.path, 'secrets'), { recursive: true });
       await writeFile(join(dir.path, 'secrets', 'link-key'), Buffer.alloc(32, 7));
+      // The audit trail, with a line torn by a crash, which is not a record.
+      const decided = (command: string, decision: string) =>
+        JSON.stringify({
+          time: new Date().toISOString(),
+          workerId: 'w1',
+          tool: 'shell_exec',
+          subjects: [command],
+          decision,
+          by: 'rule',
+        });
+      await mkdir(join(dir.path, 'audit'), { recursive: true });
+      await writeFile(
+        join(dir.path, 'audit', 'approvals.jsonl'),
+        `${decided('ls', 'allowed')}\n${decided('rm -rf /', 'denied')}\n{"time":"2026-`,
+      );
       await mkdir(join(dir.path, 'logs'), { recursive: true });
       await writeFile(join(dir.path, 'logs', 'server.log'), 'not state\n');
 
@@ -58,7 +74,14 @@ describe.skipIf(unavailable !== undefined)(
         messages: { source: 3, copied: 3, inDatabase: 3 },
         attachments: { source: 1, copied: 1, inDatabase: 1 },
         documents: { source: 3, copied: 3, inDatabase: 3 },
+        auditRecords: { source: 2, copied: 2, inDatabase: 2 },
       });
+      const audit = openPostgresAuditLog({ database: opened.database, logger });
+      expect((await audit.read()).map((entry) => [entry.subjects, entry.decision])).toEqual([
+        [['ls'], 'allowed'],
+        [['rm -rf /'], 'denied'],
+      ]);
+      await audit.close();
       expect(first.documents.names).toEqual(['credentials.json', 'secrets/link-key', 'workers/w1/permissions.jsonc']);
 
       const store = createPostgresSessionStore({ database: opened.database });
@@ -90,6 +113,7 @@ describe.skipIf(unavailable !== undefined)(
         messages: { source: 3, copied: 0, inDatabase: 3 },
         attachments: { copied: 0, inDatabase: 1 },
         documents: { copied: 0, inDatabase: 3 },
+        auditRecords: { source: 2, copied: 0, inDatabase: 2 },
       });
     });
   },

@@ -1,4 +1,5 @@
-import { readdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { MolfError, type SessionInfo } from '@molf/protocol';
@@ -13,6 +14,8 @@ export type CopyReport = {
   messages: { source: number; copied: number; inDatabase: number };
   attachments: { source: number; copied: number; inDatabase: number };
   queuedPrompts: { source: number; copied: number };
+  /** Records of the approval audit log (`audit/approvals.jsonl`); a torn line is not one. */
+  auditRecords: { source: number; copied: number; inDatabase: number };
   documents: { source: number; copied: number; inDatabase: number; names: string[] };
   /** Sessions the file store could not read (listed with its reason), not copied. */
   damaged: Array<{ sessionId: string; reason: string }>;
@@ -54,6 +57,7 @@ export async function copyDataDir(options: {
     messages: { source: 0, copied: 0, inDatabase: 0 },
     attachments: { source: 0, copied: 0, inDatabase: 0 },
     queuedPrompts: { source: 0, copied: 0 },
+    auditRecords: { source: 0, copied: 0, inDatabase: 0 },
     documents: { source: 0, copied: 0, inDatabase: 0, names: [] },
     damaged: [],
   };
@@ -79,20 +83,64 @@ export async function copyDataDir(options: {
         on conflict (name) do nothing returning name`;
       report.documents.copied += rows.length;
     }
+    await copyAuditLog();
   } finally {
     await source.close();
     await documents.close();
   }
 
-  const [totals] = await sql<{ sessions: string; messages: string; attachments: string; documents: string }[]>`
+  const [totals] = await sql<
+    { sessions: string; messages: string; attachments: string; documents: string; audit: string }[]
+  >`
     select (select count(*) from sessions) as sessions, (select count(*) from session_messages) as messages,
       (select count(*) from session_attachments) as attachments,
-      (select count(*) from state_documents) as documents`;
+      (select count(*) from state_documents) as documents, (select count(*) from audit_log) as audit`;
   report.sessions.inDatabase = Number(totals?.sessions ?? 0);
   report.messages.inDatabase = Number(totals?.messages ?? 0);
   report.attachments.inDatabase = Number(totals?.attachments ?? 0);
   report.documents.inDatabase = Number(totals?.documents ?? 0);
+  report.auditRecords.inDatabase = Number(totals?.audit ?? 0);
   return report;
+
+  /** The audit log's records, in their order, each keyed by its line and hash. */
+  async function copyAuditLog(): Promise<void> {
+    const text = await readFile(join(options.dataDir, 'audit', 'approvals.jsonl'), 'utf8').catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return '';
+        throw error;
+      },
+    );
+    const rows: Array<Record<string, unknown>> = [];
+    text.split('\n').forEach((line, index) => {
+      if (line === '') return;
+      let entry: { time?: unknown; workerId?: unknown; decision?: unknown; grants?: Array<{ grantId?: unknown }> };
+      try {
+        entry = JSON.parse(line) as typeof entry;
+      } catch {
+        return; // A torn line (a crash mid-write) tells nothing, as when the server reads the file.
+      }
+      if (typeof entry.time !== 'string' || typeof entry.workerId !== 'string' || typeof entry.decision !== 'string') {
+        return;
+      }
+      rows.push({
+        at: new Date(entry.time),
+        worker_id: entry.workerId,
+        decision: entry.decision,
+        grant_ids: sql.array(
+          (entry.grants ?? []).flatMap((grant) => (typeof grant.grantId === 'string' ? [grant.grantId] : [])),
+        ),
+        record: line,
+        copied_from: `approvals.jsonl:${index + 1}:${createHash('sha256').update(line).digest('hex').slice(0, 16)}`,
+      });
+    });
+    report.auditRecords.source = rows.length;
+    for (let start = 0; start < rows.length; start += 500) {
+      const copied = await sql`
+        insert into audit_log ${sql(rows.slice(start, start + 500), 'at', 'worker_id', 'decision', 'grant_ids', 'record', 'copied_from')}
+        on conflict do nothing returning id`;
+      report.auditRecords.copied += copied.length;
+    }
+  }
 
   async function copySession(session: SessionInfo): Promise<void> {
     const messages = await source.messages(session.sessionId);
@@ -153,7 +201,7 @@ export async function copyDataDir(options: {
 
 /** Checks a copy: the database holds at least what the data dir holds (it may hold more: a cluster's own). */
 export function checkCopy(report: CopyReport): void {
-  const short = (['sessions', 'messages', 'attachments', 'documents'] as const).filter(
+  const short = (['sessions', 'messages', 'attachments', 'documents', 'auditRecords'] as const).filter(
     (what) => report[what].inDatabase < report[what].source,
   );
   if (short.length > 0) {

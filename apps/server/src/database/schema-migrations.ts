@@ -152,8 +152,12 @@ create table audit_log (
   worker_id text not null,
   decision text not null,
   grant_ids text[] not null default '{}',
-  record text not null
+  record text not null,
+  -- Set on a record copied from a data dir's file by molf migrate (its line and hash): a second
+  -- copy adds nothing.
+  copied_from text
 );
+create unique index audit_log_copied on audit_log (copied_from) where copied_from is not null;
 create index audit_log_by_time on audit_log (at, id);
 create index audit_log_by_worker on audit_log (worker_id, at, id);
 create index audit_log_by_grant on audit_log using gin (grant_ids);
