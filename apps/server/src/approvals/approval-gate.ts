@@ -444,16 +444,28 @@ export function createApprovalGate(options: {
     return { type: 'deny', message: options.message, errorKind: options.errorKind };
   }
 
+  /** A call refused because the audit log cannot keep its record. */
+  function unrecorded(failure: Error): GateOutcome {
+    return {
+      type: 'deny',
+      message: `The call was not run: the approval audit log cannot be written (${failure.message}).`,
+      errorKind: 'permission_denied',
+    };
+  }
+
+  /** The gate's decision; an allowed call runs only once its record is stored (it outlives a crash). */
   async function check(request: GateRequest): Promise<GateOutcome> {
+    const outcome = await decide(request);
+    if (outcome.type !== 'allow') return outcome;
+    await audit.stored();
+    const failure = audit.failure();
+    return failure === undefined ? outcome : unrecorded(failure);
+  }
+
+  async function decide(request: GateRequest): Promise<GateOutcome> {
     const given = permissionPathArguments(request.tool, request.args);
     const failure = audit.failure();
-    if (failure !== undefined) {
-      return {
-        type: 'deny',
-        message: `The call was not run: the approval audit log cannot be written (${failure.message}).`,
-        errorKind: 'permission_denied',
-      };
-    }
+    if (failure !== undefined) return unrecorded(failure);
     if (isAborted(request.signal)) {
       return deny(request, { message: CANCELLED_MESSAGE, errorKind: 'cancelled', subjects: given });
     }

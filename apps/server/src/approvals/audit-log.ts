@@ -69,6 +69,11 @@ export type AuditLog = {
    * act unrecorded (the file log stays failed; the database's clears once its records are written).
    */
   failure(): Error | undefined;
+  /**
+   * Resolves once every record appended so far is stored (on disk, or in the database), or the log
+   * failed (see `failure`): the gate lets a call run only once its record can outlive a crash.
+   */
+  stored(): Promise<void>;
   /** Writes what is pending, then stops. */
   close(): Promise<void>;
   /** Where the log is, for people: the file's path, or the table in the database. */

@@ -61,6 +61,7 @@ export function openFileAuditLog(options: { dataDir: string; logger: Logger }): 
       return entries.slice(Math.max(0, entries.length - (readOptions.limit ?? DEFAULT_AUDIT_READ_LIMIT)));
     },
     failure: () => failed,
+    stored: written,
     close: () => new Promise<void>((resolvePromise) => stream.end(() => resolvePromise())),
   };
 }

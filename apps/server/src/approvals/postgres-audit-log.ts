@@ -84,6 +84,14 @@ export function openPostgresAuditLog(options: { database: Database; logger: Logg
     });
   }
 
+  /** Waits until the records appended so far are written, or writing fails. */
+  async function storedSoFar(): Promise<void> {
+    const target = appended;
+    while (written < target && failed === undefined && !closed) {
+      await new Promise<void>((resolveRead) => readers.add(resolveRead));
+    }
+  }
+
   return {
     where: `audit_log in the database ${databaseName}`,
 
@@ -116,10 +124,7 @@ export function openPostgresAuditLog(options: { database: Database; logger: Logg
     async read(readOptions = {}) {
       // This server's records appended so far are read back too, once written; while they
       // cannot be, what the database holds.
-      const target = appended;
-      while (written < target && failed === undefined && !closed) {
-        await new Promise<void>((resolveRead) => readers.add(resolveRead));
-      }
+      await storedSoFar();
       const limit = readOptions.limit ?? DEFAULT_AUDIT_READ_LIMIT;
       const rows =
         readOptions.workerId === undefined
@@ -132,6 +137,7 @@ export function openPostgresAuditLog(options: { database: Database; logger: Logg
     },
 
     failure: () => failed,
+    stored: storedSoFar,
 
     async close() {
       if (closed) return;
