@@ -1,18 +1,45 @@
 import type { Logger } from '@molf/logging';
 import type { SessionEvent } from '@molf/protocol';
 import type { Database } from '../database/index.ts';
+import { MAX_KEPT_EVENTS } from './session-events.ts';
 import type { StoredEventLog } from './stored-event-log.ts';
 
 /** The channel every instance listens on; a payload is `sessionId:seq` pairs, comma-separated. */
 export const EVENTS_CHANNEL = 'molf_session_events';
 
 /**
+ * How many events of a session are kept: as many as a server keeps in memory. Older ones are
+ * deleted each time a session's numbers pass a multiple of `TRIM_EVERY`, so a session keeps
+ * between `kept` and `kept + TRIM_EVERY`; a subscriber behind that resyncs (reloads the messages).
+ */
+const TRIM_EVERY = 1_000;
+
+/**
  * Session events in PostgreSQL (`session_events`, one row per event, keyed by session and number),
  * announced with `NOTIFY` in the statement that stores them: the announcement is the wake-up, the
  * table the truth. A batch is one statement whatever the number of sessions in it.
  */
-export async function openPostgresEventLog(options: { database: Database; logger: Logger }): Promise<StoredEventLog> {
+export async function openPostgresEventLog(options: {
+  database: Database;
+  logger: Logger;
+  /** Default `MAX_KEPT_EVENTS` (5,000). */
+  kept?: number;
+}): Promise<StoredEventLog> {
   const { sql } = options.database;
+  const kept = options.kept ?? MAX_KEPT_EVENTS;
+
+  /** Deletes the events of sessions whose numbers passed a multiple of TRIM_EVERY in this batch. */
+  async function trim(events: readonly SessionEvent[]): Promise<void> {
+    const newest = new Map<string, { low: number; high: number }>();
+    for (const event of events) {
+      const range = newest.get(event.sessionId) ?? { low: event.seq, high: event.seq };
+      newest.set(event.sessionId, { low: Math.min(range.low, event.seq), high: Math.max(range.high, event.seq) });
+    }
+    for (const [sessionId, { low, high }] of newest) {
+      if (Math.floor(high / TRIM_EVERY) === Math.floor((low - 1) / TRIM_EVERY) || high <= kept) continue;
+      await sql`delete from session_events where session_id = ${sessionId} and seq <= ${high - kept}`;
+    }
+  }
   const [meta] = await sql<{ value: string }[]>`select value from molf_meta where key = 'event_epoch'`;
   const epoch = meta?.value ?? 'db';
   const parse = (body: string) => JSON.parse(body) as SessionEvent;
@@ -74,7 +101,11 @@ export async function openPostgresEventLog(options: { database: Database; logger
         )
         select session_id, seq from stored, (select count(*) from announced) sent`;
       const stored = new Set(rows.map((row) => `${row.session_id}:${row.seq}`));
-      return events.filter((event) => stored.has(`${event.sessionId}:${event.seq}`));
+      const written = events.filter((event) => stored.has(`${event.sessionId}:${event.seq}`));
+      await trim(written).catch((error: unknown) =>
+        options.logger.warn({ err: error }, 'cannot delete the oldest session events'),
+      );
+      return written;
     },
 
     async read(sessionId, afterSeq, limit) {

@@ -378,10 +378,11 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
           if (after + 1 < first) {
             const older =
               storage === undefined ? [] : await storage.read(sessionId, after, Math.min(READ_PAGE, first - 1 - after));
-            if (older.length === 0) {
+            const oldest = older[0]?.seq;
+            if (oldest === undefined || oldest > after + 1) {
               // This subscriber fell behind what is kept: say so, rather than skip silently.
               yield resyncOf(sessionId);
-              after = first - 1;
+              after = (oldest ?? first) - 1;
               continue;
             }
             for (const event of older) {

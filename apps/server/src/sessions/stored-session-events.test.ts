@@ -74,6 +74,44 @@ describe.skipIf(unavailable !== undefined)(
       controller.abort();
     });
 
+    it('keeps a session’s newest events and resyncs a subscriber whose last id is older, then follows on without a gap', async () => {
+      await using created = await createTestDatabase();
+      const database = await openDatabase({ url: created.url, logger, maxConnections: 3 });
+      const storage = await openPostgresEventLog({ database, logger, kept: 1_000 });
+      const events = createSessionEvents({ storage, logger });
+      try {
+        for (let index = 0; index < 2_600; index += 1) events.publish('s', status('busy'));
+        const controller = new AbortController();
+        const all = await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1);
+        const epoch = all[0]?.id.split(':')[0];
+        // All stored (the oldest deleted as they went).
+        await waitFor(async () => {
+          const [row] = await database.sql<{ newest: string | null }[]>`
+            select max(seq) as newest from session_events where session_id = 's'`;
+          return Number(row?.newest) === 2_600;
+        });
+        const [counted] = await database.sql<{ count: string; oldest: string }[]>`
+          select count(*) as count, min(seq) as oldest from session_events where session_id = 's'`;
+        expect(Number(counted?.count)).toBeGreaterThanOrEqual(1_000);
+        expect(Number(counted?.count)).toBeLessThanOrEqual(2_000);
+        // Another instance, which keeps nothing of this session in memory, resumes an old subscriber.
+        await using servers = await instances(created.url, 1);
+        const [other] = servers.events as [SessionEvents];
+        const resumed = await take(
+          other.stream({ sessionId: 's', lastEventId: `${epoch}:5`, signal: controller.signal }),
+          2_600 - Number(counted?.oldest) + 2,
+        );
+        expect(resumed[0]?.data.type).toBe('session.resync');
+        expect(resumed.slice(1).map(({ data }) => data.seq)).toEqual(
+          Array.from({ length: 2_600 - Number(counted?.oldest) + 1 }, (_, index) => Number(counted?.oldest) + index),
+        );
+        controller.abort();
+      } finally {
+        await events.close();
+        await database.close();
+      }
+    });
+
     it('resumes a subscriber on another instance after its last id, with no gap and no duplicate', async () => {
       await using created = await createTestDatabase();
       await using servers = await instances(created.url, 2);
