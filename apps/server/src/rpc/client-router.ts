@@ -250,7 +250,8 @@ export function createClientRouter(services: RouterServices) {
         .mutation(async ({ input }) => {
           await knownSession(input.sessionId);
           const session = await sessions.update(input.sessionId, { name: input.name });
-          sessionEvents.publish(input.sessionId, { type: 'session.renamed', name: session.name });
+          // Through any server: numbered after the events of the turn another may be running.
+          sessionEvents.publish(input.sessionId, { type: 'session.renamed', name: session.name }, { standalone: true });
           return session;
         }),
       /** Deletes a session and its subagents' sessions (they belong to it). */

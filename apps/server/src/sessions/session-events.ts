@@ -13,8 +13,12 @@ export type SessionEvents = {
    * other event): fewer frames for every subscriber, with order and sequence numbers exact.
    * Returns the published event; undefined for a delta, which is published later, and, with a
    * stored log, for an event of a session whose last number is still being read.
+   *
+   * With a stored log, an event whose number another instance stored first is refused: a turn's
+   * events belong to the instance running it. `standalone` marks an event of no turn (a rename
+   * made through any server), which is then numbered again after the stored ones.
    */
-  publish(sessionId: string, body: SessionEventBody): SessionEvent | undefined;
+  publish(sessionId: string, body: SessionEventBody, options?: { standalone?: boolean }): SessionEvent | undefined;
   /**
    * Every kept event after `lastEventId`, then live ones, as tracked envelopes (ids `epoch:seq`), with
    * no gap and no duplicate. An id from another epoch (a restart of a server that keeps events in
@@ -202,6 +206,10 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     return log.catchingUp;
   }
 
+  /** Events of no turn (and their bodies, before they are numbered): numbered again when refused. */
+  const standaloneBodies = new WeakSet<SessionEventBody>();
+  const standalone = new WeakSet<SessionEvent>();
+
   const writer: EventWriter | undefined =
     storage === undefined
       ? undefined
@@ -219,6 +227,11 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
             const log = logs.get(event.sessionId);
             if (log === undefined) return;
             log.unwritten -= 1;
+            if (standalone.delete(event)) {
+              const { seq: _seq, sessionId: _session, at: _at, ...body } = event;
+              log.waiting.push(body as SessionEventBody);
+              standaloneBodies.add(body as SessionEventBody);
+            }
             options.logger?.error(
               { sessionId: event.sessionId, seq: event.seq },
               'another instance numbered events of this session: its count is read again',
@@ -246,6 +259,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
       return undefined;
     }
     const event = { ...body, seq: log.nextSeq, sessionId: log.sessionId, at: new Date().toISOString() } as SessionEvent;
+    if (standaloneBodies.delete(body)) standalone.add(event);
     log.nextSeq += 1;
     log.lastAt = Date.now();
     for (const observer of log.observers) observer(event);
@@ -315,8 +329,9 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
   sweep.unref();
 
   return {
-    publish(sessionId, body) {
+    publish(sessionId, body, publishOptions) {
       const log = logOf(sessionId);
+      if (publishOptions?.standalone === true) standaloneBodies.add(body);
       if (body.type === 'message.delta') {
         if (log.pending?.turnId === body.turnId) {
           log.pending.texts.push(body.text);

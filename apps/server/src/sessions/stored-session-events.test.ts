@@ -191,6 +191,31 @@ describe.skipIf(unavailable !== undefined)(
       controller.abort();
     });
 
+    it('numbers an event of no turn (a rename through another server) again when its number was taken, so it is kept', async () => {
+      await using created = await createTestDatabase();
+      await using servers = await instances(created.url, 2);
+      const [one, two] = servers.events as [SessionEvents, SessionEvents];
+      const controller = new AbortController();
+      // Both read the count (nothing yet), then each numbers its event 1.
+      await take(
+        one.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
+        1,
+      ).catch(() => []);
+      await take(
+        two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
+        1,
+      ).catch(() => []);
+      one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+      two.publish('s', { type: 'session.renamed', name: 'renamed elsewhere' }, { standalone: true });
+      const seen = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2);
+      expect(seen.map(({ data }) => [data.seq, data.type])).toEqual([
+        [1, seen[0]?.data.type],
+        [2, seen[1]?.data.type],
+      ]);
+      expect(seen.map(({ data }) => data.type).sort()).toEqual(['session.renamed', 'turn.started']);
+      controller.abort();
+    });
+
     it('keeps events published while the database is down and stores them, in order, once it is back', async () => {
       await using cluster = await startPostgresCluster();
       const url = await cluster.createDatabase('molf');
