@@ -101,6 +101,34 @@ async function balance(urls: readonly string[], targets: readonly number[]) {
   };
 }
 
+/**
+ * Two servers, the worker reaching them through a balancer (first the servers at `targets`) with
+ * shell_exec allowed, and a session made and prompted on the second: resolved once the prompt's
+ * first command has started (it writes "started" to log.txt). Its turn runs on the first server.
+ */
+async function promptRunning(options: { databaseUrl: string; config: string; targets: number[]; prompt: string }) {
+  let balancer: Awaited<ReturnType<typeof balance>> | undefined;
+  const cluster = await startCluster(2, {
+    databaseUrl: options.databaseUrl,
+    config: options.config,
+    workerUrl: async (urls) => {
+      balancer = await balance(urls, options.targets);
+      return balancer.url;
+    },
+  });
+  const [onOne, onTwo] = cluster.clients as [MolfClient, MolfClient];
+  await onOne.rpc.permissions.write.mutate({
+    workerId: cluster.worker.workerId,
+    text: '{ "*": "ask", "shell_exec": "allow" }',
+  });
+  const session = await onTwo.rpc.sessions.create.mutate({ workerId: cluster.worker.workerId });
+  const seenOnTwo = follow(onTwo, session.sessionId);
+  await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: options.prompt });
+  const log = join(cluster.workdir, 'log.txt');
+  await waitUntil(async () => (await linesOf(log)).includes('started'), { what: 'the first command started' });
+  return { ...cluster, onTwo, session, seenOnTwo, log, balancer: balancer as NonNullable<typeof balancer> };
+}
+
 /** The lines of a file the tool calls append to ('' when it does not exist). */
 async function linesOf(path: string): Promise<string[]> {
   const text = await readFile(path, 'utf8').catch(() => '');
@@ -225,29 +253,15 @@ describe.skipIf(unavailable !== undefined)(
         },
         { text: 'both ran' },
       ]);
-      let balancer: Awaited<ReturnType<typeof balance>> | undefined;
-      const { clients, worker, workdir } = await startCluster(2, {
+      // The turn runs on the first server, where the worker is.
+      const { onTwo, worker, session, seenOnTwo, log, balancer } = await promptRunning({
         databaseUrl,
         config,
-        workerUrl: async (urls) => {
-          balancer = await balance(urls, [0]);
-          return balancer.url;
-        },
+        targets: [0],
+        prompt: 'run both',
       });
-      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
-      await onOne.rpc.permissions.write.mutate({
-        workerId: worker.workerId,
-        text: '{ "*": "ask", "shell_exec": "allow" }',
-      });
-      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
-      const seenOnTwo = follow(onTwo, session.sessionId);
-      // The turn runs on the first server, where the worker is.
-      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run both' });
-      const log = join(workdir, 'log.txt');
-      await waitUntil(async () => (await linesOf(log)).includes('started'), { what: 'the first command started' });
-
       // The worker's link moves to the second server while the command runs.
-      balancer?.moveTo([1]);
+      balancer.moveTo([1]);
       await waitUntil(
         async () =>
           (await onTwo.rpc.workers.list.query()).some(
@@ -275,28 +289,14 @@ describe.skipIf(unavailable !== undefined)(
           ],
         },
       ]);
-      let balancer: Awaited<ReturnType<typeof balance>> | undefined;
-      const { clients, worker, workdir } = await startCluster(2, {
+      const { onTwo, worker, session, seenOnTwo, balancer } = await promptRunning({
         databaseUrl,
         config,
-        workerUrl: async (urls) => {
-          balancer = await balance(urls, [0]);
-          return balancer.url;
-        },
-      });
-      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
-      await onOne.rpc.permissions.write.mutate({
-        workerId: worker.workerId,
-        text: '{ "*": "ask", "shell_exec": "allow" }',
-      });
-      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
-      const seenOnTwo = follow(onTwo, session.sessionId);
-      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run long' });
-      await waitUntil(async () => (await linesOf(join(workdir, 'log.txt'))).includes('started'), {
-        what: 'the command started',
+        targets: [0],
+        prompt: 'run long',
       });
       // The turn runs on the first server; the worker's link moves to the second.
-      balancer?.moveTo([1]);
+      balancer.moveTo([1]);
       await waitUntil(() => worker.stats().registrations >= 2, { what: 'the worker connected again' });
 
       await onTwo.rpc.sessions.abort.mutate({ sessionId: session.sessionId });
@@ -321,22 +321,13 @@ describe.skipIf(unavailable !== undefined)(
         },
         { text: 'taken over' },
       ]);
-      const { servers, clients, worker, workdir } = await startCluster(2, {
+      const { servers, onTwo, session, seenOnTwo, log } = await promptRunning({
         databaseUrl,
         config,
-        workerUrl: async (urls) => (await balance(urls, [0, 1])).url,
+        targets: [0, 1],
+        prompt: 'run it once',
       });
       const [one] = servers as [(typeof servers)[number]];
-      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
-      await onOne.rpc.permissions.write.mutate({
-        workerId: worker.workerId,
-        text: '{ "*": "ask", "shell_exec": "allow" }',
-      });
-      const session = await onTwo.rpc.sessions.create.mutate({ workerId: worker.workerId });
-      const seenOnTwo = follow(onTwo, session.sessionId);
-      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it once' });
-      const log = join(workdir, 'log.txt');
-      await waitUntil(async () => (await linesOf(log)).includes('started'), { what: 'the command started' });
 
       // The server running the turn and holding the worker dies; the command runs on.
       process.kill(-(one.child.pid as number), 'SIGKILL');

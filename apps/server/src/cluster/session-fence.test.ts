@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
-import type { SessionMessage, WorkerId } from '@molf/protocol';
+import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
+import { assistantMessage } from '../testing/session-test-data.ts';
 import { openTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { openPostgresSessionLeases } from './postgres-session-leases.ts';
 
 const logger = createSilentLogger();
 const unavailable = postgresUnavailable();
-
-function answer(text: string): SessionMessage {
-  return { id: randomUUID(), at: new Date().toISOString(), role: 'assistant', text, toolCalls: [], model: 'fake/m' };
-}
 
 /** Two instances on one database, each with its leases and its fenced session store. */
 async function twoInstances() {
@@ -41,13 +38,17 @@ describe.skipIf(unavailable !== undefined)(
       await using cluster = await twoInstances();
       const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });
       expect(await cluster.one.leases.claim(sessionId)).toBe(true);
-      await cluster.one.store.append(sessionId, answer('by the holder'));
-      await expect(cluster.two.store.append(sessionId, answer('by another'))).rejects.toMatchObject({
-        code: 'conflict',
-      });
+      await cluster.one.store.append(sessionId, assistantMessage({ text: 'by the holder' }));
+      await expect(cluster.two.store.append(sessionId, assistantMessage({ text: 'by another' }))).rejects.toMatchObject(
+        {
+          code: 'conflict',
+        },
+      );
       // Without any lease, nobody writes either.
       await cluster.one.leases.release(sessionId);
-      await expect(cluster.one.store.append(sessionId, answer('after release'))).rejects.toMatchObject({
+      await expect(
+        cluster.one.store.append(sessionId, assistantMessage({ text: 'after release' })),
+      ).rejects.toMatchObject({
         code: 'conflict',
       });
       const texts = (await cluster.two.store.messages(sessionId)).map((message) => 'text' in message && message.text);
@@ -60,7 +61,9 @@ describe.skipIf(unavailable !== undefined)(
       const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });
       expect(await cluster.one.leases.claim(sessionId)).toBe(true);
       await cluster.sql`update session_leases set expires_at = now() - interval '1 second' where session_id = ${sessionId}`;
-      await expect(cluster.one.store.append(sessionId, answer('late'))).rejects.toMatchObject({ code: 'conflict' });
+      await expect(cluster.one.store.append(sessionId, assistantMessage({ text: 'late' }))).rejects.toMatchObject({
+        code: 'conflict',
+      });
       expect(await cluster.one.store.messages(sessionId)).toEqual([]);
     });
 
@@ -76,9 +79,11 @@ describe.skipIf(unavailable !== undefined)(
         parent: { sessionId: child.sessionId, toolCallId: 'call_2', agent: 'explore' },
       });
       expect(await cluster.one.leases.claim(top.sessionId)).toBe(true);
-      await cluster.one.store.append(child.sessionId, answer('child'));
-      await cluster.one.store.append(grandchild.sessionId, answer('grandchild'));
-      await expect(cluster.two.store.append(grandchild.sessionId, answer('not the holder'))).rejects.toMatchObject({
+      await cluster.one.store.append(child.sessionId, assistantMessage({ text: 'child' }));
+      await cluster.one.store.append(grandchild.sessionId, assistantMessage({ text: 'grandchild' }));
+      await expect(
+        cluster.two.store.append(grandchild.sessionId, assistantMessage({ text: 'not the holder' })),
+      ).rejects.toMatchObject({
         code: 'conflict',
       });
       expect(await cluster.two.store.messages(grandchild.sessionId)).toHaveLength(1);
@@ -86,9 +91,11 @@ describe.skipIf(unavailable !== undefined)(
 
     it('still says a session is not found when it does not exist', async () => {
       await using cluster = await twoInstances();
-      await expect(cluster.one.store.append(randomUUID(), answer('nowhere'))).rejects.toMatchObject({
-        code: 'session_not_found',
-      });
+      await expect(cluster.one.store.append(randomUUID(), assistantMessage({ text: 'nowhere' }))).rejects.toMatchObject(
+        {
+          code: 'session_not_found',
+        },
+      );
     });
   },
 );

@@ -1,20 +1,8 @@
-import type { SessionEvent } from '@molf/protocol';
-import type { TrackedEnvelope } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
+import { takeEvents } from '../testing/session-test-data.ts';
 import { createSessionEvents, MAX_KEPT_EVENTS } from './session-events.ts';
 
 /** The first `count` events of a stream, as id and event (tracked envelopes are tuples). */
-async function take(stream: AsyncGenerator<TrackedEnvelope<SessionEvent>>, count: number) {
-  const taken: Array<{ id: string; data: SessionEvent }> = [];
-  for (let index = 0; index < count; index += 1) {
-    const next = await stream.next();
-    if (next.done === true) break;
-    const [id, data] = next.value;
-    taken.push({ id, data });
-  }
-  return taken;
-}
-
 describe('session events', () => {
   it('starts a subscriber that asks for the turn in progress with its turn.started, or with the next event between turns', async () => {
     const events = createSessionEvents();
@@ -22,14 +10,14 @@ describe('session events', () => {
     events.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', prompt: 'hi', model: 'f/m' });
     events.publish('s', { type: 'tool-call.started', turnId: 't1', toolCallId: 'c1', toolName: 'glob', args: {} });
     const controller = new AbortController();
-    const during = await take(
+    const during = await takeEvents(
       events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
       2,
     );
     expect(during.map((envelope) => envelope.data.type)).toEqual(['turn.started', 'tool-call.started']);
 
     events.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
-    const between = take(
+    const between = takeEvents(
       events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
       1,
     );
@@ -47,7 +35,7 @@ describe('session events', () => {
     for (let index = 0; index < MAX_KEPT_EVENTS + 10; index += 1)
       events.publish('s', { type: 'status', status: 'busy' });
     const controller = new AbortController();
-    const [resync, first] = await take(
+    const [resync, first] = await takeEvents(
       events.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
       2,
     );
@@ -61,10 +49,10 @@ describe('session events', () => {
     const events = createSessionEvents();
     for (let index = 0; index < 5; index += 1) events.publish('s', { type: 'status', status: 'busy' });
     const controller = new AbortController();
-    const first = await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
+    const first = await takeEvents(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
     const resumed = events.stream({ sessionId: 's', lastEventId: first[2]?.id, signal: controller.signal });
     events.publish('s', { type: 'status', status: 'idle' });
-    const rest = await take(resumed, 3);
+    const rest = await takeEvents(resumed, 3);
     expect([...first, ...rest].map((envelope) => envelope.data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
     controller.abort();
     await events.close();
@@ -75,11 +63,11 @@ describe('session events', () => {
     for (let index = 0; index < MAX_KEPT_EVENTS + 10; index += 1)
       events.publish('s', { type: 'status', status: 'busy' });
     const controller = new AbortController();
-    const [id] = (await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1)).map(
-      (envelope) => envelope.id,
-    );
+    const [id] = (
+      await takeEvents(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1)
+    ).map((envelope) => envelope.id);
     const epoch = id?.split(':')[0];
-    const behind = await take(
+    const behind = await takeEvents(
       events.stream({ sessionId: 's', lastEventId: `${epoch}:3`, signal: controller.signal }),
       2,
     );
@@ -99,7 +87,7 @@ describe('session events', () => {
     const next = events.publish('s', { type: 'status', status: 'busy' });
     expect(next?.seq).toBe(3);
     const controller = new AbortController();
-    const replay = await take(
+    const replay = await takeEvents(
       events.stream({ sessionId: 's', lastEventId: 'old-epoch:1', signal: controller.signal }),
       2,
     );
@@ -124,7 +112,7 @@ describe('session events: text deltas coalesced per tick', () => {
     await nextTick();
     events.publish('s', { type: 'message.delta', turnId: 't1', text: '.' });
     await nextTick();
-    const taken = await take(stream, 3);
+    const taken = await takeEvents(stream, 3);
     expect(taken.map(({ data }) => [data.seq, data.type, data.type === 'message.delta' ? data.text : ''])).toEqual([
       [1, 'turn.started', ''],
       [2, 'message.delta', 'Hello, world'],
@@ -142,7 +130,7 @@ describe('session events: text deltas coalesced per tick', () => {
     events.publish('s', { type: 'message.delta', turnId: 't1', text: 'b' });
     events.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
     events.publish('s', { type: 'message.delta', turnId: 't2', text: 'c' });
-    const taken = await take(stream, 3);
+    const taken = await takeEvents(stream, 3);
     expect(taken.map(({ data }) => [data.seq, data.type])).toEqual([
       [1, 'message.delta'],
       [2, 'turn.ended'],
@@ -161,8 +149,8 @@ describe('session events: text deltas coalesced per tick', () => {
     events.publish('s1', { type: 'message.delta', turnId: 't1', text: 'a' });
     events.publish('s2', { type: 'message.delta', turnId: 't9', text: 'x' });
     events.publish('s1', { type: 'message.delta', turnId: 't2', text: 'b' });
-    const fromFirst = await take(first, 2);
-    const fromSecond = await take(second, 1);
+    const fromFirst = await takeEvents(first, 2);
+    const fromSecond = await takeEvents(second, 1);
     expect(fromFirst.map(({ data }) => (data.type === 'message.delta' ? `${data.turnId}:${data.text}` : ''))).toEqual([
       't1:a',
       't2:b',
@@ -177,7 +165,7 @@ describe('session events: text deltas coalesced per tick', () => {
     for (let index = 0; index < MAX_KEPT_EVENTS * 3; index += 1)
       events.publish('s', { type: 'status', status: 'busy' });
     const controller = new AbortController();
-    const taken = await take(events.stream({ sessionId: 's', lastEventId: `x:1`, signal: controller.signal }), 2);
+    const taken = await takeEvents(events.stream({ sessionId: 's', lastEventId: `x:1`, signal: controller.signal }), 2);
     expect(taken.map(({ data }) => data.seq)).toEqual([0, 2 * MAX_KEPT_EVENTS + 1]);
     controller.abort();
     await events.close();

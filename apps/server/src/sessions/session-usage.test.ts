@@ -1,27 +1,14 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
-import type { CallUsage, SessionMessage, WorkerId } from '@molf/protocol';
+import type { SessionMessage, WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { assistantMessage } from '../testing/session-test-data.ts';
 import { createTempDir } from '../testing/test-link.ts';
 import { openFileSessionStore } from './file-session-store.ts';
 
 const logger = createSilentLogger();
 const worker = 'w1' as WorkerId;
-let counter = 0;
-
-function answer(usage: CallUsage | undefined): SessionMessage {
-  counter += 1;
-  return {
-    id: `a${counter}`,
-    at: new Date().toISOString(),
-    role: 'assistant',
-    text: 'answer',
-    toolCalls: [],
-    model: 'fake/m',
-    ...(usage === undefined ? {} : { usage }),
-  };
-}
 
 const _user: SessionMessage = { id: 'u', at: new Date().toISOString(), role: 'user', text: 'hi' };
 
@@ -30,7 +17,7 @@ describe('session usage in the file store (the contract suite counts usage on ev
     await using dir = await createTempDir();
     const store = await openFileSessionStore({ dataDir: dir.path, logger });
     const session = await store.create({ workerId: worker });
-    await store.append(session.sessionId, answer({ inputTokens: 7, outputTokens: 3 }));
+    await store.append(session.sessionId, assistantMessage({ usage: { inputTokens: 7, outputTokens: 3 } }));
     await store.close();
     const metaPath = join(dir.path, 'sessions', session.sessionId, 'meta.json');
     const { usage: _dropped, ...older } = JSON.parse(await readFile(metaPath, 'utf8')) as Record<string, unknown>;
@@ -45,7 +32,10 @@ describe('session usage in the file store (the contract suite counts usage on ev
       outputTokens: 3,
       unpricedCalls: 1,
     });
-    await reopened.append(session.sessionId, answer({ inputTokens: 1, outputTokens: 1, costUsd: 0.5 }));
+    await reopened.append(
+      session.sessionId,
+      assistantMessage({ usage: { inputTokens: 1, outputTokens: 1, costUsd: 0.5 } }),
+    );
     await reopened.close();
 
     await rm(metaPath);

@@ -1,9 +1,8 @@
 import { createSilentLogger } from '@molf/logging';
-import type { SessionEvent } from '@molf/protocol';
 import { startPostgresCluster } from '@molf/testkit';
-import type { TrackedEnvelope } from '@trpc/server';
 import { describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database/index.ts';
+import { takeEvents } from '../testing/session-test-data.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { openPostgresEventLog } from './postgres-event-log.ts';
 import { createSessionEvents, type SessionEvents } from './session-events.ts';
@@ -11,18 +10,6 @@ import { createSessionEvents, type SessionEvents } from './session-events.ts';
 const logger = createSilentLogger();
 const unavailable = postgresUnavailable();
 const WAIT_MS = 60_000;
-
-/** The first `count` events of a stream, as id and event. */
-async function take(stream: AsyncGenerator<TrackedEnvelope<SessionEvent>>, count: number) {
-  const taken: Array<{ id: string; data: SessionEvent }> = [];
-  for (let index = 0; index < count; index += 1) {
-    const next = await stream.next();
-    if (next.done === true) break;
-    const [id, data] = next.value;
-    taken.push({ id, data });
-  }
-  return taken;
-}
 
 const status = (value: 'busy' | 'idle') => ({ type: 'status', status: value }) as const;
 
@@ -56,8 +43,8 @@ describe.skipIf(unavailable !== undefined)(
       const onTwo = two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal });
       const onOne = one.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal });
       // Both subscriptions start on their first read.
-      const readingTwo = take(onTwo, 4);
-      const readingOne = take(onOne, 4);
+      const readingTwo = takeEvents(onTwo, 4);
+      const readingOne = takeEvents(onOne, 4);
       await new Promise((resolveLater) => setTimeout(resolveLater, 200));
       one.publish('s', status('busy'));
       one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
@@ -82,7 +69,10 @@ describe.skipIf(unavailable !== undefined)(
       try {
         for (let index = 0; index < 2_600; index += 1) events.publish('s', status('busy'));
         const controller = new AbortController();
-        const all = await take(events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1);
+        const all = await takeEvents(
+          events.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }),
+          1,
+        );
         const epoch = all[0]?.id.split(':')[0];
         // All stored (the oldest deleted as they went).
         await waitFor(async () => {
@@ -97,7 +87,7 @@ describe.skipIf(unavailable !== undefined)(
         // Another instance, which keeps nothing of this session in memory, resumes an old subscriber.
         await using servers = await instances(created.url, 1);
         const [other] = servers.events as [SessionEvents];
-        const resumed = await take(
+        const resumed = await takeEvents(
           other.stream({ sessionId: 's', lastEventId: `${epoch}:5`, signal: controller.signal }),
           2_600 - Number(counted?.oldest) + 2,
         );
@@ -118,10 +108,10 @@ describe.skipIf(unavailable !== undefined)(
       const [one, two] = servers.events as [SessionEvents, SessionEvents];
       for (let index = 0; index < 5; index += 1) one.publish('s', status('busy'));
       const controller = new AbortController();
-      const first = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
+      const first = await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 3);
       const resumed = two.stream({ sessionId: 's', lastEventId: first[2]?.id, signal: controller.signal });
       one.publish('s', status('idle'));
-      const rest = await take(resumed, 3);
+      const rest = await takeEvents(resumed, 3);
       expect([...first, ...rest].map(({ data }) => data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
       controller.abort();
     });
@@ -136,8 +126,8 @@ describe.skipIf(unavailable !== undefined)(
       for (let index = 0; index < 700; index += 1) one.publish('s', status('busy'));
       const controller = new AbortController();
       // Once the publishing instance shows the last one, all are stored.
-      await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 703);
-      const fromStart = await take(
+      await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 703);
+      const fromStart = await takeEvents(
         two.stream({ sessionId: 's', lastEventId: null, fromTurnStart: true, signal: controller.signal }),
         701,
       );
@@ -155,7 +145,8 @@ describe.skipIf(unavailable !== undefined)(
         one.publish('s', status('busy'));
         one.publish('s', status('idle'));
         const controller = new AbortController();
-        lastId = (await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2))[1]?.id;
+        lastId = (await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2))[1]
+          ?.id;
         controller.abort();
       }
       await using restarted = await instances(created.url, 1);
@@ -163,7 +154,7 @@ describe.skipIf(unavailable !== undefined)(
       const controller = new AbortController();
       const resumed = again.stream({ sessionId: 's', lastEventId: lastId, signal: controller.signal });
       again.publish('s', status('busy'));
-      const [next] = await take(resumed, 1);
+      const [next] = await takeEvents(resumed, 1);
       expect(next?.data).toMatchObject({ type: 'status', seq: 3 });
       expect(next?.id.split(':')[0]).toBe(lastId?.split(':')[0]);
       controller.abort();
@@ -177,12 +168,15 @@ describe.skipIf(unavailable !== undefined)(
       two.publish('s', status('busy'));
       // Both numbered their event 1 (each thinks it owns the session): one of them is stored.
       const controller = new AbortController();
-      const [stored] = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 1);
+      const [stored] = await takeEvents(
+        one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }),
+        1,
+      );
       expect(stored?.data.seq).toBe(1);
       // The refused instance read the count again: its next event follows the stored ones.
       await waitFor(async () => {
         two.publish('s', status('idle'));
-        const all = await take(
+        const all = await takeEvents(
           one.stream({ sessionId: 's', lastEventId: stored?.id, signal: AbortSignal.timeout(500) }),
           1,
         ).catch(() => []);
@@ -197,17 +191,17 @@ describe.skipIf(unavailable !== undefined)(
       const [one, two] = servers.events as [SessionEvents, SessionEvents];
       const controller = new AbortController();
       // Both read the count (nothing yet), then each numbers its event 1.
-      await take(
+      await takeEvents(
         one.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
         1,
       ).catch(() => []);
-      await take(
+      await takeEvents(
         two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
         1,
       ).catch(() => []);
       one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
       two.publish('s', { type: 'session.renamed', name: 'renamed elsewhere' }, { standalone: true });
-      const seen = await take(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2);
+      const seen = await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2);
       expect(seen.map(({ data }) => [data.seq, data.type])).toEqual([
         [1, seen[0]?.data.type],
         [2, seen[1]?.data.type],
@@ -224,13 +218,13 @@ describe.skipIf(unavailable !== undefined)(
       one.publish('s', status('busy'));
       const controller = new AbortController();
       const stream = one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal });
-      expect((await take(stream, 1)).map(({ data }) => data.seq)).toEqual([1]);
+      expect((await takeEvents(stream, 1)).map(({ data }) => data.seq)).toEqual([1]);
       await cluster.stop();
       one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
       one.publish('s', status('idle'));
       await new Promise((resolveLater) => setTimeout(resolveLater, 500));
       await cluster.start();
-      expect((await take(stream, 2)).map(({ data }) => [data.seq, data.type])).toEqual([
+      expect((await takeEvents(stream, 2)).map(({ data }) => [data.seq, data.type])).toEqual([
         [2, 'turn.started'],
         [3, 'status'],
       ]);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { CallUsage, SessionMessage, SessionParent, WorkerId } from '@molf/protocol';
+import type { SessionMessage, SessionParent, WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import type { SessionStore } from '../sessions/index.ts';
+import { assistantMessage } from './session-test-data.ts';
 
 /** A session as an earlier run of the server left it: metadata only, no history. */
 export type SeededSession = {
@@ -30,22 +31,8 @@ export type SessionStoreBackend = {
 };
 
 const worker = 'w1' as WorkerId;
-let counter = 0;
 
 const user = (text: string): SessionMessage => ({ id: text, at: new Date().toISOString(), role: 'user', text });
-
-function answer(usage: CallUsage | undefined): SessionMessage {
-  counter += 1;
-  return {
-    id: `a${counter}`,
-    at: new Date().toISOString(),
-    role: 'assistant',
-    text: 'answer',
-    toolCalls: [],
-    model: 'fake/m',
-    ...(usage === undefined ? {} : { usage }),
-  };
-}
 
 const ids = (messages: readonly SessionMessage[]) => messages.map((message) => message.id);
 const tick = () => new Promise((resolveTick) => setTimeout(resolveTick, 3));
@@ -70,7 +57,7 @@ export function describeSessionStoreContract(backend: SessionStoreBackend): void
       };
       await store.append(session.sessionId, user('one'));
       await store.append(session.sessionId, odd);
-      await store.append(session.sessionId, answer({ inputTokens: 1, outputTokens: 2 }));
+      await store.append(session.sessionId, assistantMessage({ usage: { inputTokens: 1, outputTokens: 2 } }));
       const before = await store.messages(session.sessionId);
       await store.close();
 
@@ -280,8 +267,11 @@ export function describeSessionStoreContract(backend: SessionStoreBackend): void
         parent: { sessionId: parent.sessionId, toolCallId: 'call_task', agent: 'explore' },
       });
       await store.append(parent.sessionId, user('hi'));
-      await store.append(parent.sessionId, answer({ inputTokens: 100, outputTokens: 10, costUsd: 0.001 }));
-      await store.append(parent.sessionId, answer(undefined));
+      await store.append(
+        parent.sessionId,
+        assistantMessage({ usage: { inputTokens: 100, outputTokens: 10, costUsd: 0.001 } }),
+      );
+      await store.append(parent.sessionId, assistantMessage());
       await store.append(parent.sessionId, {
         id: 's',
         at: new Date().toISOString(),
@@ -291,7 +281,10 @@ export function describeSessionStoreContract(backend: SessionStoreBackend): void
         model: 'fake/m',
         usage: { inputTokens: 50, outputTokens: 5, cacheReadTokens: 20 },
       });
-      await store.append(child.sessionId, answer({ inputTokens: 200, outputTokens: 20, costUsd: 0.2 }));
+      await store.append(
+        child.sessionId,
+        assistantMessage({ usage: { inputTokens: 200, outputTokens: 20, costUsd: 0.2 } }),
+      );
       const own = { inputTokens: 150, outputTokens: 15, cacheReadTokens: 20, costUsd: 0.001, unpricedCalls: 1 };
       const whole = { inputTokens: 350, outputTokens: 35, cacheReadTokens: 20, costUsd: 0.201, unpricedCalls: 1 };
       expect((await store.get(parent.sessionId))?.usage).toEqual(whole);
