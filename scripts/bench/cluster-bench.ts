@@ -16,22 +16,28 @@
  *
  *   event latency   a chunk leaving the fake LLM → its text at the client (p50, p99 of every chunk).
  *   prompt latency  a prompt sent → the first event of its turn at the client, and → its first text.
- *   turns           turns ended per second (first prompt → last turn.ended); every turn must end with
- *                   `completed`: any other end, a refused prompt or a turn still running at the
- *                   deadline is a failure, reported and making the exit code 1.
+ *   turns           turns ended per second (first prompt → last turn.ended). Every prompt must run
+ *                   exactly one turn that ends `completed`: a refused prompt, another end, a turn
+ *                   still running at the deadline, a prompt run twice (a second turn.started, or
+ *                   the fake LLM asked more often than prompted) is a failure, reported and making
+ *                   the exit code 1.
  *   CPU             from /proc, first prompt → last turn.ended: each instance, PostgreSQL (the
- *                   postmaster and its children), the fake LLM and this process. The database's
- *                   share is PostgreSQL / (PostgreSQL + instances).
+ *                   postmaster and its children), the fake LLM and this process (the workers and
+ *                   clients: near a whole core, the bench itself would be the bottleneck). The
+ *                   database's share is PostgreSQL / (PostgreSQL + instances).
  *   database        NOTIFY announcements of events (counted by a listener of this process), write
  *                   transactions, WAL bytes, and pg_stat_activity sampled every 100 ms: how many of
- *                   the instances' connections were running a statement, and what they waited on.
+ *                   the instances' connections were running a statement, and what they waited on;
+ *                   each second, whether the sessions' leases are held where their workers are.
  *
  * Then, per load of one instance, the sessions three instances sustain at that p99 (interpolated
  * between their measured loads), and the targets beside the figures. Targets are reported, never
  * asserted: a missed one does not change the exit code.
  *
  * Usage: node scripts/bench/cluster-bench.ts [--quick] [--json] [--sessions 100,500,1000]
- *        [--instances 1,3] [--chunks N] [--interval MS] [--workers N] [--clients N]
+ *        [--instances 1,3] [--chunks N] [--interval MS] [--workers N] [--clients N] [--fast-commits]
+ * --fast-commits (a diagnostic) runs PostgreSQL without waiting for the disk, to show what the WAL
+ * flush costs; MOLF_BENCH_PROFILE=DIR writes a CPU profile of each instance there.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -70,6 +76,7 @@ const { values: flags } = parseArgs({
     interval: { type: 'string' },
     workers: { type: 'string' },
     clients: { type: 'string' },
+    'fast-commits': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -92,19 +99,23 @@ const [CHUNKS, INTERVAL_MS, WORKERS, CLIENTS] = [
 ] as [number, number, number, number];
 /** A turn still running this long after the prompts were sent counts as never ended. */
 const DEADLINE_MS = flags.quick ? 60_000 : 120_000;
+/** How long after the last turn ended the bench still watches for turns that should not be. */
+const SETTLE_MS = 1_500;
 /** Sessions created at once before the run (creation is not measured). */
 const CREATE_CONCURRENCY = 16;
 /** The instances' pool size: the server's default, as a deployment gets it. */
 const POOL_SIZE = 10;
 /** The channel the PostgreSQL event log announces stored events on (apps/server/src/sessions/postgres-event-log.ts). */
 const EVENTS_CHANNEL = 'molf_session_events';
+/** A diagnostic: commits that do not wait for the disk (fsync off), to see what the WAL flush costs. */
+const FAST_COMMITS = flags['fast-commits'];
 const TARGETS = { sessionsRatio: 2.5, p99AtThousandMs: 50, postgresAppendP99Ms: 2 };
 const TOKENS = { client: 'molf_c_cluster-bench-client-token-0123', worker: 'molf_w_cluster-bench-worker-token-0123' };
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 const wallClock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((resolveSleep) => setTimeout(resolveSleep, ms));
 
-type ChildMessage = { type: 'ready'; url: string };
+type ChildMessage = { type: 'ready'; url: string } | { type: 'requests'; count: number };
 
 /** The fake LLM's process: answers every request with a stamped, paced stream. */
 async function runLlm(): Promise<void> {
@@ -116,6 +127,11 @@ async function runLlm(): Promise<void> {
     })),
   });
   process.send?.({ type: 'ready', url: llm.baseURL } satisfies ChildMessage);
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'requests') {
+      process.send?.({ type: 'requests', count: llm.requests.length } satisfies ChildMessage);
+    }
+  });
   process.on('disconnect', () => void llm.close().finally(() => process.exit(0)));
 }
 
@@ -139,22 +155,38 @@ type BenchChild = {
   name: string;
   pid: number;
   ready: Promise<string>;
+  /** The fake LLM: how many requests it has answered. */
+  ask(question: 'requests'): Promise<number>;
   exited: Promise<void>;
   /** Warning and error lines the child logged, and the first few of them. */
   logged: { warnings: number; errors: number; first: string[] };
   stop(): Promise<void>;
 };
 
-function forkChild(name: string, args: string[]): BenchChild {
+function forkChild(name: string, args: string[], options: { profile?: boolean } = {}): BenchChild {
+  const profileDir = process.env.MOLF_BENCH_PROFILE;
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), args, {
     detached: true,
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    execArgv: options.profile === true && profileDir !== undefined ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [],
   });
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  const ready = new Promise<string>((resolveReady, reject) => {
-    child.once('message', (message: ChildMessage) => resolveReady(message.url));
-    child.once('exit', (code, signal) => reject(new Error(`${name} exited before it was ready (${code ?? signal})`)));
+  const waiting = new Map<ChildMessage['type'], (message: ChildMessage) => void>();
+  child.on('message', (message: ChildMessage) => {
+    const answer = waiting.get(message.type);
+    waiting.delete(message.type);
+    answer?.(message);
   });
+  const next = <T extends ChildMessage['type']>(type: T) =>
+    new Promise<Extract<ChildMessage, { type: T }>>((resolveNext, reject) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode})`));
+        return;
+      }
+      waiting.set(type, resolveNext as (message: ChildMessage) => void);
+      child.once('exit', (code, signal) => reject(new Error(`${name} exited (${code ?? signal}) before it answered`)));
+    });
+  const ready = next('ready').then((message) => message.url);
   ready.catch(() => {});
   const logged = { warnings: 0, errors: 0, first: [] as string[] };
   if (child.stdout !== null) {
@@ -177,6 +209,11 @@ function forkChild(name: string, args: string[]): BenchChild {
     name,
     pid: child.pid as number,
     ready,
+    ask(question) {
+      const answer = next(question).then((message) => message.count);
+      child.send({ type: question });
+      return answer;
+    },
     exited,
     logged,
     stop() {
@@ -264,11 +301,16 @@ function readCpu(children: { instances: BenchChild[]; llm: BenchChild }, postmas
   };
 }
 
-/** What the instances' connections do, sampled from pg_stat_activity while the run lasts. */
+/**
+ * What the instances' connections do, sampled from pg_stat_activity every 100 ms while the run
+ * lasts; and each second, of the sessions' leases held, how many are held by the instance their
+ * worker is connected to (where the bench expects the turns to run).
+ */
 function sampleActivity(database: Database) {
   let samples = 0;
   let active = 0;
   const waits = new Map<string, number>();
+  const placement = { leases: 0, withTheirWorker: 0 };
   let running = true;
   const loop = (async () => {
     while (running) {
@@ -282,6 +324,15 @@ function sampleActivity(database: Database) {
         active += row.count;
         waits.set(row.wait, (waits.get(row.wait) ?? 0) + row.count);
       }
+      if (samples % 10 === 1) {
+        const [held] = await database.sql<{ leases: number; placed: number }[]>`
+          select count(*)::int as leases, count(*) filter (where lease.instance_id = worker.instance_id)::int as placed
+          from session_leases lease
+          join sessions session using (session_id)
+          left join worker_connections worker on worker.worker_id = session.worker_id`;
+        placement.leases += held?.leases ?? 0;
+        placement.withTheirWorker += held?.placed ?? 0;
+      }
       await sleep(100);
     }
   })();
@@ -292,7 +343,11 @@ function sampleActivity(database: Database) {
       .sort((a, b) => b[1] - a[1])
       .slice(0, 4)
       .map(([wait, count]) => ({ wait, share: active === 0 ? 0 : count / active }));
-    return { meanActiveConnections: samples === 0 ? 0 : active / samples, waits: byShare };
+    return {
+      meanActiveConnections: samples === 0 ? 0 : active / samples,
+      waits: byShare,
+      leasesWithTheirWorker: placement.leases === 0 ? Number.NaN : placement.withTheirWorker / placement.leases,
+    };
   };
 }
 
@@ -303,8 +358,13 @@ type SessionRun = {
   sentAt?: number;
   firstEventAt?: number;
   firstDeltaAt?: number;
+  /** When its first turn ended. */
   endedAt?: number;
-  reason?: string;
+  turnsStarted: number;
+  /** The reason of every turn.ended, in order. */
+  ends: string[];
+  /** Why it could not run: the prompt refused, the subscription failed. */
+  failure?: string;
 };
 
 async function mapConcurrently<T, R>(items: readonly T[], limit: number, task: (item: T, index: number) => Promise<R>) {
@@ -326,13 +386,15 @@ async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs =
   const deadline = Date.now() + deadlineMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(200);
+    await sleep(50);
   }
 }
 
 const STAMP = /⟨(\d+\.\d+)⟩/g;
 const figures = (values: number[]) =>
-  values.length === 0 ? { p50Ms: Number.NaN, p99Ms: Number.NaN } : { p50Ms: percentile(values, 0.5), p99Ms: percentile(values, 0.99) };
+  values.length === 0
+    ? { p50Ms: Number.NaN, p99Ms: Number.NaN }
+    : { p50Ms: percentile(values, 0.5), p99Ms: percentile(values, 0.99) };
 
 type RunResult = Awaited<ReturnType<typeof runConfiguration>>;
 
@@ -361,26 +423,32 @@ async function runConfiguration(options: {
     const llm = forkChild('fake LLM', ['--role', 'llm', '--turns', String(load), ...shape]);
     cleanups.push(() => llm.stop());
     const llmUrl = await llm.ready;
-    const servers: BenchChild[] = [];
-    const urls: string[] = [];
-    // One after the other: the first creates the schema (the others would wait on its lock anyway).
-    for (let index = 0; index < instances; index += 1) {
-      const server = forkChild(`instance ${index + 1}`, [
-        '--role',
-        'server',
-        '--llm',
-        llmUrl,
-        '--data-dir',
-        join(root, `server-${index + 1}`),
-        '--database',
-        url,
-        ...shape,
-      ]);
+    const servers = Array.from({ length: instances }, (_, index) => {
+      const server = forkChild(
+        `instance ${index + 1}`,
+        [
+          '--role',
+          'server',
+          '--llm',
+          llmUrl,
+          '--data-dir',
+          join(root, `server-${index + 1}`),
+          '--database',
+          url,
+          ...shape,
+        ],
+        { profile: true },
+      );
       cleanups.push(() => server.stop());
-      servers.push(server);
-      urls.push(await server.ready);
-    }
-    const stats = await openDatabase({ url, logger: createSilentLogger(), maxConnections: 2, applicationName: 'molf-bench' });
+      return server;
+    });
+    const urls = await Promise.all(servers.map((server) => server.ready));
+    const stats = await openDatabase({
+      url,
+      logger: createSilentLogger(),
+      maxConnections: 2,
+      applicationName: 'molf-bench',
+    });
     cleanups.push(() => stats.close());
 
     const workers: MolfWorker[] = [];
@@ -396,8 +464,10 @@ async function runConfiguration(options: {
       });
       cleanups.push(() => worker.close());
       workers.push(worker);
+      // One at a time: registrations at once on one instance can take its whole pool and wait on it
+      // for good (each holds a connection for its document's lock and needs another to read it).
+      await worker.registered;
     }
-    await Promise.all(workers.map((worker) => worker.registered));
     const clients: MolfClient[] = [];
     for (let index = 0; index < CLIENTS; index += 1) {
       const client = createMolfClient({ url: urls[index % instances] as string, token: TOKENS.client });
@@ -405,11 +475,33 @@ async function runConfiguration(options: {
       await client.ready({ timeoutMs: 60_000 });
       clients.push(client);
     }
+    // The workers leave one at a time, each until an instance lists it offline: a dozen leaving one
+    // instance at once (or its close letting a dozen go) can take its whole pool, each release
+    // holding a connection for its document's lock and waiting for another, and hang it.
+    cleanups.push(async () => {
+      const [observer] = clients;
+      for (const worker of workers) {
+        await worker.close();
+        if (observer === undefined) continue;
+        await waitFor(
+          'a closed worker listed offline',
+          async () =>
+            (await observer.rpc.workers.list.query()).some(
+              (listed) => listed.workerId === worker.workerId && listed.state === 'offline',
+            ),
+          5_000,
+        ).catch(() => {});
+      }
+      await Promise.all(servers.map((server) => server.stop()));
+    });
     const workerIds = new Set<WorkerId>(workers.map((worker) => worker.workerId));
     for (const client of clients) {
       await waitFor('every worker listed online on every instance', async () => {
         const listed = await client.rpc.workers.list.query();
-        return listed.filter((worker) => workerIds.has(worker.workerId) && worker.online).length === workerIds.size;
+        return (
+          listed.filter((worker) => workerIds.has(worker.workerId) && worker.state === 'online').length ===
+          workerIds.size
+        );
       });
     }
 
@@ -424,14 +516,28 @@ async function runConfiguration(options: {
         const client = clients[clientIndex] as MolfClient;
         const worker = workers[workerIndex] as MolfWorker;
         const { sessionId } = await client.rpc.sessions.create.mutate({ workerId: worker.workerId });
-        return { sessionId, client, crossInstance: workerIndex % instances !== clientIndex % instances };
+        return {
+          sessionId,
+          client,
+          crossInstance: workerIndex % instances !== clientIndex % instances,
+          turnsStarted: 0,
+          ends: [],
+        };
       },
     );
 
     const latencies: number[] = [];
+    /** The same, split by where the session was read: on the instance running it, or on another. */
+    const latenciesBy = { local: [] as number[], remote: [] as number[] };
     let events = 0;
     let ended = 0;
     const allEnded = Promise.withResolvers<void>();
+    const settled = (run: SessionRun) => {
+      if (run.endedAt !== undefined || run.failure !== undefined) return;
+      run.endedAt = wallClock();
+      ended += 1;
+      if (ended === load) allEnded.resolve();
+    };
     const subscriptions = runs.map((run) =>
       run.client.rpc.sessions.events.subscribe(
         { sessionId: run.sessionId, fromNow: true },
@@ -442,16 +548,21 @@ async function runConfiguration(options: {
             if (run.sentAt !== undefined) run.firstEventAt ??= now;
             if (data.type === 'message.delta') {
               run.firstDeltaAt ??= now;
-              for (const match of data.text.matchAll(STAMP)) latencies.push(now - Number(match[1]));
-            } else if (data.type === 'turn.ended' && run.endedAt === undefined) {
-              run.endedAt = now;
-              run.reason = data.reason;
-              ended += 1;
-              if (ended === load) allEnded.resolve();
+              for (const match of data.text.matchAll(STAMP)) {
+                const latency = now - Number(match[1]);
+                latencies.push(latency);
+                latenciesBy[run.crossInstance ? 'remote' : 'local'].push(latency);
+              }
+            } else if (data.type === 'turn.started') {
+              run.turnsStarted += 1;
+            } else if (data.type === 'turn.ended') {
+              run.ends.push(data.reason);
+              settled(run);
             }
           },
           onError: (error: unknown) => {
-            run.reason ??= `subscription failed: ${(error as Error).message}`;
+            settled(run);
+            run.failure ??= `subscription failed: ${(error as Error).message}`;
           },
         },
       ),
@@ -484,18 +595,23 @@ async function runConfiguration(options: {
         () => undefined,
         (error: unknown) => {
           refused.push((error as Error).message);
-          run.reason ??= 'prompt refused';
-          ended += 1;
-          if (ended === load) allEnded.resolve();
+          settled(run);
+          run.failure ??= 'prompt refused';
         },
       );
     });
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([allEnded.promise, new Promise((resolveLate) => (timer = setTimeout(resolveLate, DEADLINE_MS)))]);
+    await Promise.race([
+      allEnded.promise,
+      new Promise((resolveLate) => (timer = setTimeout(resolveLate, DEADLINE_MS))),
+    ]);
     clearTimeout(timer);
     const lastEnd = Math.max(started, ...runs.map((run) => run.endedAt ?? started));
     const cpuAfter = readCpu(children, postmaster);
     const activity = await stopSampling();
+    // A turn run a second time (a prompt taken for one cut off) would start after the first ended.
+    await sleep(SETTLE_MS);
+    const modelRequests = await llm.ask('requests');
     const [after] = await stats.sql<{ lsn: string; xid: string; wal: string; rows: string }[]>`
       select pg_current_wal_lsn()::text as lsn, txid_current()::text as xid,
         pg_wal_lsn_diff(pg_current_wal_lsn(), ${before?.lsn as string}::pg_lsn)::text as wal,
@@ -508,12 +624,17 @@ async function runConfiguration(options: {
     const instancesMs = instancesCpu.reduce((sum, value) => sum + value, 0);
     const postgresMs = delta('postgres');
     const failures = new Map<string, number>();
+    const fail = (what: string, count = 1) => failures.set(what, (failures.get(what) ?? 0) + count);
     let neverEnded = 0;
     for (const run of runs) {
-      if (run.endedAt === undefined && run.reason === undefined) neverEnded += 1;
-      else if (run.reason !== 'completed') failures.set(run.reason ?? '?', (failures.get(run.reason ?? '?') ?? 0) + 1);
+      if (run.failure !== undefined) fail(run.failure);
+      else if (run.ends.length === 0) neverEnded += 1;
+      for (const reason of run.ends) if (reason !== 'completed') fail(`turns ended ${reason}`);
+      if (run.turnsStarted > 1) fail('extra turns (a prompt run again)', run.turnsStarted - 1);
+      if (run.turnsStarted > run.ends.length && run.ends.length > 0) fail('extra turns still running');
     }
-    const completed = runs.filter((run) => run.reason === 'completed').length;
+    if (modelRequests !== load) fail(`model requests ${modelRequests} for ${load} prompts`);
+    const completed = runs.filter((run) => run.ends[0] === 'completed').length;
     const sinceSent = (at: 'firstEventAt' | 'firstDeltaAt') =>
       runs.flatMap((run) => (run[at] === undefined || run.sentAt === undefined ? [] : [run[at] - run.sentAt]));
     return {
@@ -531,6 +652,8 @@ async function runConfiguration(options: {
       chunks: latencies.length,
       events,
       eventLatency: figures(latencies),
+      eventLatencyReadHere: figures(latenciesBy.local),
+      eventLatencyReadElsewhere: figures(latenciesBy.remote),
       promptToFirstEvent: figures(sinceSent('firstEventAt')),
       promptToFirstDelta: figures(sinceSent('firstDeltaAt')),
       cpu: {
@@ -541,8 +664,7 @@ async function runConfiguration(options: {
         benchMs: Math.round(delta('bench')),
         databaseShare: postgresMs / (postgresMs + instancesMs),
         /** Of the machine's cores, how busy over the run (all the processes above). */
-        machineBusy:
-          (instancesMs + postgresMs + delta('llm') + delta('bench')) / (seconds * 1_000 * cpus().length),
+        machineBusy: (instancesMs + postgresMs + delta('llm') + delta('bench')) / (seconds * 1_000 * cpus().length),
         /** This process (workers, clients) as a share of one core: near 1, it is a bottleneck itself. */
         benchCoreShare: delta('bench') / (seconds * 1_000),
       },
@@ -555,7 +677,7 @@ async function runConfiguration(options: {
         writeTransactions: Number(after?.xid ?? 0) - Number(before?.xid ?? 0) - 1,
         walBytes: Number(after?.wal ?? 0),
       },
-      logged: servers.map((server) => ({ instance: server.name, ...server.logged })),
+      logged: servers.map((server) => ({ instance: server.name, ...server.logged, first: [...server.logged.first] })),
     };
   } finally {
     await cleanUp();
@@ -578,7 +700,8 @@ function sustainedAt(curve: Curve, budgetMs: number): Sustained {
     const low = points[index] as Curve[number];
     const high = points[index + 1] as Curve[number];
     if (high.p99Ms > budgetMs) {
-      const sessions = low.sessions + ((budgetMs - low.p99Ms) / (high.p99Ms - low.p99Ms)) * (high.sessions - low.sessions);
+      const sessions =
+        low.sessions + ((budgetMs - low.p99Ms) / (high.p99Ms - low.p99Ms)) * (high.sessions - low.sessions);
       return { sessions, bound: 'interpolated' };
     }
   }
@@ -604,63 +727,133 @@ function compareCapacity(results: RunResult[], many: number) {
   });
 }
 
+/** Columns padded to their widest cell: the first left-aligned, the others right-aligned. */
+function toTable(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => (row[column] ?? '').length))) ?? [];
+  return rows.map((row) =>
+    row
+      .map((cell, column) => (column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0)))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function failuresOf(result: RunResult): string[] {
+  const failures = Object.entries(result.turns.failed).map(([reason, count]) => `${count} ${reason}`);
+  if (result.turns.neverEnded > 0) failures.push(`${result.turns.neverEnded} never ended`);
+  return failures;
+}
+
 function report(results: RunResult[], comparisons: ReturnType<typeof compareCapacity>, cores: number): string {
-  const ms = (value: number) => (Number.isNaN(value) ? '—' : value >= 100 ? `${Math.round(value)} ms` : `${value.toFixed(1)} ms`);
-  const percent = (value: number) => `${Math.round(value * 100)} %`;
+  const ms = (value: number) => (Number.isNaN(value) ? '—' : value >= 100 ? `${Math.round(value)}` : value.toFixed(1));
+  const pair = (figure: { p50Ms: number; p99Ms: number }) => `${ms(figure.p50Ms)} / ${ms(figure.p99Ms)}`;
+  const percent = (value: number) => (Number.isNaN(value) ? '—' : `${Math.round(value * 100)} %`);
+  const label = (result: RunResult) => `${result.instances} × ${result.sessions}`;
   const lines = [
     '',
-    `Cluster benchmark — Node ${process.version}, ${cores} cores; PostgreSQL with durable commits; ${WORKERS} workers and ${CLIENTS} clients round-robin over the instances; each answer ${CHUNKS} chunks every ${INTERVAL_MS} ms`,
+    `Cluster benchmark — Node ${process.version}, ${cores} cores, PostgreSQL with ${FAST_COMMITS ? 'commits NOT waiting for the disk (--fast-commits)' : 'durable commits'}`,
+    `${WORKERS} workers and ${CLIENTS} clients round-robin over the instances; every session prompted at once, each answer ${CHUNKS} chunks every ${INTERVAL_MS} ms`,
     '',
-    'inst sessions | event p50 / p99     | prompt→1st event p50 / p99 | prompt→1st text p50 / p99 | turns/s | failed | CPU: instances  PostgreSQL  DB share  fake LLM  bench | machine busy | NOTIFYs  events/NOTIFY  write xacts  mean active conns',
+    ...toTable([
+      [
+        'instances × sessions',
+        'event p50 / p99 ms',
+        'read here',
+        'read elsewhere',
+        'prompt→1st event',
+        'prompt→1st text',
+        'turns/s',
+        'failed',
+      ],
+      ...results.map((result) => [
+        label(result),
+        pair(result.eventLatency),
+        pair(result.eventLatencyReadHere),
+        pair(result.eventLatencyReadElsewhere),
+        pair(result.promptToFirstEvent),
+        pair(result.promptToFirstDelta),
+        result.turns.perSecond.toFixed(0),
+        failuresOf(result).join(', ') || '0',
+      ]),
+    ]),
+    '',
+    ...toTable([
+      [
+        'instances × sessions',
+        'run s',
+        'CPU ms: instances',
+        'PostgreSQL',
+        'DB share',
+        'fake LLM',
+        'bench',
+        'machine busy',
+        'NOTIFYs',
+        'events each',
+        'write xacts/turn',
+        'active conns',
+        'top waits',
+      ],
+      ...results.map((result) => [
+        label(result),
+        result.seconds.toFixed(1),
+        `${result.cpu.instancesMs} (${result.cpu.perInstanceMs.join('/')})`,
+        String(result.cpu.postgresMs),
+        percent(result.cpu.databaseShare),
+        String(result.cpu.llmMs),
+        String(result.cpu.benchMs),
+        percent(result.cpu.machineBusy),
+        String(result.database.notifications),
+        (result.database.notifiedEvents / Math.max(1, result.database.notifications)).toFixed(0),
+        (result.database.writeTransactions / result.sessions).toFixed(1),
+        `${result.database.meanActiveConnections.toFixed(1)} of ${result.instances * POOL_SIZE}`,
+        result.database.waits.map((wait) => `${wait.wait} ${percent(wait.share)}`).join(', ') || 'none seen',
+      ]),
+    ]),
+    '',
   ];
   for (const result of results) {
-    const failed =
-      Object.values(result.turns.failed).reduce((sum, count) => sum + count, 0) + result.turns.neverEnded;
-    lines.push(
-      [
-        `${String(result.instances).padStart(4)} ${String(result.sessions).padStart(8)}`,
-        `${ms(result.eventLatency.p50Ms).padStart(8)} / ${ms(result.eventLatency.p99Ms).padEnd(8)}`,
-        `${ms(result.promptToFirstEvent.p50Ms).padStart(12)} / ${ms(result.promptToFirstEvent.p99Ms).padEnd(11)}`,
-        `${ms(result.promptToFirstDelta.p50Ms).padStart(11)} / ${ms(result.promptToFirstDelta.p99Ms).padEnd(11)}`,
-        `${result.turns.perSecond.toFixed(0).padStart(7)}`,
-        `${String(failed).padStart(6)}`,
-        `${String(result.cpu.instancesMs).padStart(9)} ms ${String(result.cpu.postgresMs).padStart(8)} ms ${percent(result.cpu.databaseShare).padStart(8)} ${String(result.cpu.llmMs).padStart(6)} ms ${String(result.cpu.benchMs).padStart(6)} ms`,
-        `${percent(result.cpu.machineBusy).padStart(12)}`,
-        `${String(result.database.notifications).padStart(7)} ${(result.database.notifiedEvents / Math.max(1, result.database.notifications)).toFixed(1).padStart(14)} ${String(result.database.writeTransactions).padStart(12)} ${result.database.meanActiveConnections.toFixed(1).padStart(9)} of ${result.instances * POOL_SIZE}`,
-      ].join(' | '),
-    );
-  }
-  lines.push('');
-  for (const result of results) {
-    const failures = Object.entries(result.turns.failed).map(([reason, count]) => `${count} ${reason}`);
-    if (result.turns.neverEnded > 0) failures.push(`${result.turns.neverEnded} never ended`);
-    const logged = result.logged.filter((entry) => entry.warnings + entry.errors > 0);
-    lines.push(
-      `${result.instances} × ${result.sessions}: ${result.seconds} s, ${result.chunks} chunks as ${result.events} events; ${percent(result.crossInstanceShare)} read on another instance; per instance CPU ${result.cpu.perInstanceMs.join(' / ')} ms; bench process ${percent(result.cpu.benchCoreShare)} of a core; waits of active connections: ${result.database.waits.map((wait) => `${wait.wait} ${percent(wait.share)}`).join(', ') || 'none seen'}; WAL ${(result.database.walBytes / 1_048_576).toFixed(1)} MiB${failures.length === 0 ? '' : `; FAILED: ${failures.join(', ')}`}${result.turns.refusedPrompts.length === 0 ? '' : ` (${result.turns.refusedPrompts.join('; ')})`}${logged.length === 0 ? '' : `; logged: ${logged.map((entry) => `${entry.instance} ${entry.errors} errors, ${entry.warnings} warnings (${entry.first.join(' | ')})`).join('; ')}`}`,
-    );
+    const notes = [
+      `${result.chunks} chunks as ${result.events} events`,
+      `${percent(result.crossInstanceShare)} of sessions read on another instance`,
+      `${percent(result.database.leasesWithTheirWorker)} of leases seen held where the worker is`,
+      `bench process ${percent(result.cpu.benchCoreShare)} of a core`,
+      `WAL ${(result.database.walBytes / 1_048_576).toFixed(1)} MiB`,
+    ];
+    const failures = failuresOf(result);
+    if (failures.length > 0) notes.push(`FAILED: ${failures.join(', ')}`);
+    if (result.turns.refusedPrompts.length > 0) notes.push(`refused: ${result.turns.refusedPrompts.join('; ')}`);
+    for (const entry of result.logged) {
+      if (entry.warnings + entry.errors === 0) continue;
+      notes.push(
+        `${entry.instance} logged ${entry.errors} errors, ${entry.warnings} warnings: ${entry.first.join(' | ')}`,
+      );
+    }
+    lines.push(`${label(result)}: ${notes.join('; ')}`);
   }
   lines.push('');
   for (const comparison of comparisons) {
     const { sustained } = comparison;
     const bound = sustained.bound === 'interpolated' ? '' : sustained.bound === 'at least' ? '≥ ' : '< ';
     lines.push(
-      `sessions at the 1-instance p99 of ${ms(comparison.oneInstance.p99Ms)} (${comparison.oneInstance.sessions} sessions): ${comparison.instances} instances ${bound}${Math.round(sustained.sessions)} → ${bound}${comparison.ratio.toFixed(2)}× (target ≥ ${TARGETS.sessionsRatio}×)  ${comparison.verdict}`,
+      `at 1 instance's p99 with ${comparison.oneInstance.sessions} sessions (${ms(comparison.oneInstance.p99Ms)} ms), ${comparison.instances} instances sustain ${bound}${Math.round(sustained.sessions)} sessions: ${bound}${comparison.ratio.toFixed(2)}× (target ≥ ${TARGETS.sessionsRatio}×)  ${comparison.verdict}`,
     );
   }
   const atThousand = results.filter((result) => result.sessions === 1_000);
   for (const result of atThousand) {
     lines.push(
-      `event p99 at 1,000 sessions, ${result.instances} instance(s): ${ms(result.eventLatency.p99Ms)} (target < ${TARGETS.p99AtThousandMs} ms)  ${result.eventLatency.p99Ms < TARGETS.p99AtThousandMs ? 'PASS' : 'MISS'}`,
+      `event p99 at 1,000 sessions, ${result.instances} instance(s): ${ms(result.eventLatency.p99Ms)} ms (target < ${TARGETS.p99AtThousandMs} ms)  ${result.eventLatency.p99Ms < TARGETS.p99AtThousandMs ? 'PASS' : 'MISS'}`,
     );
   }
-  if (atThousand.length === 0) lines.push(`event p99 at 1,000 sessions: not measured in this run (target < ${TARGETS.p99AtThousandMs} ms)`);
-  lines.push(`PostgreSQL append p99 ≤ ${TARGETS.postgresAppendP99Ms} ms: measured by database-bench.ts`);
-  if (cores <= 2) {
+  if (atThousand.length === 0) {
+    lines.push(`event p99 at 1,000 sessions: not measured in this run (target < ${TARGETS.p99AtThousandMs} ms)`);
+  }
+  lines.push(`PostgreSQL append p99 ≤ ${TARGETS.postgresAppendP99Ms} ms: database-bench.ts measures it`);
+  if (cores < Math.max(...INSTANCE_COUNTS) + 1) {
     lines.push(
       '',
-      `This machine has ${cores} cores for the instances, PostgreSQL, the fake LLM and the clients together: three instances`,
-      'share the cores one instance had, so they cannot add capacity here; what they can show is what the database',
-      'path costs (NOTIFY, reads on another instance). The ratio needs a machine with a core per instance to mean scaling.',
+      `This machine has ${cores} cores for the instances, PostgreSQL, the fake LLM and the clients together: more instances`,
+      'share the cores one instance had, so they cannot add capacity here. The ratio says what spreading the work',
+      'over instances costs or gains on the same cores; scaling needs a core (or a machine) per instance to show.',
     );
   }
   lines.push('');
@@ -696,9 +889,11 @@ async function main(): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    progress('starting a durable PostgreSQL cluster…');
+    progress(
+      `starting a PostgreSQL cluster${FAST_COMMITS ? ' (commits not waiting for the disk)' : ' (durable commits)'}…`,
+    );
     // Room for 3 instances' pools and listeners, and this bench's.
-    cluster = await startPostgresCluster({ durable: true, maxConnections: 100 });
+    cluster = await startPostgresCluster({ durable: !FAST_COMMITS, maxConnections: 100 });
     const postmaster = findPostmaster(cluster.port);
     const results: RunResult[] = [];
     for (const sessions of LOADS) {
@@ -735,7 +930,9 @@ async function main(): Promise<number> {
     }
     const failed = results.filter(
       (result) =>
-        result.turns.neverEnded > 0 || Object.keys(result.turns.failed).length > 0 || result.turns.completed < result.sessions,
+        result.turns.neverEnded > 0 ||
+        Object.keys(result.turns.failed).length > 0 ||
+        result.turns.completed < result.sessions,
     );
     if (failed.length > 0) {
       progress(

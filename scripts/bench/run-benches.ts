@@ -1,6 +1,6 @@
 /**
- * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up, cron, database
- * and web client benchmarks, each in its own process (so one's sockets and timers can't skew the other), with the
+ * `pnpm bench`: the link, gate, tools, permissions, sessions, events, skills and subagents, sandbox, start-up, cron, database,
+ * cluster (several servers on one database) and web client benchmarks, each in its own process (so one's sockets and timers can't skew the other), with the
  * same flags (--quick, --json, --rounds N).
  */
 import { spawnSync } from 'node:child_process';
@@ -18,6 +18,7 @@ const benches = [
   'startup-bench.ts',
   'cron-bench.ts',
   'database-bench.ts',
+  'cluster-bench.ts',
   'web-bench.ts',
 ];
 let failed = false;
