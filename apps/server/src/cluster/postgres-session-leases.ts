@@ -125,6 +125,8 @@ export async function openPostgresSessionLeases(options: {
       return claimed;
     },
 
+    holds: (sessionId) => held.has(sessionId),
+
     async release(sessionId) {
       held.delete(sessionId);
       await sql`delete from session_leases where session_id = ${sessionId} and instance_id = ${instanceId}`;

@@ -7,6 +7,8 @@ export type SessionLeases = {
   instanceId: string;
   /** Takes the session's lease when it is free, expired or already this instance's; whether this instance holds it now. */
   claim(sessionId: string): Promise<boolean>;
+  /** Whether this instance holds the session's lease now (as far as it knows: renewed in time). */
+  holds(sessionId: string): boolean;
   /** Gives the lease back (the session is idle here). */
   release(sessionId: string): Promise<void>;
   /**

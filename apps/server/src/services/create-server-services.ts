@@ -450,7 +450,11 @@ async function createServicesOver(
   });
   agents = createAgentDirectory({ registry, catalog, models });
   const toolCalls = createToolCallRunner({ gate, dispatcher, catalog, audit, logger });
-  const events = createSessionEvents({ logger, ...(eventLog === undefined ? {} : { storage: eventLog }) });
+  const events = createSessionEvents({
+    logger,
+    ...(eventLog === undefined ? {} : { storage: eventLog }),
+    ...(leases === undefined ? {} : { runs: (sessionId: string) => leases.holds(sessionId) }),
+  });
   const turnServices: TurnServices = {
     store: sessions,
     events,

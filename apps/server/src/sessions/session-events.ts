@@ -14,9 +14,9 @@ export type SessionEvents = {
    * Returns the published event; undefined for a delta, which is published later, and, with a
    * stored log, for an event of a session whose last number is still being read.
    *
-   * With a stored log, an event whose number another instance stored first is refused: a turn's
-   * events belong to the instance running it. `standalone` marks an event of no turn (a rename
-   * made through any server), which is then numbered again after the stored ones.
+   * With a stored log, an event whose number another instance stored first is numbered again after
+   * the stored ones if this instance runs the session (see `runs`), or if it is `standalone`, an event
+   * of no turn (a rename made through any server); otherwise (a turn cut off elsewhere) it is refused.
    */
   publish(sessionId: string, body: SessionEventBody, options?: { standalone?: boolean }): SessionEvent | undefined;
   /**
@@ -98,6 +98,12 @@ export type SessionEventsOptions = {
   storage?: StoredEventLog;
   /** Where a failed write is told. Default: nowhere. */
   logger?: Logger;
+  /**
+   * With a stored log: whether this instance runs the session (it holds its lease). Its events
+   * refused because another instance took their number (a rename made elsewhere) are numbered
+   * again; the events of an instance that no longer runs the session stay refused. Default: never.
+   */
+  runs?: (sessionId: string) => boolean;
 };
 
 export function createSessionEvents(options: SessionEventsOptions = {}): SessionEvents {
@@ -227,7 +233,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
             const log = logs.get(event.sessionId);
             if (log === undefined) return;
             log.unwritten -= 1;
-            if (standalone.delete(event)) {
+            if (standalone.delete(event) || options.runs?.(event.sessionId) === true) {
               const { seq: _seq, sessionId: _session, at: _at, ...body } = event;
               log.waiting.push(body as SessionEventBody);
               standaloneBodies.add(body as SessionEventBody);

@@ -185,29 +185,45 @@ describe.skipIf(unavailable !== undefined)(
       controller.abort();
     });
 
-    it('numbers an event of no turn (a rename through another server) again when its number was taken, so it is kept', async () => {
+    it('numbers again the events whose number another instance took: the running instance’s, and a rename made elsewhere', async () => {
       await using created = await createTestDatabase();
-      await using servers = await instances(created.url, 2);
-      const [one, two] = servers.events as [SessionEvents, SessionEvents];
-      const controller = new AbortController();
-      // Both read the count (nothing yet), then each numbers its event 1.
-      await takeEvents(
-        one.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
-        1,
-      ).catch(() => []);
-      await takeEvents(
-        two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
-        1,
-      ).catch(() => []);
-      one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
-      two.publish('s', { type: 'session.renamed', name: 'renamed elsewhere' }, { standalone: true });
-      const seen = await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2);
-      expect(seen.map(({ data }) => [data.seq, data.type])).toEqual([
-        [1, seen[0]?.data.type],
-        [2, seen[1]?.data.type],
-      ]);
-      expect(seen.map(({ data }) => data.type).sort()).toEqual(['session.renamed', 'turn.started']);
-      controller.abort();
+      const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
+      const [first, second] = opened as [Database, Database];
+      // The first instance runs the session; the second only renames it.
+      const one = createSessionEvents({
+        storage: await openPostgresEventLog({ database: first, logger }),
+        logger,
+        runs: () => true,
+      });
+      const two = createSessionEvents({ storage: await openPostgresEventLog({ database: second, logger }), logger });
+      try {
+        // Both read the count (nothing yet): each numbers its next event 1, whichever is stored first.
+        for (const events of [one, two]) {
+          await takeEvents(
+            events.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: AbortSignal.timeout(200) }),
+            1,
+          ).catch(() => []);
+        }
+        one.publish('s', { type: 'turn.started', turnId: 't1', messageId: 'm1', model: 'f/m' });
+        two.publish('s', { type: 'session.renamed', name: 'renamed elsewhere' }, { standalone: true });
+        const controller = new AbortController();
+        const seen = await takeEvents(one.stream({ sessionId: 's', lastEventId: null, signal: controller.signal }), 2);
+        controller.abort();
+        expect(seen.map(({ data }) => data.seq)).toEqual([1, 2]);
+        expect(seen.map(({ data }) => data.type).sort()).toEqual(['session.renamed', 'turn.started']);
+        // Whichever is stored first, the running instance's turn event is kept.
+        two.publish('s', { type: 'turn.ended', turnId: 't0', reason: 'aborted' });
+        one.publish('s', { type: 'turn.ended', turnId: 't1', reason: 'completed' });
+        const after = await takeEvents(
+          one.stream({ sessionId: 's', lastEventId: seen[1]?.id, signal: AbortSignal.timeout(5_000) }),
+          2,
+        ).catch(() => []);
+        expect(after.map(({ data }) => data.type === 'turn.ended' && data.turnId)).toContain('t1');
+      } finally {
+        await one.close();
+        await two.close();
+        for (const database of opened) await database.close();
+      }
     });
 
     it('keeps events published while the database is down and stores them, in order, once it is back', async () => {
