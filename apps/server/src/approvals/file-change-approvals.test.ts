@@ -223,6 +223,8 @@ describe('edit_file and write_file approvals', () => {
       args: { path: join(outside.path, 'x.txt'), content: 'x' },
     });
     await away.approval();
+    // The client's feed has it a moment after the gate.
+    await waitFor(() => watch.requested().length === 3, { what: 'the third approval on the feed' });
     expect(watch.requested().map((asked) => asked.args.path)).toEqual([
       'a.txt',
       'package.json',

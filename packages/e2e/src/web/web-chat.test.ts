@@ -139,6 +139,19 @@ describe('the web client with a long history', () => {
       });
     }
     const { page, errors } = await web.newPage();
+    // Older pages asked of the server (a history request with `before`), counted on the socket.
+    let pagesRead = 0;
+    page.on('websocket', (socket) =>
+      socket.on('framesent', (frame) => {
+        if (
+          typeof frame.payload === 'string' &&
+          frame.payload.includes('sessions.get') &&
+          frame.payload.includes('"before"')
+        ) {
+          pagesRead += 1;
+        }
+      }),
+    );
     await page.goto(`${web.loginUrl.split('#')[0]}s/${session.sessionId}#token=${web.loginUrl.split('#token=')[1]}`);
     await page.getByTestId('user-message').filter({ hasText: 'question 99' }).waitFor();
     // Only the last page was read: the start is not in the page yet.
@@ -160,7 +173,6 @@ describe('the web client with a long history', () => {
       })()`);
     const height = (): Promise<number> =>
       page.evaluate("document.querySelector('[data-testid=transcript]').scrollHeight");
-    let pagesRead = 0;
     await until(async () => {
       if ((await question(0).count()) > 0) return true;
       const before = await inView();
@@ -169,7 +181,6 @@ describe('the web client with a long history', () => {
       await page.waitForTimeout(100);
       // A page of 33 turns came in above (a row measured anew changes the height far less).
       if ((await height()) > heightBefore + 2_000) {
-        pagesRead += 1;
         const after = await inView();
         expect(
           after.filter((text) => before.includes(text)),
