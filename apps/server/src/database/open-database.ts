@@ -27,6 +27,8 @@ export type Database = {
   name: string;
   /** What the start did to the schema. */
   schema: SchemaState;
+  /** The pool's size. */
+  maxConnections: number;
   /** Ends every connection (waiting up to 5 s for queries in flight). Idempotent. */
   close(): Promise<void>;
 };
@@ -75,5 +77,5 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       cause: error,
     });
   }
-  return { sql, name, schema, close };
+  return { sql, name, schema, maxConnections: options.maxConnections ?? 10, close };
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
 import { createTurnsByKey } from '../auth/turns-by-key.ts';
@@ -18,13 +19,25 @@ type Copy = { content: Buffer; version: string };
  * keeps a copy of all of them (they are small) for `known`, loaded at open and kept current by the
  * `NOTIFY` every write sends in its own statement; after the link to the database comes back, all
  * are read again. A lock is an advisory lock held on a connection of its own, so that an instance
- * that dies holding one lets go of it with its connection.
+ * that dies holding one lets go of it with its connection. The holder's own reads and writes of
+ * documents go through that connection, and at most half the pool is held by locks at once: many
+ * locks taken together (a dozen workers registering) never leave their holders without a connection.
  */
 export async function openPostgresStateDocuments(options: {
   database: Database;
   logger: Logger;
 }): Promise<StateDocuments> {
   const { sql, name: databaseName } = options.database;
+  /** The connection of the lock whose task is running, while it holds the lock. */
+  const lockConnection = new AsyncLocalStorage<{ connection: typeof sql; held: boolean }>();
+  /** The connection a document query uses: the lock's, inside a lock's task; else the pool. */
+  const db = (): typeof sql => {
+    const lock = lockConnection.getStore();
+    return lock?.held === true ? lock.connection : sql;
+  };
+  /** Connections locks may hold at once; the others stay for queries. */
+  let lockSlots = Math.max(1, Math.floor(options.database.maxConnections / 2));
+  const waitingForSlot: Array<() => void> = [];
   const copies = new Map<string, Copy>();
   const watchers = new Map<string, Set<() => void>>();
   const timers = new Set<NodeJS.Timeout>();
@@ -58,7 +71,7 @@ export async function openPostgresStateDocuments(options: {
   }
 
   async function fetch(name: string): Promise<Copy | undefined> {
-    const [row] = await sql<{ content: Buffer; version: string }[]>`
+    const [row] = await db()<{ content: Buffer; version: string }[]>`
       select content, version from state_documents where name = ${name}`;
     const copy = row === undefined ? undefined : { content: row.content, version: String(row.version) };
     keep(name, copy);
@@ -94,6 +107,21 @@ export async function openPostgresStateDocuments(options: {
   );
 
   async function lockAndRun<T>(name: string, task: () => Promise<T>): Promise<T> {
+    // A lock taken inside another's task (a pairing code redeemed makes a credential) rides on the
+    // outer one's slot: waiting for a slot of its own could wait for itself.
+    if (lockConnection.getStore()?.held === true) return lockOnOwnConnection(name, task);
+    if (lockSlots === 0) await new Promise<void>((resolveSlot) => waitingForSlot.push(resolveSlot));
+    else lockSlots -= 1;
+    try {
+      return await lockOnOwnConnection(name, task);
+    } finally {
+      const next = waitingForSlot.shift();
+      if (next === undefined) lockSlots += 1;
+      else next();
+    }
+  }
+
+  async function lockOnOwnConnection<T>(name: string, task: () => Promise<T>): Promise<T> {
     const reserved = await sql.reserve();
     try {
       try {
@@ -111,9 +139,11 @@ export async function openPostgresStateDocuments(options: {
           cause: error,
         });
       }
+      const lock = { connection: reserved as unknown as typeof sql, held: true };
       try {
-        return await task();
+        return await lockConnection.run(lock, task);
       } finally {
+        lock.held = false;
         await reserved`select pg_advisory_unlock(hashtextextended(${`molf:document:${name}`}, 0))`.catch(() => {
           // The connection is gone, and the lock with it.
         });
@@ -149,7 +179,7 @@ export async function openPostgresStateDocuments(options: {
     },
 
     async write(name, content) {
-      const [row] = await sql<{ version: string }[]>`
+      const [row] = await db()<{ version: string }[]>`
         with written as (
           insert into state_documents (name, content) values (${name}, ${bytes(content)})
           on conflict (name) do update set content = excluded.content,
@@ -161,7 +191,7 @@ export async function openPostgresStateDocuments(options: {
     },
 
     async create(name, content) {
-      const rows = await sql<{ version: string }[]>`
+      const rows = await db()<{ version: string }[]>`
         with created as (
           insert into state_documents (name, content) values (${name}, ${bytes(content)})
           on conflict (name) do nothing
@@ -174,18 +204,17 @@ export async function openPostgresStateDocuments(options: {
     },
 
     async remove(name) {
-      await sql`
+      await db()`
         with removed as (delete from state_documents where name = ${name} returning name)
         select pg_notify(${DOCUMENTS_CHANNEL}, name) from removed`;
       keep(name, undefined);
     },
 
-    // One turn at a time per name within this process: waiting turns hold no connection, so the
-    // holder's own reads and writes always find one in the pool.
+    // One turn at a time per name within this process: waiting turns hold no connection.
     lock: (name, task) => inTurn(name, () => lockAndRun(name, task)),
 
     async list(prefix) {
-      const rows = await sql<{ name: string }[]>`
+      const rows = await db()<{ name: string }[]>`
         select name from state_documents where left(name, ${prefix.length}) = ${prefix} order by name collate "C"`;
       return rows.map((row) => row.name);
     },

@@ -149,6 +149,32 @@ for (const backend of backends) {
       expect(await one.read('counter.json')).toBe('10');
     });
 
+    it('runs many locks of different documents at once, and a lock taken inside another, with a small pool', async () => {
+      await using place = await backend.prepare();
+      const documents = await place.open();
+      // Twelve workers registering together: each locks its own document, reads it and writes it.
+      const register = (index: number) =>
+        documents.lock(`workers/w${index}/state.json`, async () => {
+          await documents.read(`workers/w${index}/state.json`);
+          await new Promise((resolveLater) => setTimeout(resolveLater, 5));
+          await documents.write(`workers/w${index}/state.json`, `{"n":${index}}`);
+          // A pairing code redeemed makes a credential: a second lock inside the first.
+          await documents.lock(`credentials-${index % 3}.json`, () =>
+            documents.write(`credentials-${index % 3}.json`, String(index)),
+          );
+        });
+      let timer: NodeJS.Timeout | undefined;
+      const hung = new Promise((_resolve, reject) => {
+        timer = setTimeout(() => reject(new Error('the locks hung')), 60_000);
+      });
+      try {
+        await Promise.race([Promise.all(Array.from({ length: 12 }, (_, index) => register(index))), hung]);
+      } finally {
+        clearTimeout(timer);
+      }
+      expect(await documents.list('workers/')).toHaveLength(12);
+    });
+
     it('tells a prefix watcher the name of each document that appears or changes under it, on another opener', async () => {
       await using place = await backend.prepare();
       const [one, two] = [await place.open(), await place.open()];
