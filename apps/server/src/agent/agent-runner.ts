@@ -81,6 +81,11 @@ type SessionTurns = {
   current: string | undefined;
   /** Another instance holds the session now: this one stops without touching its state. */
   lost: boolean;
+  /**
+   * With leases: the last turn ended and the session is being handed over (its idle status stored,
+   * then its lease let go). Prompts go through the database meanwhile, and are looked for after.
+   */
+  ending: boolean;
 };
 
 /** How often an instance looks for sessions that need one (prompts waiting, a turn cut off), about. */
@@ -187,16 +192,20 @@ export function createAgentRunner(options: {
       ready: stored,
       current: undefined,
       lost: false,
+      ending: false,
     };
     running.set(sessionId, turns);
-    setStatus(sessionId, 'busy');
+    // Stored before the turn runs: a busy status written after its idle one would mark a finished
+    // turn as cut off.
+    const busy = setStatus(sessionId, 'busy');
     turns.done = (async () => {
+      await busy;
       try {
         await stored;
       } catch (error) {
         // The prompt could not be stored: the caller is told so; nothing runs.
         running.delete(sessionId);
-        setStatus(sessionId, 'idle');
+        void setStatus(sessionId, 'idle');
         logger.error({ err: error, sessionId }, 'cannot store the prompt');
         return;
       }
@@ -218,13 +227,17 @@ export function createAgentRunner(options: {
         if (turns.queue.length === 0 && leases !== undefined && !turns.lost) await pullQueued(sessionId, turns);
         next = turns.queue.shift();
       }
-      running.delete(sessionId);
-      if (turns.lost) return;
-      setStatus(sessionId, 'idle');
-      await store.idle(sessionId).catch((error: unknown) => {
-        logger.warn({ err: error, sessionId }, 'cannot let go of the idle session');
-      });
-      if (leases !== undefined) await handOver(sessionId);
+      if (turns.lost || leases === undefined) {
+        running.delete(sessionId);
+        if (turns.lost) return;
+        void setStatus(sessionId, 'idle');
+        await store.idle(sessionId).catch((error: unknown) => {
+          logger.warn({ err: error, sessionId }, 'cannot let go of the idle session');
+        });
+        return;
+      }
+      turns.ending = true;
+      await handOver(sessionId, turns);
     })();
     return turns;
   }
@@ -278,14 +291,23 @@ export function createAgentRunner(options: {
     }
   }
 
-  /** The session is idle here: its lease goes back, unless a prompt came meanwhile, which runs. */
-  async function handOver(sessionId: string): Promise<void> {
+  /**
+   * The session's turns ended here: its idle status is stored, then its lease goes back — in that
+   * order, or an instance that takes the lease would read a finished turn as cut off and run it again.
+   * No taking of the session runs here meanwhile. A prompt that came meanwhile runs after.
+   */
+  async function handOver(sessionId: string, turns: SessionTurns): Promise<void> {
     try {
-      await leases?.release(sessionId);
+      await oneAtATime(sessionId, async () => {
+        await setStatus(sessionId, 'idle');
+        running.delete(sessionId);
+        if (!turns.lost) await leases?.release(sessionId);
+      });
       // A prompt queued on another instance while this one held the lease woke this one, which was
       // finishing: it is looked for once more now that anyone may take the session.
       if ((await store.queued(sessionId)).length > 0) await take(sessionId);
     } catch (error) {
+      running.delete(sessionId);
       logger.warn({ err: error, sessionId }, 'cannot hand the session over');
     }
   }
@@ -293,8 +315,21 @@ export function createAgentRunner(options: {
   /** Cut-off sessions whose worker is connected nowhere, since when this instance has seen them so. */
   const orphanedSince = new Map<string, number>();
 
-  /** Sessions being taken by this instance now: one taking at a time per session. */
-  const taking = new Map<string, Promise<string | undefined>>();
+  /** Per session, the last taking or handing over queued here: they run one at a time, in order. */
+  const handling = new Map<string, Promise<void>>();
+
+  function oneAtATime<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
+    const result = (handling.get(sessionId) ?? Promise.resolve()).then(task);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    handling.set(sessionId, settled);
+    void settled.then(() => {
+      if (handling.get(sessionId) === settled) handling.delete(sessionId);
+    });
+    return result;
+  }
 
   /**
    * Makes sure the session's waiting prompts run: here, when this instance holds or takes its lease
@@ -302,22 +337,16 @@ export function createAgentRunner(options: {
    * Returns the prompt a turn started with here, if one did. `local`: a prompt this instance just
    * queued, used as it is (its unattended policy watches this instance's clients).
    */
-  async function take(sessionId: string, local?: Queued): Promise<string | undefined> {
-    const pending = taking.get(sessionId);
-    if (pending !== undefined) {
-      await pending.catch(() => undefined);
-      return take(sessionId, local);
-    }
-    const attempt = takeNow(sessionId, local).finally(() => taking.delete(sessionId));
-    taking.set(sessionId, attempt);
-    return attempt;
+  function take(sessionId: string, local?: Queued): Promise<string | undefined> {
+    return oneAtATime(sessionId, () => takeNow(sessionId, local));
   }
 
   async function takeNow(sessionId: string, local: Queued | undefined): Promise<string | undefined> {
     if (leases === undefined || closing) return undefined;
     const turns = running.get(sessionId);
     if (turns !== undefined) {
-      await pullQueued(sessionId, turns);
+      // An ending session looks for waiting prompts itself once it is handed over.
+      if (!turns.ending) await pullQueued(sessionId, turns);
       return undefined;
     }
     const session = await store.get(sessionId);
@@ -345,11 +374,14 @@ export function createAgentRunner(options: {
       await leases.wake(sessionId);
       return undefined;
     }
+    // Read again under the lease: the status read above may predate the end of the last holder's
+    // turn, which stored its idle status before it let the lease go.
+    const claimed = await store.get(sessionId);
     const waiting = (await store.queued(sessionId)).map((prompt) =>
       local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
     );
     let first = waiting.shift();
-    if (first === undefined && session.status === 'busy') first = await interruptedPrompt(sessionId);
+    if (first === undefined && claimed?.status === 'busy') first = await interruptedPrompt(sessionId);
     if (first === undefined) {
       await leases.release(sessionId);
       return undefined;
@@ -359,12 +391,17 @@ export function createAgentRunner(options: {
     return first.messageId;
   }
 
-  /** The prompt of a turn cut off by its instance's death, to run again from the stored history. */
+  /**
+   * The prompt of a turn cut off by its instance's death, to run again from the stored history; none
+   * when the turn was answered (its instance died, or lost the database, before it stored its status).
+   */
   async function interruptedPrompt(sessionId: string): Promise<Queued | undefined> {
     const history = await store.messages(sessionId);
     const prompt = history.findLast((message) => message.role === 'user');
-    if (prompt === undefined || prompt.role !== 'user') {
-      setStatus(sessionId, 'idle');
+    const last = history.at(-1);
+    const answered = last?.role === 'assistant' && last.toolCalls.length === 0;
+    if (prompt === undefined || prompt.role !== 'user' || answered) {
+      await setStatus(sessionId, 'idle');
       return undefined;
     }
     logger.warn({ sessionId, messageId: prompt.id }, 'taking over a turn cut off on another instance');
@@ -433,7 +470,7 @@ export function createAgentRunner(options: {
       if (skills !== undefined && skills.length > 0) checkSkills(services, session.workerId, skills);
       const messageId = givenId ?? randomUUID();
       const at = new Date().toISOString();
-      if (leases !== undefined && !running.has(sessionId)) {
+      if (leases !== undefined && (running.get(sessionId)?.ending ?? true)) {
         // Kept in the database first: whichever instance runs the session finds it, and a crash of
         // any instance loses no accepted prompt.
         const local: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };

@@ -71,7 +71,7 @@ export async function runSubagent(
   const setStatus = (status: 'busy' | 'idle') => setSessionStatus(services, childSessionId, status);
   let reason: TurnEndReason = 'error';
   try {
-    setStatus('busy');
+    void setStatus('busy');
     const messageId = randomUUID();
     await store.append(childSessionId, { id: messageId, at: new Date().toISOString(), role: 'user', text: run.prompt });
     reason = await runTurn(services, limits, {
@@ -93,7 +93,7 @@ export async function runSubagent(
       cause: failure,
     });
   } finally {
-    setStatus('idle');
+    void setStatus('idle');
     stopForwarding();
     await store.idle(childSessionId).catch((failure: unknown) => {
       logger.warn({ err: failure, sessionId: childSessionId }, 'cannot let go of the subagent session');

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { createSilentLogger } from '@molf/logging';
+import type { FakeTurn } from '@molf/testkit';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../database/index.ts';
+import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
+import { follow, newSession, startStack } from '../testing/agent-stack.ts';
+import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { waitFor } from '../testing/test-link.ts';
+
+const unavailable = postgresUnavailable();
+
+/** Storing a session's idle status takes seconds: longer than the sweep for sessions that need an instance. */
+const SLOW_IDLE = `
+  create function slow_idle() returns trigger language plpgsql as
+    $$ begin if old.status = 'busy' and new.status = 'idle' then perform pg_sleep(5); end if; return new; end $$;
+  create trigger slow_idle before update of status on sessions for each row execute function slow_idle();`;
+
+async function slowIdleStatus(url: string): Promise<void> {
+  const database = await openDatabase({ url, logger: createSilentLogger() });
+  try {
+    await database.sql.unsafe(SLOW_IDLE);
+  } finally {
+    await database.close();
+  }
+}
+
+/** Waits until the session is idle in the database and nobody holds its lease. */
+async function settled(url: string, sessionId: string): Promise<void> {
+  const database = await openDatabase({ url, logger: createSilentLogger() });
+  try {
+    await waitFor(
+      async () => {
+        const rows = await database.sql<{ status: string; leased: boolean }[]>`
+          select status, exists (select 1 from session_leases l where l.session_id = s.session_id) as leased
+          from sessions s where session_id = ${sessionId}`;
+        return rows[0]?.status === 'idle' && rows[0].leased === false;
+      },
+      { what: 'the session idle with its lease released' },
+    );
+  } finally {
+    await database.close();
+  }
+}
+
+const ENDINGS: Array<{ ending: string; turn: FakeTurn }> = [
+  { ending: 'answered', turn: { text: 'the one answer' } },
+  { ending: 'failed at the provider', turn: { error: { status: 400, message: 'refused' } } },
+];
+
+describe.skipIf(unavailable !== undefined)(
+  `the end of a turn on PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+  () => {
+    for (const { ending, turn } of ENDINGS) {
+      it(`does not run a turn ${ending} again while its idle status is being stored (the sweep for cut-off turns)`, async () => {
+        await using created = await createTestDatabase();
+        await using stack = await startStack({ databaseUrl: created.url, turns: [turn] });
+        await slowIdleStatus(created.url);
+        const session = await newSession(stack);
+        using watch = follow(stack.client, session.sessionId);
+        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
+        await watch.turnEnded();
+        await settled(created.url, session.sessionId);
+        // A turn taken for a cut-off one would have asked the model again by now (the sweep runs every
+        // 2 to 2.5 s, and the status took 5 s to store); one more sweep after the session settled.
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        expect(stack.llm.requests).toHaveLength(1);
+        expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
+      });
+
+      it(`does not run a turn ${ending} again when the server is woken for the session as it ends`, async () => {
+        await using created = await createTestDatabase();
+        await using stack = await startStack({ databaseUrl: created.url, turns: [turn] });
+        await slowIdleStatus(created.url);
+        const session = await newSession(stack);
+        using watch = follow(stack.client, session.sessionId);
+        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
+        await watch.turnEnded();
+        // As another server does when a prompt it queued may need this one.
+        await stack.link.server.leases?.wake(session.sessionId);
+        await settled(created.url, session.sessionId);
+        expect(stack.llm.requests).toHaveLength(1);
+        expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
+        expect((await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId })).session.status).toBe(
+          'idle',
+        );
+      });
+    }
+
+    it('runs a prompt queued for the session by another server as its turn ends, once', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ text: 'first' }, { text: 'second' }],
+      });
+      await slowIdleStatus(created.url);
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the first' });
+      await watch.turnEnded();
+      // Another server stores the prompt in the queue and wakes the holder.
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        await createPostgresSessionStore({ database }).enqueue(session.sessionId, {
+          messageId: randomUUID(),
+          text: 'the late one',
+          at: new Date().toISOString(),
+        });
+      } finally {
+        await database.close();
+      }
+      await stack.link.server.leases?.wake(session.sessionId);
+      await watch.turnEnded(2);
+      await settled(created.url, session.sessionId);
+      expect(stack.llm.requests).toHaveLength(2);
+      expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(2);
+    });
+  },
+);
