@@ -190,7 +190,8 @@ export function createAgentRunner(options: {
       queue: [],
       done: Promise.resolve(),
       ready: stored,
-      current: undefined,
+      // Known from the start: a prompt read from the database queue meanwhile is not queued again.
+      current: first.messageId,
       lost: false,
       ending: false,
     };

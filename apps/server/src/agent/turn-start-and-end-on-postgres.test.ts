@@ -49,7 +49,7 @@ const ENDINGS: Array<{ ending: string; turn: FakeTurn }> = [
 ];
 
 describe.skipIf(unavailable !== undefined)(
-  `the end of a turn on PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
+  `the start and end of a turn on PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
     for (const { ending, turn } of ENDINGS) {
       it(`does not run a turn ${ending} again while its idle status is being stored (the sweep for cut-off turns)`, async () => {
@@ -86,6 +86,34 @@ describe.skipIf(unavailable !== undefined)(
         );
       });
     }
+
+    it('runs a prompt once when the server is woken for the session as its turn starts', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'the one answer' }] });
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        // Storing the busy status takes a while: the turn waits for it before it runs.
+        await database.sql.unsafe(`
+          create function slow_busy() returns trigger language plpgsql as
+            $$ begin if old.status = 'idle' and new.status = 'busy' then perform pg_sleep(2); end if; return new; end $$;
+          create trigger slow_busy before update of status on sessions for each row execute function slow_busy();`);
+      } finally {
+        await database.close();
+      }
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      const prompted = stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
+      await waitFor(() => watch.events.some((event) => event.type === 'status' && event.status === 'busy'), {
+        what: 'the session busy',
+      });
+      // As another server does when a prompt may need this one; the prompt is still in the queue table.
+      await stack.link.server.leases?.wake(session.sessionId);
+      expect(await prompted).toMatchObject({ queued: false });
+      await watch.turnEnded();
+      await settled(created.url, session.sessionId);
+      expect(stack.llm.requests).toHaveLength(1);
+      expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
+    });
 
     it('runs a prompt queued for the session by another server as its turn ends, once', async () => {
       await using created = await createTestDatabase();
