@@ -451,23 +451,23 @@ async function runConfiguration(options: {
     });
     cleanups.push(() => stats.close());
 
-    const workers: MolfWorker[] = [];
-    for (let index = 0; index < WORKERS; index += 1) {
-      const workdir = join(root, `workdir-${index + 1}`);
-      await mkdir(workdir, { recursive: true });
-      const worker = await createWorker({
-        serverUrl: urls[index % instances] as string,
-        token: TOKENS.worker,
-        workdir,
-        catalog: false,
-        mcp: false,
-      });
-      cleanups.push(() => worker.close());
-      workers.push(worker);
-      // One at a time: registrations at once on one instance can take its whole pool and wait on it
-      // for good (each holds a connection for its document's lock and needs another to read it).
-      await worker.registered;
-    }
+    // The workers connect and register all at once, as after an instance's restart.
+    const workers: MolfWorker[] = await Promise.all(
+      Array.from({ length: WORKERS }, async (_, index) => {
+        const workdir = join(root, `workdir-${index + 1}`);
+        await mkdir(workdir, { recursive: true });
+        const worker = await createWorker({
+          serverUrl: urls[index % instances] as string,
+          token: TOKENS.worker,
+          workdir,
+          catalog: false,
+          mcp: false,
+        });
+        cleanups.push(() => worker.close());
+        return worker;
+      }),
+    );
+    await Promise.all(workers.map((worker) => worker.registered));
     const clients: MolfClient[] = [];
     for (let index = 0; index < CLIENTS; index += 1) {
       const client = createMolfClient({ url: urls[index % instances] as string, token: TOKENS.client });
@@ -475,23 +475,9 @@ async function runConfiguration(options: {
       await client.ready({ timeoutMs: 60_000 });
       clients.push(client);
     }
-    // The workers leave one at a time, each until an instance lists it offline: a dozen leaving one
-    // instance at once (or its close letting a dozen go) can take its whole pool, each release
-    // holding a connection for its document's lock and waiting for another, and hang it.
+    // The workers leave all at once, then the instances stop.
     cleanups.push(async () => {
-      const [observer] = clients;
-      for (const worker of workers) {
-        await worker.close();
-        if (observer === undefined) continue;
-        await waitFor(
-          'a closed worker listed offline',
-          async () =>
-            (await observer.rpc.workers.list.query()).some(
-              (listed) => listed.workerId === worker.workerId && listed.state === 'offline',
-            ),
-          5_000,
-        ).catch(() => {});
-      }
+      await Promise.all(workers.map((worker) => worker.close()));
       await Promise.all(servers.map((server) => server.stop()));
     });
     const workerIds = new Set<WorkerId>(workers.map((worker) => worker.workerId));
@@ -773,7 +759,7 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
         pair(result.promptToFirstEvent),
         pair(result.promptToFirstDelta),
         result.turns.perSecond.toFixed(0),
-        failuresOf(result).join(', ') || '0',
+        String(Object.values(result.turns.failed).reduce((sum, count) => sum + count, result.turns.neverEnded)),
       ]),
     ]),
     '',
