@@ -135,8 +135,9 @@ export function createClientRouter(services: RouterServices) {
     }
   }
 
-  function knownWorker(workerId: WorkerId): WorkerId {
-    if (registry.get(workerId) === undefined) {
+  /** The id of a worker any server on the state has registered (one may have a moment ago elsewhere). */
+  async function knownWorker(workerId: WorkerId): Promise<WorkerId> {
+    if ((await registry.find(workerId)) === undefined) {
       throw new MolfError('worker_not_found', `no worker with id ${workerId} has ever registered with this server`, {
         field: 'workerId',
       });
@@ -205,8 +206,8 @@ export function createClientRouter(services: RouterServices) {
       create: operatorProcedure
         .input(SessionCreateInputSchema)
         .output(SessionInfoSchema)
-        .mutation(({ input }) => {
-          knownWorker(input.workerId as WorkerId);
+        .mutation(async ({ input }) => {
+          await knownWorker(input.workerId as WorkerId);
           return sessions.create(input);
         }),
       list: viewerProcedure
@@ -331,8 +332,8 @@ export function createClientRouter(services: RouterServices) {
       add: operatorProcedure
         .input(CronAddInputSchema)
         .output(CronJobSchema)
-        .mutation(({ input, ctx }) => {
-          knownWorker(input.workerId);
+        .mutation(async ({ input, ctx }) => {
+          await knownWorker(input.workerId);
           return services.cron.add(input, {
             createdBy: { credentialId: ctx.credentialId, ...(ctx.client === undefined ? {} : { client: ctx.client }) },
             defaultTarget: { type: 'new' },
@@ -365,7 +366,7 @@ export function createClientRouter(services: RouterServices) {
         .input(CronHeartbeatInputSchema)
         .output(CronJobSchema.nullable())
         .mutation(async ({ input, ctx }) => {
-          knownWorker(input.workerId as WorkerId);
+          await knownWorker(input.workerId as WorkerId);
           const job = await setHeartbeat({ scheduler: services.cron, sessions }, input, {
             credentialId: ctx.credentialId,
             ...(ctx.client === undefined ? {} : { client: ctx.client }),
@@ -383,7 +384,7 @@ export function createClientRouter(services: RouterServices) {
         .input(z.object({ workerId: WorkerIdSchema }))
         .output(PermissionsFileInfoSchema)
         .query(async ({ input }) => {
-          const workerId = knownWorker(input.workerId);
+          const workerId = await knownWorker(input.workerId);
           const { text, version } = await permissions.readText(workerId);
           const { problem } = await permissions.load(workerId);
           return {
@@ -395,7 +396,7 @@ export function createClientRouter(services: RouterServices) {
           };
         }),
       write: adminProcedure.input(PermissionsWriteInputSchema).mutation(async ({ input, ctx }) => {
-        const workerId = knownWorker(input.workerId);
+        const workerId = await knownWorker(input.workerId);
         await permissions.writeText(workerId, input.text, { baseVersion: input.baseVersion });
         gate.recordRulesChange({ workerId, by: answererOf(ctx) });
         return { path: permissions.pathOf(workerId) };
@@ -403,18 +404,18 @@ export function createClientRouter(services: RouterServices) {
       explain: operatorProcedure
         .input(PermissionsExplainInputSchema)
         .output(PermissionExplanationSchema)
-        .query(({ input }) => gate.explain({ ...input, workerId: knownWorker(input.workerId) })),
+        .query(async ({ input }) => gate.explain({ ...input, workerId: await knownWorker(input.workerId) })),
       /** The grants "always" answers saved in the worker's file, with who gave them, when, from which client. */
       grants: operatorProcedure
         .input(PermissionsGrantsInputSchema)
         .output(PermissionsGrantsSchema)
-        .query(({ input }) => grants.list(knownWorker(input.workerId))),
+        .query(async ({ input }) => grants.list(await knownWorker(input.workerId))),
       /** Removes a grant's rule from the file; the next call is judged without it. */
       revoke: adminProcedure
         .input(PermissionsRevokeInputSchema)
         .output(PermissionsRevokeResultSchema)
-        .mutation(({ input, ctx }) =>
-          grants.revoke({ workerId: knownWorker(input.workerId), grantId: input.grantId, by: answererOf(ctx) }),
+        .mutation(async ({ input, ctx }) =>
+          grants.revoke({ workerId: await knownWorker(input.workerId), grantId: input.grantId, by: answererOf(ctx) }),
         ),
     }),
   });

@@ -10,7 +10,7 @@ export async function checkCronJob(
   job: CronJob,
   services: { registry: WorkerRegistry; sessions: SessionStore },
 ): Promise<void> {
-  if (services.registry.get(job.workerId) === undefined) {
+  if ((await services.registry.find(job.workerId)) === undefined) {
     throw new MolfError('invalid_input', `no worker with id ${job.workerId} has ever registered with this server`, {
       field: 'workerId',
     });

@@ -101,6 +101,21 @@ for (const backend of stateBackends()) {
       await Promise.all([one.flush(), two.flush()]);
     });
 
+    it('finds a worker that registered with another server a moment ago, before the change reached this one', async () => {
+      await using place = await backend.prepare();
+      const [one, two] = [await openRegistry(place), await openRegistry(place)];
+      const registration = { ...createTestRegistration(['echo']), name: 'just now' };
+      expect((await one.register(registration, as('cred_x'))).type).toBe('registered');
+      expect(await two.find(registration.workerId)).toMatchObject({
+        workerId: registration.workerId,
+        name: 'just now',
+      });
+      expect(two.get(registration.workerId)).toMatchObject({ name: 'just now' });
+      expect(await two.find(randomUUID() as typeof registration.workerId)).toBeUndefined();
+      expect(await two.find('../..' as typeof registration.workerId)).toBeUndefined();
+      await Promise.all([one.flush(), two.flush()]);
+    });
+
     it('binds a new worker id to exactly one of two credentials registering it on two servers at once', async () => {
       await using place = await backend.prepare();
       const [one, two] = [await openRegistry(place), await openRegistry(place)];

@@ -83,6 +83,11 @@ export type WorkerRegistry = {
   isCurrent(lease: WorkerLease): boolean;
   get(workerId: WorkerId): WorkerInfo | undefined;
   /**
+   * As `get`, and a worker this server does not know yet is looked for in the stored states: it
+   * may have registered with another server a moment ago, before the change reached this one.
+   */
+  find(workerId: WorkerId): Promise<WorkerInfo | undefined>;
+  /**
    * The worker's registration while it is connected: here, or to another server on the database
    * (its tool calls are then routed there).
    */
@@ -326,6 +331,18 @@ export async function loadWorkerRegistry(options: {
     get(workerId) {
       const entry = entries.get(workerId);
       return entry === undefined ? undefined : toInfo(entry);
+    },
+    async find(workerId) {
+      const known = entries.get(workerId);
+      if (known !== undefined) return toInfo(known);
+      // Ids are UUIDs; anything else names no document (and no path).
+      if (!/^[\w-]+$/.test(workerId)) return undefined;
+      const stored = await readStored(workerStateDocument(workerId));
+      if (stored === undefined) return undefined;
+      // Kept as the watch would keep it, unless it registered here meanwhile.
+      const entry = entries.get(workerId) ?? { info: { ...stored, online: false } };
+      entries.set(workerId, entry);
+      return toInfo(entry);
     },
     registration: (workerId) => connectedHere(workerId) ?? options.elsewhere?.(workerId),
     connectedHere,
