@@ -300,7 +300,8 @@ export function createAgentRunner(options: {
   async function handOver(sessionId: string, turns: SessionTurns): Promise<void> {
     try {
       await oneAtATime(sessionId, async () => {
-        await setStatus(sessionId, 'idle');
+        // A lease lost meanwhile: the session is another instance's, status included.
+        if (!turns.lost) await setStatus(sessionId, 'idle');
         running.delete(sessionId);
         if (!turns.lost) await leases?.release(sessionId);
       });
@@ -565,7 +566,8 @@ export function createAgentRunner(options: {
       // given back, and another instance runs the turn again from what is stored.
       for (const turns of running.values()) {
         turns.queue.length = 0;
-        if (leases !== undefined) turns.lost = true;
+        // A session being handed over finishes that: its turns are done.
+        if (leases !== undefined && !turns.ending) turns.lost = true;
         turns.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
       }
       await Promise.all([...running.values()].map((turns) => turns.done));
