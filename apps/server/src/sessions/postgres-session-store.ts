@@ -85,6 +85,15 @@ function toInfo(row: SessionRow): SessionInfo {
 const notFound = (sessionId: string) =>
   new MolfError('session_not_found', `no session ${sessionId}`, { field: 'sessionId' });
 
+/**
+ * The JSON bodies of a session's rows, read with the session left-joined to them: no row at all is
+ * a session that does not exist; one row without a body, a session that has none.
+ */
+function bodiesOf<T>(sessionId: string, rows: readonly { body: string | null }[]): T[] {
+  if (rows.length === 0) throw notFound(sessionId);
+  return rows.flatMap((row) => (row.body === null ? [] : [JSON.parse(row.body) as T]));
+}
+
 /** PostgreSQL's foreign key violation: the session a row belongs to is gone. */
 const FOREIGN_KEY_VIOLATION = '23503';
 
@@ -185,8 +194,7 @@ export function createPostgresSessionStore(options: {
           left join session_messages m on m.session_id = s.session_id
           where s.session_id = ${sessionId}
           order by m.position`;
-        if (rows.length === 0) throw notFound(sessionId);
-        return rows.flatMap((row) => (row.body === null ? [] : [JSON.parse(row.body) as SessionMessage]));
+        return bodiesOf<SessionMessage>(sessionId, rows);
       }),
 
     append: (sessionId, message) =>
@@ -246,8 +254,7 @@ export function createPostgresSessionStore(options: {
           left join session_queue q on q.session_id = s.session_id
           where s.session_id = ${sessionId}
           order by q.queued`;
-        if (rows.length === 0) throw notFound(sessionId);
-        return rows.flatMap((row) => (row.body === null ? [] : [JSON.parse(row.body) as QueuedPrompt]));
+        return bodiesOf<QueuedPrompt>(sessionId, rows);
       }),
 
     update: (sessionId, change) =>
