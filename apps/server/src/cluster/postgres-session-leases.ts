@@ -39,7 +39,9 @@ export async function openPostgresSessionLeases(options: {
   const leaseMs = options.timings?.leaseMs ?? DEFAULT_LEASE_MS;
   const renewMs = options.timings?.renewMs ?? DEFAULT_RENEW_MS;
   const instanceId = randomUUID();
-  const held = new Set<string>();
+  /** The sessions held, each with the number of its claim (a renewal sent before a claim cannot lose it). */
+  const held = new Map<string, number>();
+  let claims = 0;
   const lostListeners = new Set<(sessionId: string) => void>();
   const wakeListeners = new Set<(sessionId: string) => void>();
   /** When the last renewal that reached the database was sent (this process's monotonic clock). */
@@ -60,15 +62,19 @@ export async function openPostgresSessionLeases(options: {
     renewing = true;
     const sentAt = performance.now();
     const sessions = [...held];
+    const ids = sessions.map(([sessionId]) => sessionId);
     try {
       const rows = await sql<{ session_id: string }[]>`
         with seen as (update instances set seen_at = now() where instance_id = ${instanceId})
         update session_leases set expires_at = now() + ${`${leaseMs} milliseconds`}::interval
-        where instance_id = ${instanceId} and session_id = any(${sessions}::text[])
+        where instance_id = ${instanceId} and session_id = any(${ids}::text[])
         returning session_id`;
       renewedAt = sentAt;
       const renewed = new Set(rows.map((row) => row.session_id));
-      for (const sessionId of sessions) if (!renewed.has(sessionId) && held.has(sessionId)) lose(sessionId);
+      // A lease let go and claimed again while the renewal was on its way is the new claim's.
+      for (const [sessionId, claim] of sessions) {
+        if (!renewed.has(sessionId) && held.get(sessionId) === claim) lose(sessionId);
+      }
     } catch (error) {
       logger.warn({ err: error, instanceId }, 'cannot renew the session leases');
     } finally {
@@ -86,7 +92,7 @@ export async function openPostgresSessionLeases(options: {
   const watchdog = setInterval(
     () => {
       if (held.size > 0 && performance.now() - renewedAt > leaseMs - renewMs) {
-        for (const sessionId of [...held]) lose(sessionId);
+        for (const sessionId of [...held.keys()]) lose(sessionId);
       }
     },
     Math.min(500, renewMs),
@@ -120,7 +126,8 @@ export async function openPostgresSessionLeases(options: {
       if (claimed) {
         // A lease taken while renewals fail would be dropped at once by the watch: count from now.
         if (held.size === 0) renewedAt = performance.now();
-        held.add(sessionId);
+        claims += 1;
+        held.set(sessionId, claims);
       }
       return claimed;
     },
