@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
+import { createTurnsByKey } from '../auth/turns-by-key.ts';
 import type { SessionLeases } from '../cluster/session-leases.ts';
 import type { WorkerPresence } from '../cluster/worker-presence.ts';
 import type { QueuedPrompt } from '../sessions/index.ts';
@@ -309,7 +310,8 @@ export function createAgentRunner(options: {
       // finishing: it is looked for once more now that anyone may take the session.
       if ((await store.queued(sessionId)).length > 0) await take(sessionId);
     } catch (error) {
-      running.delete(sessionId);
+      // A turn started after the hand-over is not this one's to forget.
+      if (running.get(sessionId) === turns) running.delete(sessionId);
       logger.warn({ err: error, sessionId }, 'cannot hand the session over');
     }
   }
@@ -317,21 +319,8 @@ export function createAgentRunner(options: {
   /** Cut-off sessions whose worker is connected nowhere, since when this instance has seen them so. */
   const orphanedSince = new Map<string, number>();
 
-  /** Per session, the last taking or handing over queued here: they run one at a time, in order. */
-  const handling = new Map<string, Promise<void>>();
-
-  function oneAtATime<T>(sessionId: string, task: () => Promise<T>): Promise<T> {
-    const result = (handling.get(sessionId) ?? Promise.resolve()).then(task);
-    const settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    handling.set(sessionId, settled);
-    void settled.then(() => {
-      if (handling.get(sessionId) === settled) handling.delete(sessionId);
-    });
-    return result;
-  }
+  /** Per session, the takings and handings over queued here: they run one at a time, in order. */
+  const oneAtATime = createTurnsByKey();
 
   /**
    * Makes sure the session's waiting prompts run: here, when this instance holds or takes its lease
@@ -374,6 +363,11 @@ export function createAgentRunner(options: {
     orphanedSince.delete(sessionId);
     if (!(await leases.claim(sessionId))) {
       await leases.wake(sessionId);
+      return undefined;
+    }
+    if (closing) {
+      // Closed while it claimed: another instance runs the session.
+      await leases.release(sessionId);
       return undefined;
     }
     // Read again under the lease: the status read above may predate the end of the last holder's
@@ -500,8 +494,21 @@ export function createAgentRunner(options: {
         throw new MolfError('busy', `the session already has ${maxQueue} prompts waiting; wait for the turn to end`);
       }
       const queued: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
-      turns.queue.push(queued);
-      await store.enqueue(sessionId, toStored(queued));
+      if (leases !== undefined) {
+        // Stored first: its turn dequeues it, and a dequeue that came before the enqueue would leave
+        // it in the table to be run again.
+        await store.enqueue(sessionId, toStored(queued));
+        const known = turns.current === messageId || turns.queue.some((prompt) => prompt.messageId === messageId);
+        if (running.get(sessionId) !== turns || turns.ending) {
+          // The turns ended meanwhile: it is run from the table, as a prompt another server queued.
+          return { messageId, queued: (await take(sessionId)) !== messageId };
+        }
+        if (known) return { messageId, queued: true };
+        turns.queue.push(queued);
+      } else {
+        turns.queue.push(queued);
+        await store.enqueue(sessionId, toStored(queued));
+      }
       events.publish(sessionId, { type: 'message.queued', messageId, position: turns.queue.length });
       return { messageId, queued: true };
     },

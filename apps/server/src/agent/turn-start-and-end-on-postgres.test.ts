@@ -4,7 +4,7 @@ import type { FakeTurn } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
-import { follow, newSession, startStack } from '../testing/agent-stack.ts';
+import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { waitFor } from '../testing/test-link.ts';
 
@@ -43,6 +43,36 @@ async function settled(url: string, sessionId: string): Promise<void> {
   }
 }
 
+/** A server on its own database whose idle status writes are slow, and one turn that ended there. */
+async function oneEndedTurn(turn: FakeTurn) {
+  const created = await createTestDatabase();
+  let stack: Stack | undefined;
+  try {
+    stack = await startStack({ databaseUrl: created.url, turns: [turn] });
+    await slowIdleStatus(created.url);
+    const session = await newSession(stack);
+    const watch = follow(stack.client, session.sessionId);
+    await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
+    await watch.turnEnded();
+    const opened = stack;
+    return {
+      url: created.url,
+      stack: opened,
+      session,
+      watch,
+      async [Symbol.asyncDispose]() {
+        watch[Symbol.dispose]();
+        await opened[Symbol.asyncDispose]();
+        await created[Symbol.asyncDispose]();
+      },
+    };
+  } catch (error) {
+    await stack?.[Symbol.asyncDispose]();
+    await created[Symbol.asyncDispose]();
+    throw error;
+  }
+}
+
 const ENDINGS: Array<{ ending: string; turn: FakeTurn }> = [
   { ending: 'answered', turn: { text: 'the one answer' } },
   { ending: 'failed at the provider', turn: { error: { status: 400, message: 'refused' } } },
@@ -53,14 +83,9 @@ describe.skipIf(unavailable !== undefined)(
   () => {
     for (const { ending, turn } of ENDINGS) {
       it(`does not run a turn ${ending} again while its idle status is being stored (the sweep for cut-off turns)`, async () => {
-        await using created = await createTestDatabase();
-        await using stack = await startStack({ databaseUrl: created.url, turns: [turn] });
-        await slowIdleStatus(created.url);
-        const session = await newSession(stack);
-        using watch = follow(stack.client, session.sessionId);
-        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
-        await watch.turnEnded();
-        await settled(created.url, session.sessionId);
+        await using ended = await oneEndedTurn(turn);
+        const { url, stack, session, watch } = ended;
+        await settled(url, session.sessionId);
         // A turn taken for a cut-off one would have asked the model again by now (the sweep runs every
         // 2 to 2.5 s, and the status took 5 s to store); one more sweep after the session settled.
         await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -69,16 +94,11 @@ describe.skipIf(unavailable !== undefined)(
       });
 
       it(`does not run a turn ${ending} again when the server is woken for the session as it ends`, async () => {
-        await using created = await createTestDatabase();
-        await using stack = await startStack({ databaseUrl: created.url, turns: [turn] });
-        await slowIdleStatus(created.url);
-        const session = await newSession(stack);
-        using watch = follow(stack.client, session.sessionId);
-        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
-        await watch.turnEnded();
+        await using ended = await oneEndedTurn(turn);
+        const { url, stack, session, watch } = ended;
         // As another server does when a prompt it queued may need this one.
         await stack.link.server.leases?.wake(session.sessionId);
-        await settled(created.url, session.sessionId);
+        await settled(url, session.sessionId);
         expect(stack.llm.requests).toHaveLength(1);
         expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
         expect((await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId })).session.status).toBe(
