@@ -56,6 +56,21 @@ describe.skipIf(unavailable !== undefined)(
       expect((await cluster.two.store.get(sessionId))?.messageCount).toBe(1);
     });
 
+    it('stores a session’s status only from the instance holding its lease: a late idle cannot end another’s turn', async () => {
+      await using cluster = await twoInstances();
+      const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });
+      expect(await cluster.one.leases.claim(sessionId)).toBe(true);
+      await cluster.one.store.setStatus(sessionId, 'busy');
+      await expect(cluster.two.store.setStatus(sessionId, 'idle')).rejects.toMatchObject({ code: 'conflict' });
+      expect((await cluster.two.store.get(sessionId))?.status).toBe('busy');
+      // The lease moves: the old holder's status is refused, the new one's stored.
+      await cluster.one.leases.release(sessionId);
+      expect(await cluster.two.leases.claim(sessionId)).toBe(true);
+      await expect(cluster.one.store.setStatus(sessionId, 'idle')).rejects.toMatchObject({ code: 'conflict' });
+      await cluster.two.store.setStatus(sessionId, 'idle');
+      expect((await cluster.one.store.get(sessionId))?.status).toBe('idle');
+    });
+
     it('refuses a write that arrives after the lease expired on the database’s clock, before anyone took it', async () => {
       await using cluster = await twoInstances();
       const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });

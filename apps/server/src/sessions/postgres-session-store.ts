@@ -118,7 +118,7 @@ export function createPostgresSessionStore(options: {
   const { sql } = options.database;
   const { fence } = options;
 
-  /** The lease check of an append (nothing without a fence). */
+  /** The lease check of a write to a session: an append, a status (nothing without a fence). */
   const holdsLease = (sessionId: string) =>
     fence === undefined
       ? sql``
@@ -302,7 +302,18 @@ export function createPostgresSessionStore(options: {
 
     setStatus: (sessionId, status) =>
       failsAsUnavailable(async () => {
-        await sql`update sessions set status = ${status} where session_id = ${sessionId}`;
+        // Fenced as an append: a status sent before the lease was lost must not land in the turn of
+        // the instance that took the session (a late idle would mark its turn as finished).
+        const rows = await sql`
+          update sessions set status = ${status} where session_id = ${sessionId} ${holdsLease(sessionId)}
+          returning 1`;
+        if (rows.length > 0 || fence === undefined) return;
+        if ((await sql`select 1 from sessions where session_id = ${sessionId}`).length > 0) {
+          throw new MolfError(
+            'conflict',
+            `this server no longer runs session ${sessionId} (another took it over): its status was not stored`,
+          );
+        }
       }),
 
     // Nothing is kept ready per session: every read is the database's.
