@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import { createTurnsByKey } from '../auth/turns-by-key.ts';
@@ -91,6 +92,9 @@ type SessionTurns = {
 
 /** How often an instance looks for sessions that need one (prompts waiting, a turn cut off), about. */
 const SWEEP_MS = 2_000;
+/** How long, and how often, an ended session's idle status is tried again while the database is away. */
+const IDLE_RETRY_MS = 15_000;
+const IDLE_RETRY_PAUSE_MS = 500;
 /** How long a cut-off turn waits for its worker to connect again before it runs anyway (and fails). */
 const WORKER_RETURN_MS = 60_000;
 
@@ -302,7 +306,7 @@ export function createAgentRunner(options: {
     try {
       await oneAtATime(sessionId, async () => {
         // A lease lost meanwhile: the session is another instance's, status included.
-        if (!turns.lost) await setStatus(sessionId, 'idle');
+        if (!turns.lost) await storeIdle(sessionId, turns);
         running.delete(sessionId);
         if (!turns.lost) await leases?.release(sessionId);
       });
@@ -313,6 +317,26 @@ export function createAgentRunner(options: {
       // A turn started after the hand-over is not this one's to forget.
       if (running.get(sessionId) === turns) running.delete(sessionId);
       logger.warn({ err: error, sessionId }, 'cannot hand the session over');
+    }
+  }
+
+  /**
+   * Stores the idle status of a session whose turns ended here, again while the database is away (as
+   * long as the lease holds, for up to IDLE_RETRY_MS): let go while still stored busy, the session would
+   * be taken for one whose turn was cut off, and its last prompt run again.
+   */
+  async function storeIdle(sessionId: string, turns: SessionTurns): Promise<void> {
+    if (await setStatus(sessionId, 'idle')) return;
+    const deadline = Date.now() + IDLE_RETRY_MS;
+    while (!turns.lost && !closing && Date.now() < deadline) {
+      await sleep(IDLE_RETRY_PAUSE_MS);
+      try {
+        await store.setStatus(sessionId, 'idle');
+        return;
+      } catch (error) {
+        // Refused: the lease is gone, and the status with it. Otherwise logged once already.
+        if (isMolfError(error) && error.code === 'conflict') return;
+      }
     }
   }
 

@@ -107,6 +107,39 @@ describe.skipIf(unavailable !== undefined)(
       });
     }
 
+    it('stores the idle status again when the database refused it, before it lets the session go', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ error: { status: 400, message: 'refused' } }],
+      });
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        // The first two idle writes fail (a sequence counts outside the failing transactions).
+        await database.sql.unsafe(`
+          create sequence idle_writes;
+          create function failing_idle() returns trigger language plpgsql as
+            $$ begin
+              if old.status = 'busy' and new.status = 'idle' and nextval('idle_writes') <= 2 then
+                raise exception 'could not extend file: No space left on device';
+              end if;
+              return new;
+            end $$;
+          create trigger failing_idle before update of status on sessions for each row execute function failing_idle();`);
+      } finally {
+        await database.close();
+      }
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
+      await watch.turnEnded();
+      await settled(created.url, session.sessionId);
+      // Let go stored busy, the turn (its prompt unanswered) would be run again by the next sweep.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(stack.llm.requests).toHaveLength(1);
+      expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
+    });
+
     it('runs a prompt once when the server is woken for the session as its turn starts', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'the one answer' }] });
