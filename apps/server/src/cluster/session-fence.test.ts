@@ -71,6 +71,21 @@ describe.skipIf(unavailable !== undefined)(
       expect((await cluster.one.store.get(sessionId))?.status).toBe('idle');
     });
 
+    it('takes a queued prompt out of the queue in the statement that stores it in the history, and only then', async () => {
+      await using cluster = await twoInstances();
+      const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });
+      const prompt = { messageId: randomUUID(), text: 'waiting', at: new Date().toISOString() };
+      await cluster.two.store.enqueue(sessionId, prompt);
+      const stored = { id: prompt.messageId, at: prompt.at, role: 'user' as const, text: prompt.text };
+      // Refused (no lease): it stays queued.
+      await expect(cluster.one.store.append(sessionId, stored)).rejects.toMatchObject({ code: 'conflict' });
+      expect((await cluster.one.store.queued(sessionId)).map((queued) => queued.messageId)).toEqual([prompt.messageId]);
+      expect(await cluster.one.leases.claim(sessionId)).toBe(true);
+      await cluster.one.store.append(sessionId, stored);
+      expect(await cluster.one.store.queued(sessionId)).toEqual([]);
+      expect((await cluster.two.store.messages(sessionId)).map((message) => message.id)).toEqual([prompt.messageId]);
+    });
+
     it('refuses a write that arrives after the lease expired on the database’s clock, before anyone took it', async () => {
       await using cluster = await twoInstances();
       const { sessionId } = await cluster.one.store.create({ workerId: randomUUID() as WorkerId });

@@ -215,6 +215,12 @@ export function createPostgresSessionStore(options: {
               unpriced_calls = unpriced_calls + ${usage !== undefined && !priced ? 1 : 0}
             where session_id = ${sessionId} ${holdsLease(sessionId)}
             returning message_count
+          ),
+          -- A prompt stored in the history is no longer waiting: out of the queue in the same step, so
+          -- that a crash between the two cannot leave it in both (and run it again).
+          dequeued as (
+            delete from session_queue
+            where session_id = ${sessionId} and message_id = ${message.id} and exists (select 1 from counted)
           )
           insert into session_messages (session_id, position, body)
           select ${sessionId}, message_count, ${JSON.stringify(message)} from counted
