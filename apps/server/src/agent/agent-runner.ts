@@ -570,6 +570,8 @@ export function createAgentRunner(options: {
         });
         return false;
       }
+      // Its turns ended here and it is being handed over: no turn runs to abort.
+      if (turns.ending) return false;
       // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
       // after this run normally.
       for (const dropped of turns.queue.splice(0)) {

@@ -107,6 +107,17 @@ describe.skipIf(unavailable !== undefined)(
       });
     }
 
+    it('says nothing was aborted when asked while a session is handed over, and goes on to settle it', async () => {
+      await using ended = await oneEndedTurn({ text: 'the one answer' });
+      const { url, stack, session } = ended;
+      // The idle status takes 5 s to store: the session is being handed over now.
+      expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({
+        aborted: false,
+      });
+      await settled(url, session.sessionId);
+      expect(stack.llm.requests).toHaveLength(1);
+    });
+
     it('stores the idle status again when the database refused it, before it lets the session go', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({
