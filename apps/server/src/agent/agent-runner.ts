@@ -88,6 +88,10 @@ type SessionTurns = {
    * then its lease let go). Prompts go through the database meanwhile, and are looked for after.
    */
   ending: boolean;
+  /** Prompts an abort dropped: never queued again, though the database may still list them a moment. */
+  dropped: Set<string>;
+  /** The removal of the dropped prompts from the database, awaited before the queue is read again. */
+  dropping: Promise<unknown>;
 };
 
 /** How often an instance looks for sessions that need one (prompts waiting, a turn cut off), about. */
@@ -199,6 +203,8 @@ export function createAgentRunner(options: {
       current: first.messageId,
       lost: false,
       ending: false,
+      dropped: new Set(),
+      dropping: Promise.resolve(),
     };
     running.set(sessionId, turns);
     // Stored before the turn runs: a busy status written after its idle one would mark a finished
@@ -281,18 +287,19 @@ export function createAgentRunner(options: {
   }
 
   /** Adds the prompts other instances queued in the database to the session's local queue. */
-  async function pullQueued(sessionId: string, turns: SessionTurns): Promise<void> {
+  async function pullQueued(sessionId: string, turns: SessionTurns, local?: Queued): Promise<void> {
     let waiting: QueuedPrompt[];
     try {
+      await turns.dropping;
       waiting = await store.queued(sessionId);
     } catch (error) {
       logger.warn({ err: error, sessionId }, 'cannot read the prompts queued for a session');
       return;
     }
-    const known = new Set([turns.current, ...turns.queue.map((prompt) => prompt.messageId)]);
+    const known = new Set([turns.current, ...turns.dropped, ...turns.queue.map((prompt) => prompt.messageId)]);
     for (const prompt of waiting) {
       if (known.has(prompt.messageId)) continue;
-      turns.queue.push(fromStore(prompt));
+      turns.queue.push(local?.messageId === prompt.messageId ? local : fromStore(prompt));
       events.publish(sessionId, { type: 'message.queued', messageId: prompt.messageId, position: turns.queue.length });
     }
   }
@@ -400,8 +407,9 @@ export function createAgentRunner(options: {
     const waiting = (await store.queued(sessionId)).map((prompt) =>
       local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
     );
-    let first = waiting.shift();
-    if (first === undefined && claimed?.status === 'busy') first = await interruptedPrompt(sessionId);
+    // A turn cut off by its holder's end runs again first, then the prompts that waited behind it.
+    let first = claimed?.status === 'busy' ? await interruptedPrompt(sessionId) : undefined;
+    first ??= waiting.shift();
     if (first === undefined) {
       await leases.release(sessionId);
       return undefined;
@@ -419,7 +427,8 @@ export function createAgentRunner(options: {
     const history = await store.messages(sessionId);
     const prompt = history.findLast((message) => message.role === 'user');
     const last = history.at(-1);
-    const answered = last?.role === 'assistant' && last.toolCalls.length === 0;
+    // An answer cut short (its server shut down mid-stream) is not one.
+    const answered = last?.role === 'assistant' && last.toolCalls.length === 0 && last.interrupted !== true;
     if (prompt === undefined || prompt.role !== 'user' || answered) {
       await setStatus(sessionId, 'idle');
       return undefined;
@@ -522,13 +531,13 @@ export function createAgentRunner(options: {
         // Stored first: its turn dequeues it, and a dequeue that came before the enqueue would leave
         // it in the table to be run again.
         await store.enqueue(sessionId, toStored(queued));
-        const known = turns.current === messageId || turns.queue.some((prompt) => prompt.messageId === messageId);
         if (running.get(sessionId) !== turns || turns.ending) {
           // The turns ended meanwhile: it is run from the table, as a prompt another server queued.
           return { messageId, queued: (await take(sessionId)) !== messageId };
         }
-        if (known) return { messageId, queued: true };
-        turns.queue.push(queued);
+        // Read from the table with those other servers queued before it: they run first.
+        await pullQueued(sessionId, turns, queued);
+        return { messageId, queued: true };
       } else {
         turns.queue.push(queued);
         await store.enqueue(sessionId, toStored(queued));
@@ -574,11 +583,13 @@ export function createAgentRunner(options: {
       if (turns.ending) return false;
       // The prompts waiting now are dropped with the turn (the user aborted them too); prompts sent
       // after this run normally.
-      for (const dropped of turns.queue.splice(0)) {
-        void store.dequeue(sessionId, dropped.messageId).catch((error: unknown) => {
+      const removals = turns.queue.splice(0).map((dropped) => {
+        turns.dropped.add(dropped.messageId);
+        return store.dequeue(sessionId, dropped.messageId).catch((error: unknown) => {
           logger.warn({ err: error, sessionId }, 'cannot remove an aborted prompt from the queue file');
         });
-      }
+      });
+      turns.dropping = Promise.all([turns.dropping, ...removals]);
       turns.controller.abort(new MolfError('cancelled', 'aborted by the user'));
       return true;
     },

@@ -179,6 +179,37 @@ describe.skipIf(unavailable !== undefined)(
       expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(1);
     });
 
+    it('runs a turn cut off by its server’s end first, then the prompts queued behind it', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ text: 'the cut-off one, answered' }, { text: 'the queued one, answered' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      // As a server that died mid-turn leaves it: the prompt stored, the session busy, no lease; and
+      // a prompt another server queued behind it.
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        const store = createPostgresSessionStore({ database });
+        const at = new Date().toISOString();
+        await store.append(session.sessionId, { id: randomUUID(), at, role: 'user', text: 'the cut-off prompt' });
+        await store.setStatus(session.sessionId, 'busy');
+        await store.enqueue(session.sessionId, { messageId: randomUUID(), text: 'the queued prompt', at });
+      } finally {
+        await database.close();
+      }
+      await stack.link.server.leases?.wake(session.sessionId);
+      await watch.turnEnded(2);
+      await settled(created.url, session.sessionId);
+      const lastUserText = (request: (typeof stack.llm.requests)[number]) =>
+        JSON.stringify(request.messages.findLast((message) => message.role === 'user'));
+      expect(stack.llm.requests.map(lastUserText)).toEqual([
+        expect.stringContaining('the cut-off prompt'),
+        expect.stringContaining('the queued prompt'),
+      ]);
+    });
+
     it('runs a prompt queued for the session by another server as its turn ends, once', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({
