@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
-import type { FakeTurn } from '@molf/testkit';
+import type { FakeRequest, FakeTurn } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
@@ -72,6 +72,10 @@ async function oneEndedTurn(turn: FakeTurn) {
     throw error;
   }
 }
+
+/** The last user message a model request carried, as JSON. */
+const lastUserText = (request: FakeRequest) =>
+  JSON.stringify(request.messages.findLast((message) => message.role === 'user'));
 
 const ENDINGS: Array<{ ending: string; turn: FakeTurn }> = [
   { ending: 'answered', turn: { text: 'the one answer' } },
@@ -202,11 +206,76 @@ describe.skipIf(unavailable !== undefined)(
       await stack.link.server.leases?.wake(session.sessionId);
       await watch.turnEnded(2);
       await settled(created.url, session.sessionId);
-      const lastUserText = (request: (typeof stack.llm.requests)[number]) =>
-        JSON.stringify(request.messages.findLast((message) => message.role === 'user'));
       expect(stack.llm.requests.map(lastUserText)).toEqual([
         expect.stringContaining('the cut-off prompt'),
         expect.stringContaining('the queued prompt'),
+      ]);
+    });
+
+    it('runs a prompt another server queued before one sent to the holder, in that order', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 }, { text: 'second' }, { text: 'third' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the running prompt' });
+      await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        // Queued through another server, whose wake has not come yet.
+        await createPostgresSessionStore({ database }).enqueue(session.sessionId, {
+          messageId: randomUUID(),
+          text: 'queued elsewhere first',
+          at: new Date().toISOString(),
+        });
+      } finally {
+        await database.close();
+      }
+      expect(
+        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'sent here after' }),
+      ).toMatchObject({ queued: true });
+      await watch.turnEnded(3);
+      expect(stack.llm.requests.map(lastUserText)).toEqual([
+        expect.stringContaining('the running prompt'),
+        expect.stringContaining('queued elsewhere first'),
+        expect.stringContaining('sent here after'),
+      ]);
+    });
+
+    it('never runs a prompt an abort dropped, though its removal from the queue table is slow', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 }, { text: 'not asked' }, { text: 'after' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the running prompt' });
+      await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
+      for (const text of ['dropped one', 'dropped two']) {
+        expect(await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text })).toMatchObject({
+          queued: true,
+        });
+      }
+      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      try {
+        await database.sql.unsafe(`
+          create function slow_dequeue() returns trigger language plpgsql as
+            $$ begin perform pg_sleep(2); return old; end $$;
+          create trigger slow_dequeue before delete on session_queue for each row execute function slow_dequeue();`);
+      } finally {
+        await database.close();
+      }
+      expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({ aborted: true });
+      await watch.turnEnded();
+      await settled(created.url, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'a prompt after' });
+      await watch.turnEnded(2);
+      expect(stack.llm.requests.map(lastUserText)).toEqual([
+        expect.stringContaining('the running prompt'),
+        expect.stringContaining('a prompt after'),
       ]);
     });
 
