@@ -177,7 +177,8 @@ describe.skipIf(unavailable !== undefined)(
       await waitFor(async () => {
         two.publish('s', status('idle'));
         const all = await takeEvents(
-          one.stream({ sessionId: 's', lastEventId: stored?.id, signal: AbortSignal.timeout(500) }),
+          // Generous: on a loaded machine the read of the stored events can take seconds.
+          one.stream({ sessionId: 's', lastEventId: stored?.id, signal: AbortSignal.timeout(5_000) }),
           1,
         ).catch(() => []);
         return all.some(({ data }) => data.type === 'status' && data.status === 'idle');
