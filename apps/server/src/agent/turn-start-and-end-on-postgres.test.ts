@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createSilentLogger } from '@molf/logging';
 import type { FakeRequest, FakeTurn } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
 import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
-import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 import { waitFor } from '../testing/test-link.ts';
 
 const unavailable = postgresUnavailable();
@@ -16,20 +14,22 @@ const SLOW_IDLE = `
     $$ begin if old.status = 'busy' and new.status = 'idle' then perform pg_sleep(5); end if; return new; end $$;
   create trigger slow_idle before update of status on sessions for each row execute function slow_idle();`;
 
-async function slowIdleStatus(url: string): Promise<void> {
-  const database = await openDatabase({ url, logger: createSilentLogger() });
-  try {
-    await database.sql.unsafe(SLOW_IDLE);
-  } finally {
-    await database.close();
-  }
-}
+const slowIdleStatus = (url: string) => withDatabase(url, (database) => database.sql.unsafe(SLOW_IDLE));
+
+/** Queues a prompt as another server does (without its wake). */
+const queueElsewhere = (url: string, sessionId: string, text: string) =>
+  withDatabase(url, (database) =>
+    createPostgresSessionStore({ database }).enqueue(sessionId, {
+      messageId: randomUUID(),
+      text,
+      at: new Date().toISOString(),
+    }),
+  );
 
 /** Waits until the session is idle in the database and nobody holds its lease. */
-async function settled(url: string, sessionId: string): Promise<void> {
-  const database = await openDatabase({ url, logger: createSilentLogger() });
-  try {
-    await waitFor(
+function settled(url: string, sessionId: string): Promise<void> {
+  return withDatabase(url, (database) =>
+    waitFor(
       async () => {
         const rows = await database.sql<{ status: string; leased: boolean }[]>`
           select status, exists (select 1 from session_leases l where l.session_id = s.session_id) as leased
@@ -37,10 +37,8 @@ async function settled(url: string, sessionId: string): Promise<void> {
         return rows[0]?.status === 'idle' && rows[0].leased === false;
       },
       { what: 'the session idle with its lease released' },
-    );
-  } finally {
-    await database.close();
-  }
+    ),
+  );
 }
 
 /** A server on its own database whose idle status writes are slow, and one turn that ended there. */
@@ -128,10 +126,9 @@ describe.skipIf(unavailable !== undefined)(
         databaseUrl: created.url,
         turns: [{ error: { status: 400, message: 'refused' } }],
       });
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        // The first two idle writes fail (a sequence counts outside the failing transactions).
-        await database.sql.unsafe(`
+      // The first two idle writes fail (a sequence counts outside the failing transactions).
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
           create sequence idle_writes;
           create function failing_idle() returns trigger language plpgsql as
             $$ begin
@@ -140,10 +137,8 @@ describe.skipIf(unavailable !== undefined)(
               end if;
               return new;
             end $$;
-          create trigger failing_idle before update of status on sessions for each row execute function failing_idle();`);
-      } finally {
-        await database.close();
-      }
+          create trigger failing_idle before update of status on sessions for each row execute function failing_idle();`),
+      );
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
       await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
@@ -158,16 +153,13 @@ describe.skipIf(unavailable !== undefined)(
     it('runs a prompt once when the server is woken for the session as its turn starts', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'the one answer' }] });
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        // Storing the busy status takes a while: the turn waits for it before it runs.
-        await database.sql.unsafe(`
+      // Storing the busy status takes a while: the turn waits for it before it runs.
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
           create function slow_busy() returns trigger language plpgsql as
             $$ begin if old.status = 'idle' and new.status = 'busy' then perform pg_sleep(2); end if; return new; end $$;
-          create trigger slow_busy before update of status on sessions for each row execute function slow_busy();`);
-      } finally {
-        await database.close();
-      }
+          create trigger slow_busy before update of status on sessions for each row execute function slow_busy();`),
+      );
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
       const prompted = stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'once only' });
@@ -193,16 +185,17 @@ describe.skipIf(unavailable !== undefined)(
       using watch = follow(stack.client, session.sessionId);
       // As a server that died mid-turn leaves it: the prompt stored, the session busy, no lease; and
       // a prompt another server queued behind it.
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
+      await withDatabase(created.url, async (database) => {
         const store = createPostgresSessionStore({ database });
-        const at = new Date().toISOString();
-        await store.append(session.sessionId, { id: randomUUID(), at, role: 'user', text: 'the cut-off prompt' });
+        await store.append(session.sessionId, {
+          id: randomUUID(),
+          at: new Date().toISOString(),
+          role: 'user',
+          text: 'the cut-off prompt',
+        });
         await store.setStatus(session.sessionId, 'busy');
-        await store.enqueue(session.sessionId, { messageId: randomUUID(), text: 'the queued prompt', at });
-      } finally {
-        await database.close();
-      }
+      });
+      await queueElsewhere(created.url, session.sessionId, 'the queued prompt');
       await stack.link.server.leases?.wake(session.sessionId);
       await watch.turnEnded(2);
       await settled(created.url, session.sessionId);
@@ -222,17 +215,8 @@ describe.skipIf(unavailable !== undefined)(
       using watch = follow(stack.client, session.sessionId);
       await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the running prompt' });
       await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        // Queued through another server, whose wake has not come yet.
-        await createPostgresSessionStore({ database }).enqueue(session.sessionId, {
-          messageId: randomUUID(),
-          text: 'queued elsewhere first',
-          at: new Date().toISOString(),
-        });
-      } finally {
-        await database.close();
-      }
+      // Queued through another server, whose wake has not come yet.
+      await queueElsewhere(created.url, session.sessionId, 'queued elsewhere first');
       expect(
         await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'sent here after' }),
       ).toMatchObject({ queued: true });
@@ -259,15 +243,12 @@ describe.skipIf(unavailable !== undefined)(
           queued: true,
         });
       }
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        await database.sql.unsafe(`
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
           create function slow_dequeue() returns trigger language plpgsql as
             $$ begin perform pg_sleep(2); return old; end $$;
-          create trigger slow_dequeue before delete on session_queue for each row execute function slow_dequeue();`);
-      } finally {
-        await database.close();
-      }
+          create trigger slow_dequeue before delete on session_queue for each row execute function slow_dequeue();`),
+      );
       expect(await stack.client.rpc.sessions.abort.mutate({ sessionId: session.sessionId })).toEqual({ aborted: true });
       await watch.turnEnded();
       await settled(created.url, session.sessionId);
@@ -291,16 +272,7 @@ describe.skipIf(unavailable !== undefined)(
       await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the first' });
       await watch.turnEnded();
       // Another server stores the prompt in the queue and wakes the holder.
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        await createPostgresSessionStore({ database }).enqueue(session.sessionId, {
-          messageId: randomUUID(),
-          text: 'the late one',
-          at: new Date().toISOString(),
-        });
-      } finally {
-        await database.close();
-      }
+      await queueElsewhere(created.url, session.sessionId, 'the late one');
       await stack.link.server.leases?.wake(session.sessionId);
       await watch.turnEnded(2);
       await settled(created.url, session.sessionId);

@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createSilentLogger } from '@molf/logging';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../database/index.ts';
 import { follow, newSession, startStack } from '../testing/agent-stack.ts';
-import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 
 const unavailable = postgresUnavailable();
 
@@ -21,15 +19,12 @@ describe.skipIf(unavailable !== undefined)(
         turns: [{ toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command } }] }, { text: 'done' }],
       });
       // Storing a record takes a while: a call that did not wait for it would not find it.
-      const database = await openDatabase({ url: created.url, logger: createSilentLogger() });
-      try {
-        await database.sql.unsafe(`
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
           create function slow_audit() returns trigger language plpgsql as
             $$ begin perform pg_sleep(2); return new; end $$;
-          create trigger slow_audit before insert on audit_log for each row execute function slow_audit();`);
-      } finally {
-        await database.close();
-      }
+          create trigger slow_audit before insert on audit_log for each row execute function slow_audit();`),
+      );
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
       await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'run it' });

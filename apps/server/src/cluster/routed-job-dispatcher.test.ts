@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createSilentLogger } from '@molf/logging';
 import type { ToolCallId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import type { MolfServer } from '../create-server.ts';
-import { openDatabase } from '../database/index.ts';
-import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 import { createTempDir, startTestLink, startTestServer, waitFor } from '../testing/test-link.ts';
 
 const unavailable = postgresUnavailable();
@@ -116,8 +114,7 @@ describe.skipIf(unavailable !== undefined)(
 
     it('never sends a worker a job whose time ran out (left by servers that died), and sends the others', async () => {
       await using cluster = await twoServers();
-      const database = await openDatabase({ url: cluster.url, logger: createSilentLogger() });
-      try {
+      await withDatabase(cluster.url, async (database) => {
         const leave = (file: string, deadline: string) => {
           const toolCallId = `tc_${randomUUID()}`;
           const job = { toolCallId, toolName: 'shell_exec', args: { command: `echo x > ${file}` }, timeoutMs: 10_000 };
@@ -128,14 +125,12 @@ describe.skipIf(unavailable !== undefined)(
         };
         await leave('stale.txt', '-1 second');
         await leave('fresh.txt', '1 hour');
-        // Found by the server holding the worker when it looks for jobs it missed.
-        await waitFor(async () => (await readFile(join(cluster.workdir, 'fresh.txt'), 'utf8').catch(() => '')) !== '', {
-          what: 'the job still in time sent to the worker',
-        });
-        await expect(readFile(join(cluster.workdir, 'stale.txt'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
-      } finally {
-        await database.close();
-      }
+      });
+      // Found by the server holding the worker when it looks for jobs it missed.
+      await waitFor(async () => (await readFile(join(cluster.workdir, 'fresh.txt'), 'utf8').catch(() => '')) !== '', {
+        what: 'the job still in time sent to the worker',
+      });
+      await expect(readFile(join(cluster.workdir, 'stale.txt'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
     });
 
     it('refuses a result nobody asked for, on any server', async () => {

@@ -37,3 +37,13 @@ export async function openTestDatabase(): Promise<AsyncDisposable & { database: 
     },
   };
 }
+
+/** Opens the database at `url` for one task (SQL a test sets up or looks at), and closes it after. */
+export async function withDatabase<T>(url: string, task: (database: Database) => Promise<T>): Promise<T> {
+  const database = await openDatabase({ url, logger: createSilentLogger() });
+  try {
+    return await task(database);
+  } finally {
+    await database.close();
+  }
+}
