@@ -335,13 +335,13 @@ export async function loadWorkerRegistry(options: {
     async find(workerId) {
       const known = entries.get(workerId);
       if (known !== undefined) return toInfo(known);
-      // Ids are UUIDs; anything else names no document (and no path).
-      if (!/^[\w-]+$/.test(workerId)) return undefined;
+      // Anything but a worker id names no document (and no path).
+      if (!WorkerIdSchema.safeParse(workerId).success) return undefined;
       const stored = await readStored(workerStateDocument(workerId));
       if (stored === undefined) return undefined;
       // Kept as the watch would keep it, unless it registered here meanwhile.
       const entry = entries.get(workerId) ?? { info: { ...stored, online: false } };
-      entries.set(workerId, entry);
+      if (!entries.has(workerId)) entries.set(workerId, entry);
       return toInfo(entry);
     },
     registration: (workerId) => connectedHere(workerId) ?? options.elsewhere?.(workerId),
