@@ -134,6 +134,16 @@ export function createPostgresSessionStore(options: {
             and lease.expires_at > now()
         )`;
 
+  /**
+   * A prompt stored in the history is no longer waiting: it leaves the queue in the append's statement
+   * (only when the append is), so that a crash between the two cannot leave it in both and run it again.
+   */
+  const dequeuedWith = (sessionId: string, messageId: string) => sql`
+    , dequeued as (
+      delete from session_queue
+      where session_id = ${sessionId} and message_id = ${messageId} and exists (select 1 from counted)
+    )`;
+
   /** A session with its subagents' usage summed beside it. */
   const selectSessions = (where: postgres.PendingQuery<postgres.Row[]>) => sql<SessionRow[]>`
     select s.*, c.*
@@ -215,13 +225,8 @@ export function createPostgresSessionStore(options: {
               unpriced_calls = unpriced_calls + ${usage !== undefined && !priced ? 1 : 0}
             where session_id = ${sessionId} ${holdsLease(sessionId)}
             returning message_count
-          ),
-          -- A prompt stored in the history is no longer waiting: out of the queue in the same step, so
-          -- that a crash between the two cannot leave it in both (and run it again).
-          dequeued as (
-            delete from session_queue
-            where session_id = ${sessionId} and message_id = ${message.id} and exists (select 1 from counted)
           )
+          ${message.role === 'user' ? dequeuedWith(sessionId, message.id) : sql``}
           insert into session_messages (session_id, position, body)
           select ${sessionId}, message_count, ${JSON.stringify(message)} from counted
           returning position`;
