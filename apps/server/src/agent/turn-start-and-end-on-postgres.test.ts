@@ -42,6 +42,15 @@ function settled(url: string, sessionId: string): Promise<void> {
 }
 
 /** A server on its own database whose idle status writes are slow, and one turn that ended there. */
+/** An answer that streams for a second or so: prompts sent meanwhile find its turn running. */
+const SLOW_TURN: FakeTurn = { text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 };
+
+/** Sends 'the running prompt' and waits until its turn asks the model (the answer is SLOW_TURN). */
+async function startRunningTurn(stack: Stack, sessionId: string): Promise<void> {
+  await stack.client.rpc.sessions.prompt.mutate({ sessionId, text: 'the running prompt' });
+  await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
+}
+
 async function oneEndedTurn(turn: FakeTurn) {
   const created = await createTestDatabase();
   let stack: Stack | undefined;
@@ -209,12 +218,11 @@ describe.skipIf(unavailable !== undefined)(
       await using created = await createTestDatabase();
       await using stack = await startStack({
         databaseUrl: created.url,
-        turns: [{ text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 }, { text: 'second' }, { text: 'third' }],
+        turns: [SLOW_TURN, { text: 'second' }, { text: 'third' }],
       });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the running prompt' });
-      await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
+      await startRunningTurn(stack, session.sessionId);
       // Queued through another server, whose wake has not come yet.
       await queueElsewhere(created.url, session.sessionId, 'queued elsewhere first');
       expect(
@@ -232,12 +240,11 @@ describe.skipIf(unavailable !== undefined)(
       await using created = await createTestDatabase();
       await using stack = await startStack({
         databaseUrl: created.url,
-        turns: [{ text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 }, { text: 'not asked' }, { text: 'after' }],
+        turns: [SLOW_TURN, { text: 'not asked' }, { text: 'after' }],
       });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'the running prompt' });
-      await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
+      await startRunningTurn(stack, session.sessionId);
       for (const text of ['dropped one', 'dropped two']) {
         expect(await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text })).toMatchObject({
           queued: true,

@@ -1,6 +1,6 @@
 import { MolfError } from '@molf/protocol';
 import lockfile from 'proper-lockfile';
-import { createTurnsByKey } from './turns-by-key.ts';
+import { createTurnsByKey } from '../turns-by-key.ts';
 
 /**
  * A lock older than this is taken as left by a process that died holding it (proper-lockfile's

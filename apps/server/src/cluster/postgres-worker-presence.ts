@@ -1,7 +1,7 @@
 import type { Logger } from '@molf/logging';
 import { type WorkerRegistration, WorkerRegistrationSchema } from '@molf/protocol';
-import { createTurnsByKey } from '../auth/turns-by-key.ts';
 import type { Database } from '../database/index.ts';
+import { createTurnsByKey } from '../turns-by-key.ts';
 import type { WorkerPresence } from './worker-presence.ts';
 
 /** The channel that tells the other instances a worker connected, changed or left; the payload is its id. */

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@molf/logging';
 import { MolfError } from '@molf/protocol';
-import { createTurnsByKey } from '../auth/turns-by-key.ts';
 import { type Database, describeDatabaseError } from '../database/index.ts';
+import { createTurnsByKey } from '../turns-by-key.ts';
 import type { StateDocuments } from './state-documents.ts';
 
 /** The channel every instance listens on; a payload is a document's name. */
