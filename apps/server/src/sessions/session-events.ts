@@ -227,6 +227,8 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
             if (log === undefined) return;
             log.unwritten -= 1;
             show(log, event);
+            // Announcements deferred while this process's own writes were on their way (see onStored).
+            if (log.unwritten === 0 && log.announcedSeq > log.shownSeq && log.listeners.size > 0) void catchUp(log);
           },
           refused: (event) => {
             // Another instance stored an event under this number: this process's count is stale.
@@ -304,6 +306,10 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     const log = logs.get(sessionId);
     if (log === undefined) return;
     log.announcedSeq = Math.max(log.announcedSeq, seq);
+    // A number this process gave, still on its way back from the writer: the writer's answer shows
+    // the event (or, refused, has the log read again), so reading it here would be a wasted query.
+    // The announcement often arrives first, on the listening connection.
+    if (log.unwritten > 0 && seq < log.nextSeq) return;
     if (log.listeners.size > 0 && seq > log.shownSeq) void catchUp(log);
   });
 

@@ -6,6 +6,7 @@ import { takeEvents } from '../testing/session-test-data.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { openPostgresEventLog } from './postgres-event-log.ts';
 import { createSessionEvents, type SessionEvents } from './session-events.ts';
+import type { StoredEventLog } from './stored-event-log.ts';
 
 const logger = createSilentLogger();
 const unavailable = postgresUnavailable();
@@ -96,6 +97,46 @@ describe.skipIf(unavailable !== undefined)(
           Array.from({ length: 2_600 - Number(counted?.oldest) + 1 }, (_, index) => Number(counted?.oldest) + index),
         );
         controller.abort();
+      } finally {
+        await events.close();
+        await database.close();
+      }
+    });
+
+    it('shows its own events to its subscribers without reading them back, though their announcement comes before the write’s answer', async () => {
+      await using created = await createTestDatabase();
+      const database = await openDatabase({ url: created.url, logger, maxConnections: 3 });
+      const stored = await openPostgresEventLog({ database, logger });
+      const reads: number[] = [];
+      const storage: StoredEventLog = {
+        ...stored,
+        // The answer to each write comes well after the NOTIFY, which is sent at commit.
+        write: async (batch) => {
+          const written = await stored.write(batch);
+          await new Promise((resolveLater) => setTimeout(resolveLater, 150));
+          return written;
+        },
+        read: (sessionId, afterSeq, limit) => {
+          reads.push(afterSeq);
+          return stored.read(sessionId, afterSeq, limit);
+        },
+      };
+      const events = createSessionEvents({ storage, logger });
+      try {
+        const controller = new AbortController();
+        const reading = takeEvents(
+          events.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal }),
+          6,
+        );
+        await new Promise((resolveLater) => setTimeout(resolveLater, 200));
+        for (let round = 0; round < 3; round += 1) {
+          events.publish('s', status('busy'));
+          events.publish('s', status('idle'));
+          await new Promise((resolveLater) => setTimeout(resolveLater, 50));
+        }
+        expect((await reading).map(({ data }) => data.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+        controller.abort();
+        expect(reads).toEqual([]);
       } finally {
         await events.close();
         await database.close();
