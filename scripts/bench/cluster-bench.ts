@@ -36,6 +36,11 @@
  *
  * Usage: node scripts/bench/cluster-bench.ts [--quick] [--json] [--sessions 100,500,1000]
  *        [--instances 1,3] [--chunks N] [--interval MS] [--workers N] [--clients N] [--fast-commits]
+ *        [--instance-cpu SHARE] [--repeat N]
+ * --repeat runs each configuration N times; the capacity comparison takes each one's median p99.
+ * --instance-cpu (root; cgroups) gives each instance SHARE of a core of its own (a CFS quota, e.g.
+ * 0.3), so that three instances have three times one instance's CPU, as a core per instance would,
+ * scaled down: what a machine with fewer cores than instances cannot otherwise show.
  * --fast-commits (a diagnostic) runs PostgreSQL without waiting for the disk, to show what the WAL
  * flush costs; MOLF_BENCH_PROFILE=DIR writes a CPU profile of each instance there.
  */
@@ -61,6 +66,7 @@ import {
 import { createWorker, type MolfWorker } from '@molf/worker';
 import { BENCH_OPTIONS } from './bench-flags.ts';
 import { percentile } from './bench-stats.ts';
+import { createCpuQuota } from './cpu-quota.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -77,6 +83,8 @@ const { values: flags } = parseArgs({
     workers: { type: 'string' },
     clients: { type: 'string' },
     'fast-commits': { type: 'boolean', default: false },
+    'instance-cpu': { type: 'string' },
+    repeat: { type: 'string' },
   },
   strict: true,
 });
@@ -91,6 +99,8 @@ function parseCounts(text: string, what: string): number[] {
 
 const LOADS = parseCounts(flags.sessions ?? (flags.quick ? '50,200' : '100,500,1000'), 'sessions');
 const INSTANCE_COUNTS = parseCounts(flags.instances ?? '1,3', 'instances');
+/** Runs of each configuration; the capacity comparison takes each configuration's median p99. */
+const REPEAT = parseCounts(flags.repeat ?? '1', 'repeat')[0] as number;
 const [CHUNKS, INTERVAL_MS, WORKERS, CLIENTS] = [
   parseCounts(flags.chunks ?? '20', 'chunks')[0],
   parseCounts(flags.interval ?? '100', 'interval')[0],
@@ -101,6 +111,12 @@ const [CHUNKS, INTERVAL_MS, WORKERS, CLIENTS] = [
 const DEADLINE_MS = flags.quick ? 60_000 : 120_000;
 /** How long after the last turn ended the bench still watches for turns that should not be. */
 const SETTLE_MS = 1_500;
+/**
+ * Turns every configuration runs before it measures (WARM_UP_PER_WORKER per worker, so on every
+ * instance), as a deployed instance has run turns before: its code compiled and its pool connected.
+ * Without them, each instance's first turns pay for that, three times over with three instances.
+ */
+const WARM_UP_PER_WORKER = 2;
 /** Sessions created at once before the run (creation is not measured). */
 const CREATE_CONCURRENCY = 16;
 /** The instances' pool size: the server's default, as a deployment gets it. */
@@ -109,6 +125,14 @@ const POOL_SIZE = 10;
 const EVENTS_CHANNEL = 'molf_session_events';
 /** A diagnostic: commits that do not wait for the disk (fsync off), to see what the WAL flush costs. */
 const FAST_COMMITS = flags['fast-commits'];
+/**
+ * Each instance's own share of a core (a CFS quota), or none: N instances then have N times one
+ * instance's CPU, as with a core per instance, scaled down to fit a small machine.
+ */
+const INSTANCE_CPU = flags['instance-cpu'] === undefined ? undefined : Number(flags['instance-cpu']);
+if (INSTANCE_CPU !== undefined && !(INSTANCE_CPU > 0 && INSTANCE_CPU <= 64)) {
+  throw new Error(`--instance-cpu takes a share of a core, such as 0.3 (got "${flags['instance-cpu']}")`);
+}
 const TARGETS = { sessionsRatio: 2.5, p99AtThousandMs: 50, postgresAppendP99Ms: 2 };
 const TOKENS = { client: 'molf_c_cluster-bench-client-token-0123', worker: 'molf_w_cluster-bench-worker-token-0123' };
 const progress = (message: string) => process.stderr.write(`${message}\n`);
@@ -382,6 +406,41 @@ async function mapConcurrently<T, R>(items: readonly T[], limit: number, task: (
   return results;
 }
 
+/** Runs `turns` turns at once, each in a session of its own, the sessions spread over the workers; resolves when all ended. */
+async function warmUp(clients: readonly MolfClient[], workers: readonly MolfWorker[], turns: number): Promise<void> {
+  await Promise.all(
+    Array.from({ length: turns }, async (_, index) => {
+      const client = clients[index % clients.length] as MolfClient;
+      const worker = workers[index % workers.length] as MolfWorker;
+      const { sessionId } = await client.rpc.sessions.create.mutate({ workerId: worker.workerId });
+      const ended = Promise.withResolvers<void>();
+      const subscription = client.rpc.sessions.events.subscribe(
+        { sessionId, fromNow: true },
+        {
+          onData: ({ data }: { data: SessionEvent }) => {
+            if (data.type === 'turn.ended') ended.resolve();
+          },
+          onError: (error: unknown) => ended.reject(error),
+        },
+      );
+      try {
+        // The subscription is live once a later round trip on the same client returned.
+        await client.rpc.auth.whoami.query();
+        await client.rpc.sessions.prompt.mutate({ sessionId, text: 'warm up' });
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          ended.promise,
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error('a warm-up turn never ended')), DEADLINE_MS);
+          }),
+        ]).finally(() => clearTimeout(timer));
+      } finally {
+        subscription.unsubscribe();
+      }
+    }),
+  );
+}
+
 async function waitFor(what: string, check: () => Promise<boolean>, deadlineMs = 60_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;
   while (!(await check())) {
@@ -405,10 +464,12 @@ async function runConfiguration(options: {
   root: string;
   instances: number;
   sessions: number;
+  /** Which run of this configuration (1 unless --repeat). */
+  run: number;
   track: (stop: () => Promise<void>) => void;
 }) {
   const { cluster, postmaster, instances, sessions: load } = options;
-  const name = `molf_bench_${instances}x${load}`;
+  const name = `molf_bench_${instances}x${load}_${options.run}`;
   const url = await cluster.createDatabase(name);
   const root = join(options.root, name);
   const cleanups: Array<() => Promise<void>> = [];
@@ -420,7 +481,8 @@ async function runConfiguration(options: {
   cleanups.push(() => cluster.dropDatabase(name));
   try {
     const shape = ['--chunks', String(CHUNKS), '--interval', String(INTERVAL_MS)];
-    const llm = forkChild('fake LLM', ['--role', 'llm', '--turns', String(load), ...shape]);
+    const warmUps = WARM_UP_PER_WORKER * WORKERS;
+    const llm = forkChild('fake LLM', ['--role', 'llm', '--turns', String(load + warmUps), ...shape]);
     cleanups.push(() => llm.stop());
     const llmUrl = await llm.ready;
     const servers = Array.from({ length: instances }, (_, index) => {
@@ -440,6 +502,11 @@ async function runConfiguration(options: {
         { profile: true },
       );
       cleanups.push(() => server.stop());
+      if (INSTANCE_CPU !== undefined) {
+        const quota = createCpuQuota(`molf-bench-${process.pid}-${name}-${index + 1}`, INSTANCE_CPU);
+        cleanups.push(async () => quota.remove());
+        quota.confine(server.pid);
+      }
       return server;
     });
     const urls = await Promise.all(servers.map((server) => server.ready));
@@ -490,6 +557,9 @@ async function runConfiguration(options: {
         );
       });
     }
+
+    progress(`  ${instances} instance(s), ${load} sessions: warming up with ${warmUps} turns…`);
+    await warmUp(clients, workers, warmUps);
 
     progress(`  ${instances} instance(s), ${load} sessions: creating them…`);
     const runs = await mapConcurrently(
@@ -619,13 +689,14 @@ async function runConfiguration(options: {
       if (run.turnsStarted > 1) fail('extra turns (a prompt run again)', run.turnsStarted - 1);
       if (run.turnsStarted > run.ends.length && run.ends.length > 0) fail('extra turns still running');
     }
-    if (modelRequests !== load) fail(`model requests ${modelRequests} for ${load} prompts`);
+    if (modelRequests !== load + warmUps) fail(`model requests ${modelRequests - warmUps} for ${load} prompts`);
     const completed = runs.filter((run) => run.ends[0] === 'completed').length;
     const sinceSent = (at: 'firstEventAt' | 'firstDeltaAt') =>
       runs.flatMap((run) => (run[at] === undefined || run.sentAt === undefined ? [] : [run[at] - run.sentAt]));
     return {
       instances,
       sessions: load,
+      run: options.run,
       crossInstanceShare: runs.filter((run) => run.crossInstance).length / load,
       seconds: Math.round(seconds * 100) / 100,
       turns: {
@@ -698,10 +769,20 @@ type Verdict = 'PASS' | 'MISS' | 'not measured';
 
 /** For each load of one instance: the sessions `many` instances sustain at that p99, and the ratio. */
 function compareCapacity(results: RunResult[], many: number) {
-  const curveOf = (instances: number): Curve =>
-    results
-      .filter((result) => result.instances === instances)
-      .map((result) => ({ sessions: result.sessions, p99Ms: result.eventLatency.p99Ms }));
+  // Each load's median p99 over its runs: one run's p99 is its worst 1 % of chunks, which one burst can move.
+  const curveOf = (instances: number): Curve => {
+    const byLoad = Map.groupBy(
+      results.filter((result) => result.instances === instances),
+      (result) => result.sessions,
+    );
+    return [...byLoad].map(([sessions, runs]) => ({
+      sessions,
+      p99Ms: percentile(
+        runs.map((result) => result.eventLatency.p99Ms),
+        0.5,
+      ),
+    }));
+  };
   return curveOf(1).map(({ sessions, p99Ms }) => {
     const other = sustainedAt(curveOf(many), p99Ms);
     const ratio = other.sessions / sessions;
@@ -734,11 +815,15 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
   const ms = (value: number) => (Number.isNaN(value) ? '—' : value >= 100 ? `${Math.round(value)}` : value.toFixed(1));
   const pair = (figure: { p50Ms: number; p99Ms: number }) => `${ms(figure.p50Ms)} / ${ms(figure.p99Ms)}`;
   const percent = (value: number) => (Number.isNaN(value) ? '—' : `${Math.round(value * 100)} %`);
-  const label = (result: RunResult) => `${result.instances} × ${result.sessions}`;
+  const label = (result: RunResult) =>
+    `${result.instances} × ${result.sessions}${REPEAT > 1 ? ` (run ${result.run})` : ''}`;
   const lines = [
     '',
     `Cluster benchmark — Node ${process.version}, ${cores} cores, PostgreSQL with ${FAST_COMMITS ? 'commits NOT waiting for the disk (--fast-commits)' : 'durable commits'}`,
     `${WORKERS} workers and ${CLIENTS} clients round-robin over the instances; every session prompted at once, each answer ${CHUNKS} chunks every ${INTERVAL_MS} ms`,
+    INSTANCE_CPU === undefined
+      ? 'each instance may use any core'
+      : `each instance confined to ${INSTANCE_CPU} of a core (a CFS quota): N instances have N × ${INSTANCE_CPU} cores`,
     '',
     ...toTable([
       [
@@ -821,7 +906,7 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
     const { sustained } = comparison;
     const bound = sustained.bound === 'interpolated' ? '' : sustained.bound === 'at least' ? '≥ ' : '< ';
     lines.push(
-      `at 1 instance's p99 with ${comparison.oneInstance.sessions} sessions (${ms(comparison.oneInstance.p99Ms)} ms), ${comparison.instances} instances sustain ${bound}${Math.round(sustained.sessions)} sessions: ${bound}${comparison.ratio.toFixed(2)}× (target ≥ ${TARGETS.sessionsRatio}×)  ${comparison.verdict}`,
+      `at 1 instance's ${REPEAT > 1 ? `median p99 of ${REPEAT} runs` : 'p99'} with ${comparison.oneInstance.sessions} sessions (${ms(comparison.oneInstance.p99Ms)} ms), ${comparison.instances} instances sustain ${bound}${Math.round(sustained.sessions)} sessions: ${bound}${comparison.ratio.toFixed(2)}× (target ≥ ${TARGETS.sessionsRatio}×)  ${comparison.verdict}`,
     );
   }
   const atThousand = results.filter((result) => result.sessions === 1_000);
@@ -834,7 +919,14 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
     lines.push(`event p99 at 1,000 sessions: not measured in this run (target < ${TARGETS.p99AtThousandMs} ms)`);
   }
   lines.push(`PostgreSQL append p99 ≤ ${TARGETS.postgresAppendP99Ms} ms: database-bench.ts measures it`);
-  if (cores < Math.max(...INSTANCE_COUNTS) + 1) {
+  if (INSTANCE_CPU !== undefined) {
+    lines.push(
+      '',
+      `Each instance had ${INSTANCE_CPU} of a core of its own: the ratio is what more instances add when each brings its own CPU,`,
+      'as on a machine with a core per instance, scaled down (the loads too). PostgreSQL, the fake LLM and the clients',
+      'share what is left of the machine.',
+    );
+  } else if (cores < Math.max(...INSTANCE_COUNTS) + 1) {
     lines.push(
       '',
       `This machine has ${cores} cores for the instances, PostgreSQL, the fake LLM and the clients together: more instances`,
@@ -883,24 +975,27 @@ async function main(): Promise<number> {
     const postmaster = findPostmaster(cluster.port);
     const results: RunResult[] = [];
     for (const sessions of LOADS) {
-      for (const instances of INSTANCE_COUNTS) {
-        let stop: (() => Promise<void>) | undefined;
-        try {
-          results.push(
-            await runConfiguration({
-              cluster,
-              postmaster,
-              root,
-              instances,
-              sessions,
-              track: (cleanUp) => {
-                stop = cleanUp;
-                running.add(cleanUp);
-              },
-            }),
-          );
-        } finally {
-          if (stop !== undefined) running.delete(stop);
+      for (let run = 1; run <= REPEAT; run += 1) {
+        for (const instances of INSTANCE_COUNTS) {
+          let stop: (() => Promise<void>) | undefined;
+          try {
+            results.push(
+              await runConfiguration({
+                cluster,
+                postmaster,
+                root,
+                instances,
+                sessions,
+                run,
+                track: (cleanUp) => {
+                  stop = cleanUp;
+                  running.add(cleanUp);
+                },
+              }),
+            );
+          } finally {
+            if (stop !== undefined) running.delete(stop);
+          }
         }
       }
     }
@@ -909,7 +1004,7 @@ async function main(): Promise<number> {
     const cores = cpus().length;
     if (flags.json) {
       process.stdout.write(
-        `${JSON.stringify({ cores, chunks: CHUNKS, intervalMs: INTERVAL_MS, workers: WORKERS, clients: CLIENTS, results, comparisons, targets: TARGETS }, null, 2)}\n`,
+        `${JSON.stringify({ cores, instanceCpu: INSTANCE_CPU ?? null, chunks: CHUNKS, intervalMs: INTERVAL_MS, workers: WORKERS, clients: CLIENTS, results, comparisons, targets: TARGETS }, null, 2)}\n`,
       );
     } else {
       process.stdout.write(report(results, comparisons, cores));
