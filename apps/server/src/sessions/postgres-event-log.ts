@@ -116,6 +116,30 @@ export async function openPostgresEventLog(options: {
       return rows.map((row) => parse(row.body));
     },
 
+    async readMany(requests, limit) {
+      const pages = new Map<string, SessionEvent[]>();
+      if (requests.length === 0) return pages;
+      // Each session's newest rows through its own index lookup, all in one round trip.
+      const rows = await sql<{ body: string }[]>`
+        select page.body from unnest(
+          ${requests.map((request) => request.sessionId)}::text[],
+          ${requests.map((request) => request.afterSeq)}::bigint[]
+        ) as wanted(session_id, after_seq)
+        cross join lateral (
+          select body, seq from session_events
+          where session_id = wanted.session_id and seq > wanted.after_seq
+          order by seq limit ${limit}
+        ) page
+        order by wanted.session_id, page.seq`;
+      for (const row of rows) {
+        const event = parse(row.body);
+        const page = pages.get(event.sessionId);
+        if (page === undefined) pages.set(event.sessionId, [event]);
+        else page.push(event);
+      }
+      return pages;
+    },
+
     onStored(listener) {
       listeners.add(listener);
       return () => {

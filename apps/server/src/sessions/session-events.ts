@@ -53,6 +53,8 @@ export type SessionEvents = {
 export const MAX_KEPT_EVENTS = 5_000;
 /** Events read from a stored log at a time, for a subscriber that resumes from far back. */
 const READ_PAGE = 500;
+/** Events read per session when many sessions are read in one query (a full page reads on alone). */
+const MANY_PAGE = 50;
 
 type Log = {
   sessionId: string;
@@ -212,6 +214,57 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     return log.catchingUp;
   }
 
+  /**
+   * Catches up several logs: those free to read, in one query (each session's first page); the
+   * others, and any whose page was full or that learnt of more meanwhile, one by one as `catchUp`.
+   */
+  function catchUpMany(batch: Iterable<Log>): void {
+    if (storage === undefined) return;
+    const free: Log[] = [];
+    for (const log of batch) {
+      if (log.loaded && log.catchingUp === undefined) free.push(log);
+      else void catchUp(log);
+    }
+    if (free.length < 2) {
+      for (const log of free) void catchUp(log);
+      return;
+    }
+    const reading = storage.readMany(
+      free.map((log) => ({ sessionId: log.sessionId, afterSeq: log.shownSeq })),
+      MANY_PAGE,
+    );
+    for (const log of free) {
+      log.readAgain = false;
+      log.catchingUp = reading.then(
+        (pages) => {
+          const page = pages.get(log.sessionId) ?? [];
+          for (const event of page) show(log, event);
+          log.catchingUp = undefined;
+          return page.length >= MANY_PAGE || log.readAgain ? catchUp(log) : undefined;
+        },
+        (error: unknown) => {
+          log.catchingUp = undefined;
+          options.logger?.warn({ err: error, sessionId: log.sessionId }, 'cannot read stored events');
+        },
+      );
+    }
+  }
+
+  /** Logs announced as having stored events to read, caught up together at the end of the tick. */
+  const announced = new Set<Log>();
+  let announcedScheduled = false;
+  function readAnnounced(log: Log): void {
+    announced.add(log);
+    if (announcedScheduled) return;
+    announcedScheduled = true;
+    setImmediate(() => {
+      announcedScheduled = false;
+      const batch = [...announced];
+      announced.clear();
+      catchUpMany(batch);
+    });
+  }
+
   /** Events of no turn (and their bodies, before they are numbered): numbered again when refused. */
   const standaloneBodies = new WeakSet<SessionEventBody>();
   const standalone = new WeakSet<SessionEvent>();
@@ -300,7 +353,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
   const stopListening = storage?.onStored((sessionId, seq) => {
     if (sessionId === undefined) {
       // Notifications may have been missed (the link to the database was down): look at every log.
-      for (const log of logs.values()) if (log.listeners.size > 0) void catchUp(log);
+      for (const log of logs.values()) if (log.listeners.size > 0) readAnnounced(log);
       return;
     }
     const log = logs.get(sessionId);
@@ -310,7 +363,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     // the event (or, refused, has the log read again), so reading it here would be a wasted query.
     // The announcement often arrives first, on the listening connection.
     if (log.unwritten > 0 && seq < log.nextSeq) return;
-    if (log.listeners.size > 0 && seq > log.shownSeq) void catchUp(log);
+    if (log.listeners.size > 0 && seq > log.shownSeq) readAnnounced(log);
   });
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;

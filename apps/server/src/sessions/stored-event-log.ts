@@ -17,6 +17,14 @@ export type StoredEventLog = {
   /** The session's stored events after `afterSeq`, oldest first, at most `limit`. */
   read(sessionId: string, afterSeq: number, limit: number): Promise<SessionEvent[]>;
   /**
+   * `read` for many sessions in one go: each session's stored events after its `afterSeq`, oldest
+   * first, at most `limit` per session. Sessions with none may be missing from the map.
+   */
+  readMany(
+    requests: ReadonlyArray<{ sessionId: string; afterSeq: number }>,
+    limit: number,
+  ): Promise<Map<string, SessionEvent[]>>;
+  /**
    * Calls `listener` with each session an instance stored events for, and the highest number
    * stored; with undefined when announcements may have been missed (the link was down).
    */

@@ -143,6 +143,64 @@ describe.skipIf(unavailable !== undefined)(
       }
     });
 
+    it('reads the events of the many sessions one announcement names with one query, each session in order', async () => {
+      await using created = await createTestDatabase();
+      const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
+      const [first, second] = opened as [Database, Database];
+      const one = createSessionEvents({ storage: await openPostgresEventLog({ database: first, logger }), logger });
+      const stored = await openPostgresEventLog({ database: second, logger });
+      const queries: string[] = [];
+      const two = createSessionEvents({
+        storage: {
+          ...stored,
+          read: (sessionId, afterSeq, limit) => {
+            queries.push(`read ${sessionId}`);
+            return stored.read(sessionId, afterSeq, limit);
+          },
+          readMany: (requests, limit) => {
+            queries.push(`readMany ${requests.length}`);
+            return stored.readMany(requests, limit);
+          },
+        },
+        logger,
+      });
+      try {
+        const sessions = ['s1', 's2', 's3', 's4', 's5'];
+        const controller = new AbortController();
+        const readings = sessions.map((sessionId) =>
+          takeEvents(two.stream({ sessionId, lastEventId: null, fromNow: true, signal: controller.signal }), 3),
+        );
+        // The publishing instance reads where each session stands (as a running instance has), so that
+        // its events of one tick go out together.
+        await Promise.all(
+          sessions.map((sessionId) =>
+            takeEvents(
+              one.stream({ sessionId, lastEventId: null, fromNow: true, signal: AbortSignal.timeout(300) }),
+              1,
+            ).catch(() => []),
+          ),
+        );
+        // One tick: one batch, one statement, one announcement naming the five sessions.
+        for (const sessionId of sessions) {
+          one.publish(sessionId, status('busy'));
+          one.publish(sessionId, { type: 'session.renamed', name: `${sessionId} renamed` });
+          one.publish(sessionId, status('idle'));
+        }
+        for (const [index, reading] of readings.entries()) {
+          expect((await reading).map(({ data }) => [data.sessionId, data.seq, data.type])).toEqual([
+            [sessions[index], 1, 'status'],
+            [sessions[index], 2, 'session.renamed'],
+            [sessions[index], 3, 'status'],
+          ]);
+        }
+        controller.abort();
+        expect(queries).toEqual(['readMany 5']);
+      } finally {
+        for (const events of [one, two]) await events.close();
+        for (const database of opened) await database.close();
+      }
+    });
+
     it('resumes a subscriber on another instance after its last id, with no gap and no duplicate', async () => {
       await using created = await createTestDatabase();
       await using servers = await instances(created.url, 2);
