@@ -41,7 +41,8 @@ export async function openSharedApprovalAnswers(options: {
 }): Promise<ApprovalAnswers> {
   const { gate, instanceId, logger } = options;
   const { sql } = options.database;
-  const waiting = new Map<string, (outcome: StoredOutcome) => void>();
+  /** Answers made here that wait for the holder's outcome, by approval: two may race for one (two tabs). */
+  const waiting = new Map<string, Set<(outcome: StoredOutcome) => void>>();
   const listeners = new Set<(event: ApprovalEvent) => void>();
   const emit = (event: ApprovalEvent) => {
     for (const listener of listeners) listener(event);
@@ -141,11 +142,14 @@ export async function openSharedApprovalAnswers(options: {
   const outcomesListening = await sql.listen(OUTCOMES_CHANNEL, (payload) => {
     const [approvalId, answerer] = payload.split(' ');
     if (approvalId === undefined || answerer !== instanceId) return;
-    const resolveOutcome = waiting.get(approvalId);
-    if (resolveOutcome === undefined) return;
+    const answers = waiting.get(approvalId);
+    if (answers === undefined) return;
+    const resolveAll = (outcome: StoredOutcome) => {
+      for (const resolveOutcome of answers) resolveOutcome(outcome);
+    };
     sql<{ outcome: string | null }[]>`select outcome from pending_approvals where approval_id = ${approvalId}`
-      .then(([row]) => resolveOutcome(row?.outcome ? (JSON.parse(row.outcome) as StoredOutcome) : { applied: true }))
-      .catch(() => resolveOutcome({ applied: true }));
+      .then(([row]) => resolveAll(row?.outcome ? (JSON.parse(row.outcome) as StoredOutcome) : { applied: true }))
+      .catch(() => resolveAll({ applied: true }));
   });
 
   /**
@@ -172,7 +176,13 @@ export async function openSharedApprovalAnswers(options: {
 
   /** Writes the answer if none came first, wakes the holder, and waits for what its gate made of it. */
   async function answer(stored: StoredAnswer): Promise<{ applied: boolean }> {
-    const outcome = new Promise<StoredOutcome>((resolveOutcome) => waiting.set(stored.approvalId, resolveOutcome));
+    let resolveOutcome: (outcome: StoredOutcome) => void = () => {};
+    const outcome = new Promise<StoredOutcome>((resolve) => {
+      resolveOutcome = resolve;
+    });
+    const answers = waiting.get(stored.approvalId) ?? new Set();
+    answers.add(resolveOutcome);
+    waiting.set(stored.approvalId, answers);
     try {
       // This instance's own approval may not be shared yet (its row is written as it opens).
       const local = gate.pending({ sessionId: stored.sessionId }).find((item) => item.approvalId === stored.approvalId);
@@ -200,7 +210,8 @@ export async function openSharedApprovalAnswers(options: {
       }
       return result;
     } finally {
-      waiting.delete(stored.approvalId);
+      answers.delete(resolveOutcome);
+      if (answers.size === 0 && waiting.get(stored.approvalId) === answers) waiting.delete(stored.approvalId);
     }
   }
 
@@ -236,7 +247,7 @@ export async function openSharedApprovalAnswers(options: {
       stopMirroring();
       listeners.clear();
       await eventsListening.unlisten().catch(() => undefined);
-      for (const resolveOutcome of waiting.values()) resolveOutcome({ applied: false });
+      for (const answers of waiting.values()) for (const resolveOutcome of answers) resolveOutcome({ applied: false });
       waiting.clear();
       await answersListening.unlisten().catch(() => undefined);
       await outcomesListening.unlisten().catch(() => undefined);
