@@ -4,11 +4,11 @@ import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { type CronJobStore, openCronJobStore } from '../cron/cron-job-store.ts';
 import { type CronScheduler, startCronScheduler } from '../cron/cron-scheduler.ts';
-import { openDatabase } from '../database/index.ts';
+import { type Database, openDatabase } from '../database/index.ts';
 import { openPostgresStateDocuments } from '../state/index.ts';
 import { createFakeClock, createFakeFire, type FakeClock, type FakeFire, until } from '../testing/cron-fakes.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
-import { claimCronSlot } from './claim-cron-slot.ts';
+import { cronSlotClaims } from './claim-cron-slot.ts';
 
 const logger = createSilentLogger();
 const unavailable = postgresUnavailable();
@@ -17,6 +17,9 @@ const START = '2026-03-02T10:00:00.000Z';
 const WORKER = randomUUID() as WorkerId;
 
 type Server = {
+  database: Database;
+  /** The claims this server tried. */
+  claims: string[];
   clock: FakeClock;
   fire: FakeFire;
   store: CronJobStore;
@@ -33,15 +36,23 @@ async function startServer(url: string, start = START): Promise<Server> {
   const store = await openCronJobStore({ documents });
   const clock = createFakeClock(start);
   const fire = createFakeFire(clock);
+  const claims: string[] = [];
+  const slots = cronSlotClaims({ database, instanceId, deadAfterMs: 60_000 });
   const scheduler = await startCronScheduler({
     store,
     fire: fire.fire,
     logger,
     clock,
     defaultTimezone: 'UTC',
-    claimSlot: (jobId, slot) => claimCronSlot({ database, instanceId, jobId, slot, deadAfterMs: 60_000 }),
+    claimSlot: (jobId, slot) => {
+      claims.push(slot);
+      return slots.claimSlot(jobId, slot);
+    },
+    slotFired: slots.slotFired,
   });
   return {
+    database,
+    claims,
     clock,
     fire,
     store,
@@ -82,6 +93,63 @@ describe.skipIf(unavailable !== undefined)(
         expect(calls.sort()).toEqual(['2026-03-02T10:05:00.000Z', '2026-03-02T10:10:00.000Z']);
       } finally {
         for (const server of servers) await server.stop();
+      }
+    });
+
+    it('fires a run whose claimer died before firing it, once the wait for that server ends, and marks it fired', async () => {
+      await using created = await createTestDatabase();
+      const server = await startServer(created.url);
+      try {
+        const job = await server.scheduler.add(
+          { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '1h' } },
+          { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
+        );
+        const slot = '2026-03-02T11:00:00.000Z';
+        // Another server, alive a moment ago, claimed the run; then it died without firing it.
+        await server.database.sql`insert into instances (instance_id) values ('the-dead-one')`;
+        await server.database.sql`
+          insert into cron_claims (job_id, slot, instance_id) values (${job.jobId}, ${slot}, 'the-dead-one')`;
+        server.clock.advance(60 * MINUTE);
+        await until(() => server.claims.length === 1, 'the run left to the server that claimed it');
+        await server.database
+          .sql`update instances set seen_at = now() - interval '1 hour' where instance_id = 'the-dead-one'`;
+        // Nothing else is due: only the end of the wait for the claimer wakes this server.
+        await until(() => {
+          server.clock.advance(MINUTE);
+          return server.fire.calls.length === 1;
+        }, 'the run fired here');
+        await until(() => server.scheduler.get(job.jobId)?.runs === 1, 'the run recorded');
+        expect(server.fire.calls.map((call) => call.scheduledFor)).toEqual([slot]);
+        const [claim] = await server.database.sql<{ fired: string | null }[]>`
+          select fired from cron_claims where job_id = ${job.jobId} and slot = ${slot}`;
+        expect(JSON.parse(claim?.fired ?? 'null')).toMatchObject({ outcome: 'started' });
+      } finally {
+        await server.stop();
+      }
+    });
+
+    it('records, without firing it again, a run its claimer fired before it died', async () => {
+      await using created = await createTestDatabase();
+      const server = await startServer(created.url);
+      try {
+        const job = await server.scheduler.add(
+          { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '1h' } },
+          { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
+        );
+        const slot = '2026-03-02T11:00:00.000Z';
+        const fired = { outcome: 'started', sessionId: 'ses_elsewhere', messageId: 'msg_elsewhere' };
+        // The claimer stored the run's prompt, said so, and died before recording the run on the job.
+        await server.database.sql`
+          insert into instances (instance_id, seen_at) values ('the-dead-one', now() - interval '1 hour')`;
+        await server.database.sql`
+          insert into cron_claims (job_id, slot, instance_id, fired)
+          values (${job.jobId}, ${slot}, 'the-dead-one', ${JSON.stringify(fired)})`;
+        server.clock.advance(60 * MINUTE);
+        await until(() => server.scheduler.get(job.jobId)?.runs === 1, 'the run recorded');
+        expect(server.fire.calls).toEqual([]);
+        expect(server.scheduler.get(job.jobId)?.lastRun).toMatchObject({ sessionId: 'ses_elsewhere' });
+      } finally {
+        await server.stop();
       }
     });
 

@@ -94,7 +94,13 @@ export type CronSchedulerOptions = {
    * With several servers on one database: claims a scheduled run (job, slot) for this server; the
    * others skip it. Default: every run is this server's.
    */
-  claimSlot?: (jobId: string, slot: string) => Promise<boolean>;
+  claimSlot?: (jobId: string, slot: string) => Promise<{ claimed: boolean; fired?: CronFireResult }>;
+  /**
+   * With `claimSlot`: stores how this server's claimed run fired, once its prompt is stored and before
+   * the run is recorded. A server that takes the slot over (this one died in between) gets it as
+   * `fired` and records the run instead of firing it again.
+   */
+  slotFired?: (jobId: string, slot: string, fired: CronFireResult) => Promise<void>;
 };
 
 /** How long a run another server claimed is left to it before this one looks again (it may have died). */
@@ -157,9 +163,12 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
     if (closed) return;
     let earliest = Number.POSITIVE_INFINITY;
     for (const job of store.list()) {
-      if (job.enabled && job.nextRunAt !== undefined && !firing.has(job.jobId) && !leftToOthers(job)) {
-        earliest = Math.min(earliest, Math.max(Date.parse(job.nextRunAt), held.get(job.jobId)?.until ?? 0));
-      }
+      if (!job.enabled || job.nextRunAt === undefined || firing.has(job.jobId)) continue;
+      // A run left to the server that claimed it is looked at again when its wait ends: that server
+      // may have died before recording it, and nothing else would wake this one for it.
+      const claim = leftToOthers(job) ? claimedElsewhere.get(job.jobId) : undefined;
+      const at = claim?.until ?? Math.max(Date.parse(job.nextRunAt), held.get(job.jobId)?.until ?? 0);
+      earliest = Math.min(earliest, at);
     }
     if (earliest === Number.POSITIVE_INFINITY) return;
     const delay = Math.min(MAX_TIMER_MS, Math.max(0, earliest - clock.now()));
@@ -243,23 +252,40 @@ export async function startCronScheduler(options: CronSchedulerOptions): Promise
         text,
         at: new Date(clock.now()).toISOString(),
       });
+    const slot = scheduledFor.toISOString();
+    let firedBefore: CronFireResult | undefined;
     if (how.scheduled && options.claimSlot !== undefined) {
-      const slot = scheduledFor.toISOString();
-      const claimed = await options.claimSlot(job.jobId, slot).catch((error: unknown) => {
+      const claim = await options.claimSlot(job.jobId, slot).catch((error: unknown) => {
         logger.warn({ err: error, jobId: job.jobId }, 'cannot claim a cron run; it is left for now');
-        return false;
+        return { claimed: false, fired: undefined };
       });
-      if (!claimed) {
+      firedBefore = claim.fired;
+      if (!claim.claimed) {
         // Another server fires this run and records it; its record reaches this one's store.
         claimedElsewhere.set(job.jobId, { slot, until: clock.now() + CLAIMED_ELSEWHERE_MS });
         how.onFired?.();
         return;
       }
     }
-    const result = await fire(job, scheduledFor, { report }).catch(
-      (error: unknown): CronFireResult => ({ outcome: 'failed', reason: (error as Error).message, retry: true }),
-    );
+    if (firedBefore !== undefined) {
+      logger.warn(
+        { jobId: job.jobId, slot },
+        'a cron run fired by a server that stopped before recording it: recorded here, not fired again',
+      );
+    }
+    const result =
+      firedBefore ??
+      (await fire(job, scheduledFor, { report }).catch(
+        (error: unknown): CronFireResult => ({ outcome: 'failed', reason: (error as Error).message, retry: true }),
+      ));
     how.onFired?.();
+    // Only a stored prompt counts as fired: a failed run is tried again, by this server or another.
+    const prompted = result.outcome === 'started' || result.outcome === 'queued';
+    if (firedBefore === undefined && prompted && how.scheduled && options.slotFired !== undefined) {
+      await options.slotFired(job.jobId, slot, result).catch((error: unknown) => {
+        logger.warn({ err: error, jobId: job.jobId }, 'cannot store that a cron run fired');
+      });
+    }
     const nowMs = clock.now();
     let event: CronEvent | undefined;
     // Recorded on the job as it is when written: a change made meanwhile (paused, renamed) stays.

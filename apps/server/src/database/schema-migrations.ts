@@ -172,4 +172,14 @@ create table session_events (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'cron claims keep how their run fired',
+    sql: `
+-- Set by the claiming instance once its run's prompt is stored, before the run is recorded on the
+-- job: an instance that takes the slot over (the claimer died meanwhile) records this instead of
+-- firing the run again.
+alter table cron_claims add column fired text;
+`,
+  },
 ];

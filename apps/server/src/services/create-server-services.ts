@@ -27,7 +27,7 @@ import {
 import { type CredentialStore, GENERATED_LABEL, openCredentialStore } from '../auth/credential-store.ts';
 import { closeInOrder } from '../close-in-order.ts';
 import { createLocalApprovalAnswers } from '../cluster/approval-answers.ts';
-import { claimCronSlot } from '../cluster/claim-cron-slot.ts';
+import { cronSlotClaims } from '../cluster/claim-cron-slot.ts';
 import { DEFAULT_LEASE_MS, type LeaseTimings, openPostgresSessionLeases } from '../cluster/postgres-session-leases.ts';
 import { openPostgresWorkerPresence } from '../cluster/postgres-worker-presence.ts';
 import { openRoutedJobDispatcher } from '../cluster/routed-job-dispatcher.ts';
@@ -521,8 +521,7 @@ async function createServicesOver(
     ...(database === undefined || leases === undefined
       ? {}
       : {
-          claimSlot: (jobId: string, slot: string) =>
-            claimCronSlot({ database, instanceId: leases.instanceId, jobId, slot, deadAfterMs: 10_000 }),
+          ...cronSlotClaims({ database, instanceId: leases.instanceId, deadAfterMs: 10_000 }),
         }),
     ...(config.cron?.clock === undefined ? {} : { clock: config.cron.clock }),
     ...(config.cron?.timezone === undefined ? {} : { defaultTimezone: config.cron.timezone }),
