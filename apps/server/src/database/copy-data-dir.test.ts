@@ -28,6 +28,35 @@ const answer = (id: string, costUsd: number): SessionMessage => ({
 describe.skipIf(unavailable !== undefined)(
   `copying a data dir into PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
+    it('copies again after the data dir went on: the new messages land, the count and usage follow, and the next message is stored after them', async () => {
+      await using dir = await createTempDir();
+      const files = await openFileSessionStore({ dataDir: dir.path, logger });
+      const session = await files.create({ workerId: worker, name: 'grows' });
+      await files.append(session.sessionId, answer('a1', 0.25));
+      await files.append(session.sessionId, answer('a2', 0.25));
+      await files.close();
+      await using opened = await openTestDatabase();
+      checkCopy(await copyDataDir({ dataDir: dir.path, database: opened.database, logger }));
+      // The data dir's server ran on (the copy was a trial run), then the copy is made again.
+      const reopened = await openFileSessionStore({ dataDir: dir.path, logger });
+      await reopened.append(session.sessionId, answer('a3', 0.5));
+      await reopened.append(session.sessionId, answer('a4', 0.5));
+      await reopened.close();
+      const again = await copyDataDir({ dataDir: dir.path, database: opened.database, logger });
+      checkCopy(again);
+      expect(again).toMatchObject({ sessions: { copied: 0, inDatabase: 1 }, messages: { copied: 2, inDatabase: 4 } });
+      const store = createPostgresSessionStore({ database: opened.database });
+      expect(await store.get(session.sessionId)).toMatchObject({ messageCount: 4, usage: { costUsd: 1.5 } });
+      await store.append(session.sessionId, answer('a5', 0.5));
+      expect((await store.messages(session.sessionId)).map((message) => message.id)).toEqual([
+        'a1',
+        'a2',
+        'a3',
+        'a4',
+        'a5',
+      ]);
+    });
+
     it('keeps every session, message, attachment and document with its ids, and copies nothing twice', async () => {
       await using dir = await createTempDir();
       const files = await openFileSessionStore({ dataDir: dir.path, logger });

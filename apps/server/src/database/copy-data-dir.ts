@@ -165,9 +165,19 @@ export async function copyDataDir(options: {
           ${messages.length}, 'idle', ${usage.inputTokens}, ${usage.outputTokens},
           ${usage.cacheReadTokens ?? 0}, ${usage.cacheWriteTokens ?? 0}, ${usage.costUsd ?? null},
           ${usage.unpricedCalls ?? 0})
-        on conflict (session_id) do nothing
-        returning session_id`;
-      report.sessions.copied += created.length;
+        on conflict (session_id) do update set
+          -- Copied before, and the data dir went on: its newer messages are added below, and the
+          -- count and usage follow them. A session the database went on with keeps its own.
+          message_count = greatest(sessions.message_count, excluded.message_count),
+          updated_at = greatest(sessions.updated_at, excluded.updated_at),
+          input_tokens = case when excluded.message_count > sessions.message_count then excluded.input_tokens else sessions.input_tokens end,
+          output_tokens = case when excluded.message_count > sessions.message_count then excluded.output_tokens else sessions.output_tokens end,
+          cache_read_tokens = case when excluded.message_count > sessions.message_count then excluded.cache_read_tokens else sessions.cache_read_tokens end,
+          cache_write_tokens = case when excluded.message_count > sessions.message_count then excluded.cache_write_tokens else sessions.cache_write_tokens end,
+          cost_usd = case when excluded.message_count > sessions.message_count then excluded.cost_usd else sessions.cost_usd end,
+          unpriced_calls = case when excluded.message_count > sessions.message_count then excluded.unpriced_calls else sessions.unpriced_calls end
+        returning (xmax = 0) as inserted`;
+      report.sessions.copied += created.filter((row) => row.inserted === true).length;
       for (let start = 0; start < messages.length; start += 500) {
         const batch = messages.slice(start, start + 500);
         const rows = await tx`
@@ -179,6 +189,12 @@ export async function copyDataDir(options: {
           returning position`;
         report.messages.copied += rows.length;
       }
+      // The next append takes the position after the count: it must be past every stored message.
+      await tx`
+        update sessions set message_count = (
+          select coalesce(max(position), 0) from session_messages where session_id = ${session.sessionId})
+        where session_id = ${session.sessionId}
+          and message_count < (select coalesce(max(position), 0) from session_messages where session_id = ${session.sessionId})`;
       for (const prompt of queued) {
         const rows = await tx`
           insert into session_queue (session_id, message_id, body)
