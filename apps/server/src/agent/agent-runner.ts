@@ -4,6 +4,7 @@ import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { SessionLeases } from '../cluster/session-leases.ts';
 import type { WorkerPresence } from '../cluster/worker-presence.ts';
+import { isConnectionError } from '../database/index.ts';
 import type { QueuedPrompt } from '../sessions/index.ts';
 import { createTurnsByKey } from '../turns-by-key.ts';
 import { runSubagent, type SubagentOutcome, type SubagentRun } from './run-subagent.ts';
@@ -227,11 +228,21 @@ export function createAgentRunner(options: {
           await runQueued(sessionId, next, turns);
         } catch (error) {
           // Only storing a queued prompt can throw here (runTurn never throws); its turn never started.
-          logger.error({ err: error, sessionId }, 'cannot store a queued prompt');
+          // It is not read from the queue again by this holder: a refused prompt would otherwise be
+          // tried again at once, forever. Refused by the database (not unreachable), it leaves the
+          // queue: it would be refused again.
+          turns.dropped.add(next.messageId);
+          const unreachable = isConnectionError(error);
+          if (!unreachable) {
+            await store.dequeue(sessionId, next.messageId).catch((dequeueError: unknown) => {
+              logger.warn({ err: dequeueError, sessionId }, 'cannot remove a refused prompt from the queue');
+            });
+          }
+          logger.error({ err: error, sessionId, messageId: next.messageId }, 'cannot store a queued prompt');
           events.publish(sessionId, {
             type: 'error',
             code: 'internal',
-            message: `a queued prompt could not be stored: ${(error as Error).message}`,
+            message: `a queued prompt could not be stored${unreachable ? ' (it waits in the queue)' : ' and was dropped'}: ${(error as Error).message}`,
           });
         }
         // Prompts that came after an abort are run too: the abort emptied the queue it found.

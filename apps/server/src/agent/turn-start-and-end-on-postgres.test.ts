@@ -41,7 +41,6 @@ function settled(url: string, sessionId: string): Promise<void> {
   );
 }
 
-/** A server on its own database whose idle status writes are slow, and one turn that ended there. */
 /** An answer that streams for a second or so: prompts sent meanwhile find its turn running. */
 const SLOW_TURN: FakeTurn = { text: ['a ', 'long ', 'answer'], chunkDelayMs: 500 };
 
@@ -51,6 +50,7 @@ async function startRunningTurn(stack: Stack, sessionId: string): Promise<void> 
   await waitFor(() => stack.llm.requests.length === 1, { what: 'the first turn asking the model' });
 }
 
+/** A server on its own database whose idle status writes are slow, and one turn that ended there. */
 async function oneEndedTurn(turn: FakeTurn) {
   const created = await createTestDatabase();
   let stack: Stack | undefined;
@@ -212,6 +212,41 @@ describe.skipIf(unavailable !== undefined)(
         expect.stringContaining('the cut-off prompt'),
         expect.stringContaining('the queued prompt'),
       ]);
+    });
+
+    it('drops a queued prompt the database refuses to store, with one error, and goes on with the next', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [SLOW_TURN, { text: 'the next one, answered' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await startRunningTurn(stack, session.sessionId);
+      // The database refuses one prompt every time it is stored (as a constraint it breaks would).
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
+          create function refuse_prompt() returns trigger language plpgsql as
+            $$ begin if new.body like '%refuse me%' then raise exception 'refused by a check'; end if; return new; end $$;
+          create trigger refuse_prompt before insert on session_messages for each row execute function refuse_prompt();`),
+      );
+      for (const text of ['refuse me', 'the next one']) {
+        await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text });
+      }
+      await watch.turnEnded(2);
+      await settled(created.url, session.sessionId);
+      expect(stack.llm.requests.map(lastUserText)).toEqual([
+        expect.stringContaining('the running prompt'),
+        expect.stringContaining('the next one'),
+      ]);
+      const refused = watch.events.filter(
+        (event) => event.type === 'error' && event.message.includes('could not be stored'),
+      );
+      expect(refused).toHaveLength(1);
+      const queued = await withDatabase(created.url, (database) =>
+        createPostgresSessionStore({ database }).queued(session.sessionId),
+      );
+      expect(queued).toEqual([]);
     });
 
     it('runs a prompt another server queued before one sent to the holder, in that order', async () => {
