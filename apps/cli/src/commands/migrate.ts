@@ -71,6 +71,9 @@ export function formatCopyReport(report: CopyReport): string {
     line('documents', report.documents),
     line('audit records', report.auditRecords),
     ...report.damaged.map(({ sessionId, reason }) => `  not copied: session ${sessionId} is damaged: ${reason}`),
+    ...report.documents.conflicts.map(
+      (name) => `  not copied: ${name}: the database has its own, which differs from the data dir's`,
+    ),
     '',
   ].join('\n');
 }

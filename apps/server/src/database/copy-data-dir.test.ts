@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSilentLogger } from '@molf/logging';
 import type { SessionMessage, WorkerId } from '@molf/protocol';
@@ -28,6 +28,38 @@ const answer = (id: string, costUsd: number): SessionMessage => ({
 describe.skipIf(unavailable !== undefined)(
   `copying a data dir into PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
+    it('refuses a directory that is not a data dir, and creates nothing there', async () => {
+      await using dir = await createTempDir();
+      await using opened = await openTestDatabase();
+      const missing = join(dir.path, 'typo');
+      await expect(copyDataDir({ dataDir: missing, database: opened.database, logger })).rejects.toThrow(
+        /does not exist/,
+      );
+      await expect(stat(missing)).rejects.toThrow();
+      await writeFile(join(dir.path, 'notes.txt'), 'not molf\n');
+      await expect(copyDataDir({ dataDir: dir.path, database: opened.database, logger })).rejects.toThrow(
+        /not a Molf data directory/,
+      );
+      expect(await readdir(dir.path)).toEqual(['notes.txt']);
+    });
+
+    it('names the documents the database already has with other content, and fails the check, leaving both as they were', async () => {
+      await using dir = await createTempDir();
+      await writeFile(join(dir.path, 'credentials.json'), '{"version":2,"credentials":["the data dir\'s"]}\n');
+      await mkdir(join(dir.path, 'workers', 'w1'), { recursive: true });
+      await writeFile(join(dir.path, 'workers', 'w1', 'permissions.jsonc'), '{ "rules": [] }\n');
+      await using opened = await openTestDatabase();
+      const documents = await openPostgresStateDocuments({ database: opened.database, logger });
+      await documents.write('credentials.json', '{"version":2,"credentials":["the cluster\'s"]}\n');
+      await documents.write('workers/w1/permissions.jsonc', '{ "rules": [] }\n');
+      const report = await copyDataDir({ dataDir: dir.path, database: opened.database, logger });
+      // The same permissions file is no conflict; other credentials are.
+      expect(report.documents).toMatchObject({ source: 2, copied: 0, conflicts: ['credentials.json'] });
+      expect(() => checkCopy(report)).toThrow(/has its own credentials\.json/);
+      expect(await documents.read('credentials.json')).toContain("the cluster's");
+      await documents.close();
+    });
+
     it('copies again after the data dir went on: the new messages land, the count and usage follow, and the next message is stored after them', async () => {
       await using dir = await createTempDir();
       const files = await openFileSessionStore({ dataDir: dir.path, logger });

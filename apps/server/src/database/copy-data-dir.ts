@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { MolfError, type SessionInfo } from '@molf/protocol';
@@ -16,7 +16,14 @@ export type CopyReport = {
   queuedPrompts: { source: number; copied: number };
   /** Records of the approval audit log (`audit/approvals.jsonl`); a torn line is not one. */
   auditRecords: { source: number; copied: number; inDatabase: number };
-  documents: { source: number; copied: number; inDatabase: number; names: string[] };
+  documents: {
+    source: number;
+    copied: number;
+    inDatabase: number;
+    names: string[];
+    /** Documents the database already had with other content (a cluster's own credentials…): not copied. */
+    conflicts: string[];
+  };
   /** Sessions the file store could not read (listed with its reason), not copied. */
   damaged: Array<{ sessionId: string; reason: string }>;
 };
@@ -50,6 +57,7 @@ export async function copyDataDir(options: {
   logger: Logger;
 }): Promise<CopyReport> {
   const { sql } = options.database;
+  await checkIsDataDir(options.dataDir);
   const source = await openFileSessionStore({ dataDir: options.dataDir, logger: options.logger });
   const documents = openFileStateDocuments({ dataDir: options.dataDir });
   const report: CopyReport = {
@@ -58,7 +66,7 @@ export async function copyDataDir(options: {
     attachments: { source: 0, copied: 0, inDatabase: 0 },
     queuedPrompts: { source: 0, copied: 0 },
     auditRecords: { source: 0, copied: 0, inDatabase: 0 },
-    documents: { source: 0, copied: 0, inDatabase: 0, names: [] },
+    documents: { source: 0, copied: 0, inDatabase: 0, names: [], conflicts: [] },
     damaged: [],
   };
   try {
@@ -82,6 +90,12 @@ export async function copyDataDir(options: {
         insert into state_documents (name, content) values (${name}, ${content})
         on conflict (name) do nothing returning name`;
       report.documents.copied += rows.length;
+      if (rows.length === 0) {
+        const [stored] = await sql<{ content: Buffer }[]>`select content from state_documents where name = ${name}`;
+        if (stored !== undefined && !Buffer.from(stored.content).equals(Buffer.from(content))) {
+          report.documents.conflicts.push(name);
+        }
+      }
     }
     await copyAuditLog();
   } finally {
@@ -215,8 +229,43 @@ export async function copyDataDir(options: {
   }
 }
 
+/**
+ * Refuses a directory that is not a data dir (a typo would otherwise be created, and "copied" with
+ * nothing in it): it has a `sessions/` directory or a `credentials.json`.
+ */
+async function checkIsDataDir(dataDir: string): Promise<void> {
+  const found = await Promise.all(
+    ['sessions', 'credentials.json'].map((name) =>
+      stat(join(dataDir, name)).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  if (!found.includes(true)) {
+    const exists = await stat(dataDir).then(
+      (info) => info.isDirectory(),
+      () => false,
+    );
+    throw new MolfError(
+      'invalid_input',
+      exists
+        ? `${dataDir} is not a Molf data directory (it has no sessions/ and no credentials.json)`
+        : `${dataDir} does not exist`,
+      { field: 'from-files' },
+    );
+  }
+}
+
 /** Checks a copy: the database holds at least what the data dir holds (it may hold more: a cluster's own). */
 export function checkCopy(report: CopyReport): void {
+  if (report.documents.conflicts.length > 0) {
+    throw new MolfError(
+      'conflict',
+      `the database has its own ${report.documents.conflicts.join(', ')}, which differ from the data dir's: not copied. ` +
+        'Merge them by hand (for tokens: molf token create --database …), or copy into a database without them',
+    );
+  }
   const short = (['sessions', 'messages', 'attachments', 'documents', 'auditRecords'] as const).filter(
     (what) => report[what].inDatabase < report[what].source,
   );
