@@ -1,6 +1,7 @@
+import type { ApprovalEvent } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { follow, newSession, startStack } from '../testing/agent-stack.ts';
-import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 import { waitFor } from '../testing/test-link.ts';
 
 const unavailable = postgresUnavailable();
@@ -33,6 +34,48 @@ describe.skipIf(unavailable !== undefined)(
       expect(answers.map((result) => result.applied).sort()).toEqual([false, true]);
       await watch.turnEnded();
       expect(watch.types().filter((type) => type === 'approval.resolved')).toHaveLength(1);
+    });
+
+    it('forgets the approvals of a server that died: not listed, and an answer is refused at once', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [
+          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo here' } }] },
+          { text: 'done' },
+        ],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
+      await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
+      const [own] = await stack.client.rpc.approvals.list.query({ sessionId: session.sessionId });
+      if (own === undefined) throw new Error('no approval listed');
+      const feed: ApprovalEvent[] = [];
+      const subscription = stack.client.rpc.approvals.events.subscribe({}, { onData: (event) => feed.push(event) });
+      // Another server asked too, then was killed (nothing removed its row).
+      const orphan = { ...own, approvalId: 'asked-by-a-dead-server' };
+      await withDatabase(created.url, async (database) => {
+        await database.sql`insert into instances (instance_id, seen_at) values ('dead', now() - interval '1 hour')`;
+        await database.sql`
+          insert into pending_approvals (approval_id, session_id, worker_id, instance_id, approval)
+          values (${orphan.approvalId}, ${session.sessionId}, ${orphan.workerId}, 'dead', ${JSON.stringify(orphan)})`;
+      });
+      expect(
+        await stack.client.rpc.approvals.approve.mutate({
+          sessionId: session.sessionId,
+          approvalId: orphan.approvalId,
+        }),
+      ).toEqual({ applied: false });
+      const listed = await stack.client.rpc.approvals.list.query({ sessionId: session.sessionId });
+      expect(listed.map((approval) => approval.approvalId)).toEqual([own.approvalId]);
+      await waitFor(
+        () => feed.some((event) => event.type === 'approval.resolved' && event.approvalId === orphan.approvalId),
+        { what: 'the orphan told as gone on the approvals feed' },
+      );
+      subscription.unsubscribe();
+      await stack.client.rpc.approvals.approve.mutate({ sessionId: session.sessionId, approvalId: own.approvalId });
+      await watch.turnEnded();
     });
   },
 );

@@ -38,9 +38,15 @@ export async function openSharedApprovalAnswers(options: {
   database: Database;
   instanceId: string;
   logger: Logger;
+  /**
+   * An instance not seen for this long is dead: its waiting approvals are gone with its turns (the
+   * instance that takes a turn over asks again, under a new id). Default 10 s, as the leases.
+   */
+  liveMs?: number;
 }): Promise<ApprovalAnswers> {
   const { gate, instanceId, logger } = options;
   const { sql } = options.database;
+  const live = `${options.liveMs ?? 10_000} milliseconds`;
   /** Answers made here that wait for the holder's outcome, by approval: two may race for one (two tabs). */
   const waiting = new Map<string, Set<(outcome: StoredOutcome) => void>>();
   const listeners = new Set<(event: ApprovalEvent) => void>();
@@ -164,6 +170,10 @@ export async function openSharedApprovalAnswers(options: {
           update pending_approvals set answer = ${JSON.stringify(stored)}, outcome = null
           where approval_id = ${stored.approvalId} and session_id is not distinct from ${stored.sessionId}
             and answer is null
+            -- A dead holder would never apply it: the answer is refused at once, not left to time out.
+            and (pending_approvals.instance_id = ${instanceId} or exists (
+              select 1 from instances i
+              where i.instance_id = pending_approvals.instance_id and i.seen_at > now() - ${live}::interval))
           returning instance_id
         )
         select instance_id, pg_notify(${ANSWERS_CHANNEL}, ${stored.approvalId} || ' ' || instance_id) from taken`;
@@ -171,6 +181,33 @@ export async function openSharedApprovalAnswers(options: {
       const [exists] = await sql`select 1 from pending_approvals where approval_id = ${stored.approvalId}`;
       if (exists !== undefined || attempt >= SHARE_RETRIES) return false;
       await new Promise((resolveLater) => setTimeout(resolveLater, 100));
+    }
+  }
+
+  /**
+   * Deletes the waiting approvals of instances not seen for `liveMs` (killed: nothing else removes
+   * them), and tells every instance's followers they are gone.
+   */
+  async function forgetTheDeads(): Promise<void> {
+    const gone = await sql<{ approval: string }[]>`
+      delete from pending_approvals p
+      where p.instance_id <> ${instanceId}
+        and not exists (
+          select 1 from instances i where i.instance_id = p.instance_id and i.seen_at > now() - ${live}::interval)
+      returning approval`;
+    for (const row of gone) {
+      const approval = JSON.parse(row.approval) as Approval;
+      if (approval.sessionId === undefined) continue;
+      const resolved = {
+        type: 'approval.resolved' as const,
+        approvalId: approval.approvalId,
+        sessionId: approval.sessionId,
+        outcome: 'cancelled' as const,
+        by: 'server',
+        reason: 'the server running its turn stopped; the turn asks again where it resumes',
+      };
+      emit(resolved);
+      await announce({ resolved }).catch(() => undefined);
     }
   }
 
@@ -220,6 +257,7 @@ export async function openSharedApprovalAnswers(options: {
     deny: ({ by, ...rest }) => answer({ type: 'deny', ...rest, by, from: instanceId }),
 
     async pending(filter) {
+      await forgetTheDeads();
       const rows = await sql<{ approval: string }[]>`
         select approval from pending_approvals
         where (${filter.sessionId ?? null}::text is null or session_id = ${filter.sessionId ?? null})

@@ -486,7 +486,13 @@ async function createServicesOver(
   const answers =
     database === undefined || leases === undefined
       ? createLocalApprovalAnswers(gate)
-      : await openSharedApprovalAnswers({ gate, database, instanceId: leases.instanceId, logger });
+      : await openSharedApprovalAnswers({
+          gate,
+          database,
+          instanceId: leases.instanceId,
+          logger,
+          liveMs: config.database?.leases?.leaseMs ?? DEFAULT_LEASE_MS,
+        });
   context.onFailure.push(() => answers.close());
   const approvalLinks =
     notify === undefined || linkKey === undefined
