@@ -1,8 +1,9 @@
 import type { ApprovalEvent } from '@molf/protocol';
+import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
-import { follow, newSession, startStack } from '../testing/agent-stack.ts';
+import { follow, newSession, startStack, toolMessages } from '../testing/agent-stack.ts';
 import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
-import { waitFor } from '../testing/test-link.ts';
+import { TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
 
 const unavailable = postgresUnavailable();
 
@@ -76,6 +77,45 @@ describe.skipIf(unavailable !== undefined)(
       subscription.unsubscribe();
       await stack.client.rpc.approvals.approve.mutate({ sessionId: session.sessionId, approvalId: own.approvalId });
       await watch.turnEnded();
+    });
+
+    it('keeps the approval a call waits for while its worker reconnects, and runs the call once approved', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [
+          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo after-the-move' } }] },
+          { text: 'done' },
+        ],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
+      await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
+      const requested = watch.events.find((event) => event.type === 'approval.requested');
+      if (requested?.type !== 'approval.requested') throw new Error('no approval');
+      // The worker's link drops and it connects again, as when it moves to another server.
+      await stack.link.worker.close();
+      const again = await createWorker({
+        serverUrl: stack.link.server.url,
+        token: TEST_WORKER_TOKEN,
+        workdir: stack.link.workdir,
+      });
+      try {
+        await again.registered;
+        expect(again.workerId).toBe(stack.link.worker.workerId);
+        expect(
+          await stack.client.rpc.approvals.approve.mutate({
+            sessionId: session.sessionId,
+            approvalId: requested.approval.approvalId,
+          }),
+        ).toEqual({ applied: true });
+        await watch.turnEnded();
+        const [result] = await toolMessages(stack, session.sessionId, 'shell_exec');
+        expect(result).toMatchObject({ output: expect.stringContaining('after-the-move') });
+      } finally {
+        await again.close();
+      }
     });
   },
 );

@@ -30,6 +30,12 @@ export type RouterServices = {
   dispatcher: JobDispatcher;
   serverVersion: string;
   gate: ApprovalGate;
+  /**
+   * With several servers: how long a worker whose socket closed here has to reconnect to any server
+   * before the approvals its calls wait for are denied (it keeps its calls when it moves). Undefined:
+   * they are denied at once.
+   */
+  workerReturnMs?: number;
   /** People's answers to approvals, and the list of those waiting: this server's, or every instance's. */
   answers: ApprovalAnswers;
   /** The clients following approvals now (for unattended runs). */

@@ -21,6 +21,18 @@ import { router, workerProcedure } from './trpc.ts';
 export function createWorkerRouter(services: RouterServices) {
   const { registry, dispatcher, gate } = services;
 
+  /** A worker left this server: its calls' waiting approvals are denied, unless it is back somewhere in time. */
+  function denyWaitingApprovals(workerId: WorkerId): void {
+    const graceMs = services.workerReturnMs;
+    if (graceMs === undefined) {
+      gate.workerOffline(workerId);
+      return;
+    }
+    setTimeout(() => {
+      if (registry.registration(workerId) === undefined) gate.workerOffline(workerId);
+    }, graceMs).unref();
+  }
+
   /** A worker credential may act only for the worker ids it registered. */
   function ownedWorker(workerId: WorkerId, credentialId: string): void {
     if (registry.ownerOf(workerId) !== credentialId) {
@@ -60,7 +72,7 @@ export function createWorkerRouter(services: RouterServices) {
         yield* dispatcher.stream({ lease, lastEventId: input.lastEventId, signal });
       } finally {
         if (registry.release(lease)) {
-          gate.workerOffline(registration.workerId);
+          denyWaitingApprovals(registration.workerId);
           dispatcher.onOffline(registration.workerId);
           services.onWorkerEvent({
             type: 'worker.disconnected',

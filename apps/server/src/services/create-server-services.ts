@@ -91,6 +91,9 @@ import { forwardApprovalsToSessions } from './forward-approvals-to-sessions.ts';
 import { type HealthReport, toWorkerHealth } from './health-report.ts';
 import { createCatalogReporter } from './report-worker-catalog.ts';
 
+/** With several servers: how long a worker that left one has to reconnect to any before its waiting approvals are denied. */
+const WORKER_RETURN_MS = 20_000;
+
 export type ServerServicesConfig = {
   /** Where credentials, worker state, sessions and the audit log live; created 0700 if missing. */
   dataDir: string;
@@ -553,6 +556,7 @@ async function createServicesOver(
     agent,
     cron,
     gate,
+    ...(database === undefined ? {} : { workerReturnMs: WORKER_RETURN_MS }),
     approvalWatchers,
     permissions,
     grants,
