@@ -56,7 +56,16 @@ export function registerPairCommand(program: Command): void {
       urlForPeers: options.urlForPeers,
       serverUrl: admin.where.type === 'remote' ? admin.where.url : undefined,
     });
-    process.stdout.write(formatPairingInstructions(made, peer, Date.now()));
+    // The cancel command names the same place, when a flag named it (an environment variable still does).
+    const given = (key: string) => command.getOptionValueSource(key) === 'cli';
+    const target = given('database')
+      ? ' --database URL (the same database URL)'
+      : given('server') && admin.where.type === 'remote'
+        ? ` --server ${admin.where.url}`
+        : given('dataDir') && admin.where.type === 'local'
+          ? ` --data-dir ${admin.where.dataDir}`
+          : '';
+    process.stdout.write(formatPairingInstructions(made, peer, Date.now(), target));
   });
 
   addCredentialTargetOptions(

@@ -546,6 +546,17 @@ describe.skipIf(unavailable !== undefined)(
         name: 'build-box',
       });
 
+      // Made with the flag, the code's cancel command names the database too, and works as printed.
+      const withFlag = await spawnMolf(['pair', '--role', 'worker', '--database', databaseUrl], {
+        env: { MOLF_LOG_FILE: 'none' },
+      });
+      const codeId = /cancel it with: molf pair cancel (\S+) --database URL/.exec(withFlag.stdout)?.[1];
+      expect(codeId).toBeDefined();
+      const cancelled = await spawnMolf(['pair', 'cancel', codeId ?? '', '--database', databaseUrl], {
+        env: { MOLF_LOG_FILE: 'none' },
+      });
+      expect(cancelled.exitCode).toBe(0);
+
       // Revoked from the database: refused by both.
       expect((await molf(['token', 'revoke', pager?.id ?? '', '--yes'])).exitCode).toBe(0);
       for (const server of [one, two]) {

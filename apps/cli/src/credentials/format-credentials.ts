@@ -93,12 +93,15 @@ export function toPeerUrl(options: { urlForPeers?: string | undefined; serverUrl
   };
 }
 
-/** What `molf pair` prints: the code, its expiry, and the exact command for the other machine. */
-export function formatPairingInstructions(made: PairingCreateOutput, peer: PeerUrl, now: number): string {
+/**
+ * What `molf pair` prints: the code, its expiry, how to cancel it (`target`: the flags that name where
+ * it was made, as given), and the exact command for the other machine.
+ */
+export function formatPairingInstructions(made: PairingCreateOutput, peer: PeerUrl, now: number, target = ''): string {
   const worker = kindOf(made.role) === 'worker';
   const lines = [
     `pairing code ${worker ? 'for a worker' : `for a client with the ${made.role} role`}${made.name === undefined ? '' : ` named "${showOnOneLine(made.name)}"`}: ${made.code}`,
-    `it works once and expires ${formatWhen(made.expiresAt, now)}; cancel it with: molf pair cancel ${made.id}`,
+    `it works once and expires ${formatWhen(made.expiresAt, now)}; cancel it with: molf pair cancel ${made.id}${target}`,
     worker ? "on the worker's machine, run:" : 'on the other machine, run:',
     worker ? `  molf worker --server ${peer.url} --pair ${made.code}` : `  molf login ${peer.url} --pair ${made.code}`,
   ];
