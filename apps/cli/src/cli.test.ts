@@ -57,6 +57,15 @@ describe('molf CLI', () => {
     expect(worker.stdout).toContain('MOLF_WORKER_TOKEN');
   });
 
+  it('stops quietly when the reader of its output goes away (molf … | head)', async () => {
+    const help = spawnMolf(['--help']);
+    // The reading end closes before the CLI has written anything (it takes longer than this to start).
+    help.stdout?.destroy();
+    const result = await help;
+    expect(result.stderr).toBe('');
+    expect(result.exitCode).toBe(0);
+  });
+
   it('scripts/molf runs the CLI from any directory', async () => {
     const launcher = fileURLToPath(new URL('../../../scripts/molf', import.meta.url));
     const result = await spawnCommand(launcher, ['workers', '--help'], { cwd: tmpdir() });

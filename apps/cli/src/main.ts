@@ -5,6 +5,13 @@ import { createProgram } from './create-program.ts';
 import { USAGE_EXIT_CODE } from './exit-codes.ts';
 import { normalizeSandboxArguments } from './sandbox-options.ts';
 
+// A reader that went away (`molf … | head`) does not want the rest: that ends the command quietly,
+// not with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+});
+
 try {
   if (process.argv[2] === COMPLETE_COMMAND) {
     // Hidden from the listing, and its words are what the user typed, not options of molf: commander
