@@ -29,8 +29,21 @@ export function describeDatabaseUrl(url: string): string {
       'the database URL names no host: use postgres://user:password@host:port/database',
     );
   }
-  const user = decodeURIComponent(parsed.username);
+  // Each part is decoded as the driver will decode it: a malformed %-escape is named here, not left
+  // to a bare "URI malformed" (the password is checked too, and never shown).
+  const decode = (part: string, what: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new MolfError(
+        'config_invalid',
+        `the database URL's ${what} has a malformed %-escape: write a "%" in it as %25 (and other reserved characters as %XX)`,
+      );
+    }
+  };
+  const user = decode(parsed.username, 'user name');
+  decode(parsed.password, 'password');
   const host = parsed.hostname === '' ? (parsed.searchParams.get('host') ?? '') : parsed.hostname;
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  const database = decode(parsed.pathname.replace(/^\//, ''), 'database name');
   return `${user === '' ? '' : `${user}@`}${host}:${parsed.port === '' ? '5432' : parsed.port}/${database}`;
 }

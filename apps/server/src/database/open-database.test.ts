@@ -24,6 +24,21 @@ describe('database URL checks (no database needed)', () => {
     expect((error as Error).message).not.toContain('s3cret');
   });
 
+  it('names the part of the URL with a malformed %-escape, never the password itself', async () => {
+    for (const [url, part] of [
+      ['postgres://mo%zzlf:pw@127.0.0.1:1/molf', 'user name'],
+      ['postgres://molf:se%zzcret@127.0.0.1:1/molf', 'password'],
+      ['postgres://molf:pw@127.0.0.1:1/mo%zzlf', 'database name'],
+    ] as const) {
+      const error = await openDatabase({ url, logger }).catch((caught: Error) => caught);
+      expect(error).toMatchObject({
+        code: 'config_invalid',
+        message: expect.stringContaining(`${part} has a malformed`),
+      });
+      expect((error as Error).message).not.toContain('se%zzcret');
+    }
+  });
+
   it('names the database and why nothing answers when no server listens there', async () => {
     const error = await openDatabase({ url: 'postgres://molf:s3cret@127.0.0.1:1/molf', logger }).catch(
       (caught: Error) => caught,
