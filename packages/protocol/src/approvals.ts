@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { FileChangePreviewSchema } from './file-diff.ts';
 import { WorkerIdSchema } from './ids.ts';
 
-export const SessionIdSchema = z.string().min(1).max(128);
+/** A session's id: no control characters (PostgreSQL's text refuses NUL; a log line breaks on the others). */
+export const SessionIdSchema = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[^\p{Cc}]+$/u, 'a session id holds no control characters');
 
 /**
  * How far an approval reaches: this call, the rest of the session, or saved for the worker; or

@@ -215,9 +215,19 @@ export type SessionEvent = SessionEventBody & { seq: number; sessionId: string; 
 /** An event of a session's own (not a subagent's, wrapped). */
 export type OwnSessionEvent = OwnSessionEventBody & { seq: number; sessionId: string; at: string };
 
+const NO_CONTROL_CHARACTERS = /^[^\p{Cc}]*$/u;
+
+/** A session's name as a person gives it: one line of text, without control characters (NUL, line breaks…). */
+export const SessionNameSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .regex(NO_CONTROL_CHARACTERS, 'a session name holds no control characters');
+
 export const SessionCreateInputSchema = z.object({
   workerId: WorkerIdSchema,
-  name: z.string().trim().min(1).max(200).optional(),
+  name: SessionNameSchema.optional(),
   model: ModelIdSchema.optional(),
 });
 
@@ -236,7 +246,7 @@ export const SessionListInputSchema = z
      */
     topLevel: z.boolean().optional(),
     /** Case-insensitive part of the name. */
-    name: z.string().max(200).optional(),
+    name: z.string().max(200).regex(NO_CONTROL_CHARACTERS, 'a name holds no control characters').optional(),
     limit: z.number().int().min(1).max(200).default(50),
     offset: z.number().int().min(0).default(0),
   })
@@ -298,7 +308,7 @@ export type SessionAttachment = z.infer<typeof SessionAttachmentSchema>;
 
 export const SessionRenameInputSchema = z.object({
   sessionId: SessionIdSchema,
-  name: z.string().trim().min(1).max(200),
+  name: SessionNameSchema,
 });
 
 /** Largest prompt accepted, in characters. */

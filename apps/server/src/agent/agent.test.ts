@@ -748,6 +748,22 @@ describe('agent loop through the fake LLM and a real worker', () => {
     expect((await stack.client.rpc.sessions.list.query({})).total).toBe(0);
   });
 
+  it('refuses session names and ids with control characters (NUL…) as bad input, on every store', async () => {
+    await using stack = await startStack();
+    const session = await newSession(stack);
+    const { rpc } = stack.client;
+    const workerId = stack.link.worker.workerId;
+    const calls = [
+      () => rpc.sessions.create.mutate({ workerId, name: 'a\u0000b' }),
+      () => rpc.sessions.rename.mutate({ sessionId: session.sessionId, name: 'two\nlines' }),
+      () => rpc.sessions.list.query({ name: '\u0000' }),
+      () => rpc.sessions.get.query({ sessionId: 'id\u0000' }),
+    ];
+    for (const call of calls) await expect(call()).rejects.toMatchObject({ data: { code: 'invalid_input' } });
+    // Nothing was made or changed.
+    expect((await rpc.sessions.list.query({})).sessions.map((listed) => listed.sessionId)).toEqual([session.sessionId]);
+  });
+
   it('gives a session’s history in pages from its end, each tool result with its call, and refuses a bad range', async () => {
     await using stack = await startStack({
       turns: [{ toolCalls: [{ id: 'g1', name: 'glob', arguments: { pattern: '*' } }] }, { text: 'Done.' }],
