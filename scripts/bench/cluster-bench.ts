@@ -636,8 +636,8 @@ async function runConfiguration(options: {
       notifiedEvents += payload.split(',').length;
     });
     cleanups.push(() => listening.unlisten().catch(() => {}));
-    const [before] = await stats.sql<{ lsn: string; xid: string }[]>`
-      select pg_current_wal_lsn()::text as lsn, txid_current()::text as xid`;
+    const [before] = await stats.sql<{ lsn: string; xid: string; xacts: string }[]>`
+      select pg_current_wal_lsn()::text as lsn, txid_current()::text as xid, (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::text as xacts`;
     const stopSampling = sampleActivity(stats);
     const children = { instances: servers, llm };
     const cpuBefore = readCpu(children, postmaster);
@@ -668,8 +668,8 @@ async function runConfiguration(options: {
     // A turn run a second time (a prompt taken for one cut off) would start after the first ended.
     await sleep(SETTLE_MS);
     const modelRequests = await llm.ask('requests');
-    const [after] = await stats.sql<{ lsn: string; xid: string; wal: string; rows: string }[]>`
-      select pg_current_wal_lsn()::text as lsn, txid_current()::text as xid,
+    const [after] = await stats.sql<{ lsn: string; xid: string; wal: string; rows: string; xacts: string }[]>`
+      select pg_current_wal_lsn()::text as lsn, txid_current()::text as xid, (select xact_commit + xact_rollback from pg_stat_database where datname = current_database())::text as xacts,
         pg_wal_lsn_diff(pg_current_wal_lsn(), ${before?.lsn as string}::pg_lsn)::text as wal,
         (select count(*) from session_events)::text as rows`;
     await Promise.allSettled(prompts);
@@ -732,6 +732,7 @@ async function runConfiguration(options: {
         notifiedEvents,
         eventRows: Number(after?.rows ?? 0),
         writeTransactions: Number(after?.xid ?? 0) - Number(before?.xid ?? 0) - 1,
+        transactions: Number(after?.xacts ?? 0) - Number(before?.xacts ?? 0),
         walBytes: Number(after?.wal ?? 0),
       },
       logged: servers.map((server) => ({ instance: server.name, ...server.logged, first: [...server.logged.first] })),
@@ -861,6 +862,7 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
         'NOTIFYs',
         'events each',
         'write xacts/turn',
+        'all xacts/turn',
         'active conns',
         'top waits',
       ],
@@ -876,6 +878,7 @@ function report(results: RunResult[], comparisons: ReturnType<typeof compareCapa
         String(result.database.notifications),
         (result.database.notifiedEvents / Math.max(1, result.database.notifications)).toFixed(0),
         (result.database.writeTransactions / result.sessions).toFixed(1),
+        (result.database.transactions / result.sessions).toFixed(1),
         `${result.database.meanActiveConnections.toFixed(1)} of ${result.instances * POOL_SIZE}`,
         result.database.waits.map((wait) => `${wait.wait} ${percent(wait.share)}`).join(', ') || 'none seen',
       ]),
