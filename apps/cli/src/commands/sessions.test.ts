@@ -166,14 +166,18 @@ describe('molf sessions rename and rm', () => {
     expect((await server.sessions.get(sessionId))?.name).toBe('New name');
   });
 
-  it('shows a name with control characters escaped, so a name cannot drive the terminal', async () => {
-    const { molf, session } = await setup();
+  it('shows a stored name with control characters escaped, so a name cannot drive the terminal, and refuses to rename to one', async () => {
+    const { molf, session, server } = await setup();
+    // Stored by an older server, or by a store behind the RPC's checks.
     const { sessionId } = await session('evil \u001b]0;pwned\u0007 name');
     const listed = await molf(['list']);
     expect(listed.stdout).toContain('evil \\x1b]0;pwned\\x07 name');
     expect(listed.stdout).not.toContain('\u001b');
     const renamed = await molf(['rename', sessionId, 'again \u001b[2J']);
-    expect(renamed.stdout).toBe(`renamed session ${sessionId}: again \\x1b[2J`);
+    expect(renamed.exitCode).toBe(1);
+    expect(renamed.stderr).toContain('a session name holds no control characters');
+    expect(renamed.stdout).not.toContain('\u001b');
+    expect((await server.sessions.get(sessionId))?.name).toBe('evil \u001b]0;pwned\u0007 name');
   });
 
   it('removes with --yes, needs it when stdin is not a terminal, and removes nothing when one id is unknown', async () => {
