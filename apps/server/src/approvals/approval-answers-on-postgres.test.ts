@@ -1,34 +1,41 @@
-import type { ApprovalEvent } from '@molf/protocol';
+import type { Approval, ApprovalEvent } from '@molf/protocol';
+import type { FakeTurn } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
-import { follow, newSession, startStack, toolMessages } from '../testing/agent-stack.ts';
+import { follow, newSession, type Stack, startStack, toolMessages } from '../testing/agent-stack.ts';
 import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 import { TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
 
 const unavailable = postgresUnavailable();
+
+/** A turn whose one step runs one shell command (which asks), then answers. */
+const oneShellCall = (command: string): FakeTurn[] => [
+  { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command } }] },
+  { text: 'done' },
+];
+
+/** Prompts the session and waits for the approval its shell call asks. */
+async function promptUntilAsked(stack: Stack, sessionId: string, watch: ReturnType<typeof follow>): Promise<Approval> {
+  await stack.client.rpc.sessions.prompt.mutate({ sessionId, text: 'go' });
+  await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
+  const requested = watch.events.find((event) => event.type === 'approval.requested');
+  if (requested?.type !== 'approval.requested') throw new Error('no approval');
+  return requested.approval;
+}
 
 describe.skipIf(unavailable !== undefined)(
   `approvals answered through PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
     it('answers both calls when one approval is approved twice at once on one server (a double click): one applied, neither left hanging', async () => {
       await using created = await createTestDatabase();
-      await using stack = await startStack({
-        databaseUrl: created.url,
-        turns: [
-          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo once' } }] },
-          { text: 'done' },
-        ],
-      });
+      await using stack = await startStack({ databaseUrl: created.url, turns: oneShellCall('echo once') });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
-      await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
-      const requested = watch.events.find((event) => event.type === 'approval.requested');
-      if (requested?.type !== 'approval.requested') throw new Error('no approval');
+      const approval = await promptUntilAsked(stack, session.sessionId, watch);
       const answer = () =>
         stack.client.rpc.approvals.approve.mutate({
           sessionId: session.sessionId,
-          approvalId: requested.approval.approvalId,
+          approvalId: approval.approvalId,
         });
       // Both calls return (the winner's is not left to time out), and one answer applies.
       const answers = await Promise.all([answer(), answer()]);
@@ -39,17 +46,10 @@ describe.skipIf(unavailable !== undefined)(
 
     it('forgets the approvals of a server that died: not listed, and an answer is refused at once', async () => {
       await using created = await createTestDatabase();
-      await using stack = await startStack({
-        databaseUrl: created.url,
-        turns: [
-          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo here' } }] },
-          { text: 'done' },
-        ],
-      });
+      await using stack = await startStack({ databaseUrl: created.url, turns: oneShellCall('echo here') });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
-      await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
+      await promptUntilAsked(stack, session.sessionId, watch);
       const [own] = await stack.client.rpc.approvals.list.query({ sessionId: session.sessionId });
       if (own === undefined) throw new Error('no approval listed');
       const feed: ApprovalEvent[] = [];
@@ -81,19 +81,10 @@ describe.skipIf(unavailable !== undefined)(
 
     it('keeps the approval a call waits for while its worker reconnects, and runs the call once approved', async () => {
       await using created = await createTestDatabase();
-      await using stack = await startStack({
-        databaseUrl: created.url,
-        turns: [
-          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo after-the-move' } }] },
-          { text: 'done' },
-        ],
-      });
+      await using stack = await startStack({ databaseUrl: created.url, turns: oneShellCall('echo after-the-move') });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'go' });
-      await waitFor(() => watch.types().includes('approval.requested'), { what: 'the approval' });
-      const requested = watch.events.find((event) => event.type === 'approval.requested');
-      if (requested?.type !== 'approval.requested') throw new Error('no approval');
+      const approval = await promptUntilAsked(stack, session.sessionId, watch);
       // The worker's link drops and it connects again, as when it moves to another server.
       await stack.link.worker.close();
       const again = await createWorker({
@@ -107,7 +98,7 @@ describe.skipIf(unavailable !== undefined)(
         expect(
           await stack.client.rpc.approvals.approve.mutate({
             sessionId: session.sessionId,
-            approvalId: requested.approval.approvalId,
+            approvalId: approval.approvalId,
           }),
         ).toEqual({ applied: true });
         await watch.turnEnded();

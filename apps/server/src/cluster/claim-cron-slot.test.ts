@@ -66,6 +66,16 @@ async function startServer(url: string, start = START): Promise<Server> {
   };
 }
 
+/** The first run of a job added at START to run every hour. */
+const FIRST_HOURLY_SLOT = '2026-03-02T11:00:00.000Z';
+
+function addHourlyJob(server: Server) {
+  return server.scheduler.add(
+    { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '1h' } },
+    { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
+  );
+}
+
 describe.skipIf(unavailable !== undefined)(
   `cron runs across servers on one database${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
@@ -100,11 +110,8 @@ describe.skipIf(unavailable !== undefined)(
       await using created = await createTestDatabase();
       const server = await startServer(created.url);
       try {
-        const job = await server.scheduler.add(
-          { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '1h' } },
-          { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
-        );
-        const slot = '2026-03-02T11:00:00.000Z';
+        const job = await addHourlyJob(server);
+        const slot = FIRST_HOURLY_SLOT;
         // Another server, alive a moment ago, claimed the run; then it died without firing it.
         await server.database.sql`insert into instances (instance_id) values ('the-dead-one')`;
         await server.database.sql`
@@ -132,11 +139,8 @@ describe.skipIf(unavailable !== undefined)(
       await using created = await createTestDatabase();
       const server = await startServer(created.url);
       try {
-        const job = await server.scheduler.add(
-          { workerId: WORKER, prompt: 'Run the tests.', schedule: { every: '1h' } },
-          { createdBy: { client: 'test' }, defaultTarget: { type: 'new' } },
-        );
-        const slot = '2026-03-02T11:00:00.000Z';
+        const job = await addHourlyJob(server);
+        const slot = FIRST_HOURLY_SLOT;
         const fired = { outcome: 'started', sessionId: 'ses_elsewhere', messageId: 'msg_elsewhere' };
         // The claimer stored the run's prompt, said so, and died before recording the run on the job.
         await server.database.sql`
