@@ -54,13 +54,23 @@ describe.skipIf(unavailable !== undefined)(
       if (own === undefined) throw new Error('no approval listed');
       const feed: ApprovalEvent[] = [];
       const subscription = stack.client.rpc.approvals.events.subscribe({}, { onData: (event) => feed.push(event) });
-      // Another server asked too, then was killed (nothing removed its row).
+      // Another server asked too, then was killed (nothing removed its row); a third was not seen for
+      // a little longer than a lease (the database came back a moment ago: it renews any time now).
       const orphan = { ...own, approvalId: 'asked-by-a-dead-server' };
+      const late = { ...own, approvalId: 'asked-by-a-late-server' };
       await withDatabase(created.url, async (database) => {
-        await database.sql`insert into instances (instance_id, seen_at) values ('dead', now() - interval '1 hour')`;
         await database.sql`
-          insert into pending_approvals (approval_id, session_id, worker_id, instance_id, approval)
-          values (${orphan.approvalId}, ${session.sessionId}, ${orphan.workerId}, 'dead', ${JSON.stringify(orphan)})`;
+          insert into instances (instance_id, seen_at)
+          values ('dead', now() - interval '1 hour'), ('late', now() - interval '30 seconds')`;
+        for (const [approval, instance] of [
+          [orphan, 'dead'],
+          [late, 'late'],
+        ] as const) {
+          await database.sql`
+            insert into pending_approvals (approval_id, session_id, worker_id, instance_id, approval)
+            values (${approval.approvalId}, ${session.sessionId}, ${approval.workerId}, ${instance},
+              ${JSON.stringify(approval)})`;
+        }
       });
       expect(
         await stack.client.rpc.approvals.approve.mutate({
@@ -75,6 +85,13 @@ describe.skipIf(unavailable !== undefined)(
         { what: 'the orphan told as gone on the approvals feed' },
       );
       subscription.unsubscribe();
+      // The late server's approval is not listed, but kept for when it is seen again.
+      const kept = await withDatabase(
+        created.url,
+        (database) =>
+          database.sql<{ approval_id: string }[]>`select approval_id from pending_approvals order by approval_id`,
+      );
+      expect(kept.map((row) => row.approval_id)).toEqual(['asked-by-a-late-server', own.approvalId].sort());
       await stack.client.rpc.approvals.approve.mutate({ sessionId: session.sessionId, approvalId: own.approvalId });
       await watch.turnEnded();
     });

@@ -25,6 +25,9 @@ type StoredAnswer =
   | ({ type: 'deny' } & Omit<DenyOptions, 'by'> & { by: Answerer; from: string });
 type StoredOutcome = { applied: boolean } | { error: { code: string; message: string } };
 
+/** An instance not seen for this long is gone for good: its waiting approvals' rows are deleted. */
+const FORGET_AFTER_MS = 5 * 60_000;
+
 /**
  * Approvals shared by the instances on one database. The instance whose turn asks keeps the waiting
  * approval in its gate and a row of `pending_approvals` (written and removed as its gate opens and
@@ -39,14 +42,16 @@ export async function openSharedApprovalAnswers(options: {
   instanceId: string;
   logger: Logger;
   /**
-   * An instance not seen for this long is dead: its waiting approvals are gone with its turns (the
-   * instance that takes a turn over asks again, under a new id). Default 10 s, as the leases.
+   * An instance not seen for this long no longer holds its turns: its waiting approvals are not
+   * listed and cannot be answered (the instance that takes a turn over asks again, under a new id).
+   * Default 10 s, as the leases. Not seen for `FORGET_AFTER_MS` either, its rows are deleted.
    */
   liveMs?: number;
 }): Promise<ApprovalAnswers> {
   const { gate, instanceId, logger } = options;
   const { sql } = options.database;
   const live = `${options.liveMs ?? 10_000} milliseconds`;
+  const forgetAfter = `${FORGET_AFTER_MS} milliseconds`;
   /** Answers made here that wait for the holder's outcome, by approval: two may race for one (two tabs). */
   const waiting = new Map<string, Set<(outcome: StoredOutcome) => void>>();
   const listeners = new Set<(event: ApprovalEvent) => void>();
@@ -185,15 +190,17 @@ export async function openSharedApprovalAnswers(options: {
   }
 
   /**
-   * Deletes the waiting approvals of instances not seen for `liveMs` (killed: nothing else removes
-   * them), and tells every instance's followers they are gone.
+   * Deletes the waiting approvals of instances not seen for `FORGET_AFTER_MS` (killed: nothing else
+   * removes them), and tells every instance's followers they are gone. Not for `liveMs` only: after
+   * the database comes back, every instance is unseen until its next renewal, and live ones keep theirs.
    */
   async function forgetTheDeads(): Promise<void> {
     const gone = await sql<{ approval: string }[]>`
       delete from pending_approvals p
       where p.instance_id <> ${instanceId}
         and not exists (
-          select 1 from instances i where i.instance_id = p.instance_id and i.seen_at > now() - ${live}::interval)
+          select 1 from instances i
+          where i.instance_id = p.instance_id and i.seen_at > now() - ${forgetAfter}::interval)
       returning approval`;
     for (const row of gone) {
       const approval = JSON.parse(row.approval) as Approval;
@@ -258,10 +265,13 @@ export async function openSharedApprovalAnswers(options: {
 
     async pending(filter) {
       await forgetTheDeads();
+      // Those of instances seen lately: a dead one's would never be applied.
       const rows = await sql<{ approval: string }[]>`
-        select approval from pending_approvals
+        select approval from pending_approvals p
         where (${filter.sessionId ?? null}::text is null or session_id = ${filter.sessionId ?? null})
           and (${filter.workerId ?? null}::text is null or worker_id = ${filter.workerId ?? null})
+          and (p.instance_id = ${instanceId} or exists (
+            select 1 from instances i where i.instance_id = p.instance_id and i.seen_at > now() - ${live}::interval))
         order by approval_id`;
       const all = new Map(
         rows.map((row) => JSON.parse(row.approval) as Approval).map((item) => [item.approvalId, item]),
