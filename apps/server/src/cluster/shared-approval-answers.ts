@@ -52,6 +52,10 @@ export async function openSharedApprovalAnswers(options: {
   const { sql } = options.database;
   const live = `${options.liveMs ?? 10_000} milliseconds`;
   const forgetAfter = `${FORGET_AFTER_MS} milliseconds`;
+  /** The approval row `p` is held by this instance, or by one seen within `interval`. */
+  const heldBySeen = (interval: string) => sql`
+    (p.instance_id = ${instanceId} or exists (
+      select 1 from instances i where i.instance_id = p.instance_id and i.seen_at > now() - ${interval}::interval))`;
   /** Answers made here that wait for the holder's outcome, by approval: two may race for one (two tabs). */
   const waiting = new Map<string, Set<(outcome: StoredOutcome) => void>>();
   const listeners = new Set<(event: ApprovalEvent) => void>();
@@ -172,13 +176,11 @@ export async function openSharedApprovalAnswers(options: {
     for (let attempt = 0; ; attempt += 1) {
       const rows = await sql<{ instance_id: string }[]>`
         with taken as (
-          update pending_approvals set answer = ${JSON.stringify(stored)}, outcome = null
+          update pending_approvals p set answer = ${JSON.stringify(stored)}, outcome = null
           where approval_id = ${stored.approvalId} and session_id is not distinct from ${stored.sessionId}
             and answer is null
             -- A dead holder would never apply it: the answer is refused at once, not left to time out.
-            and (pending_approvals.instance_id = ${instanceId} or exists (
-              select 1 from instances i
-              where i.instance_id = pending_approvals.instance_id and i.seen_at > now() - ${live}::interval))
+            and ${heldBySeen(live)}
           returning instance_id
         )
         select instance_id, pg_notify(${ANSWERS_CHANNEL}, ${stored.approvalId} || ' ' || instance_id) from taken`;
@@ -196,12 +198,7 @@ export async function openSharedApprovalAnswers(options: {
    */
   async function forgetTheDeads(): Promise<void> {
     const gone = await sql<{ approval: string }[]>`
-      delete from pending_approvals p
-      where p.instance_id <> ${instanceId}
-        and not exists (
-          select 1 from instances i
-          where i.instance_id = p.instance_id and i.seen_at > now() - ${forgetAfter}::interval)
-      returning approval`;
+      delete from pending_approvals p where not ${heldBySeen(forgetAfter)} returning approval`;
     for (const row of gone) {
       const approval = JSON.parse(row.approval) as Approval;
       if (approval.sessionId === undefined) continue;
@@ -270,8 +267,7 @@ export async function openSharedApprovalAnswers(options: {
         select approval from pending_approvals p
         where (${filter.sessionId ?? null}::text is null or session_id = ${filter.sessionId ?? null})
           and (${filter.workerId ?? null}::text is null or worker_id = ${filter.workerId ?? null})
-          and (p.instance_id = ${instanceId} or exists (
-            select 1 from instances i where i.instance_id = p.instance_id and i.seen_at > now() - ${live}::interval))
+          and ${heldBySeen(live)}
         order by approval_id`;
       const all = new Map(
         rows.map((row) => JSON.parse(row.approval) as Approval).map((item) => [item.approvalId, item]),
