@@ -205,10 +205,9 @@ export async function copyDataDir(options: {
       }
       // The next append takes the position after the count: it must be past every stored message.
       await tx`
-        update sessions set message_count = (
-          select coalesce(max(position), 0) from session_messages where session_id = ${session.sessionId})
-        where session_id = ${session.sessionId}
-          and message_count < (select coalesce(max(position), 0) from session_messages where session_id = ${session.sessionId})`;
+        update sessions s set message_count = stored.last
+        from (select coalesce(max(position), 0) as last from session_messages where session_id = ${session.sessionId}) stored
+        where s.session_id = ${session.sessionId} and s.message_count < stored.last`;
       for (const prompt of queued) {
         const rows = await tx`
           insert into session_queue (session_id, message_id, body)
