@@ -96,7 +96,11 @@ describe('watching the skills and agents', () => {
     await using workdir = await createCatalogWorkdir();
     await mkdir(join(workdir.path, '.claude/agents'), { recursive: true });
     await using watching = await startWatcher(workdir.path);
-    await writeFile(join(workdir.path, '.claude/agents/helper.md'), markdown('description: helps', 'Be helpful.'));
+    // Written whole and then moved in, as editors save: a scan on a loaded machine could otherwise
+    // read the file between its creation and its content, and send that empty agent first.
+    const whole = join(workdir.path, 'helper.md.part');
+    await writeFile(whole, markdown('description: helps', 'Be helpful.'));
+    await rename(whole, join(workdir.path, '.claude/agents/helper.md'));
     await waitFor(() => watching.watcher.current().agents.length === 1, 'the new agent');
     expect(watching.watcher.current().agents[0]).toMatchObject({ name: 'helper', prompt: 'Be helpful.' });
     expect(watching.sent).toHaveLength(1);
