@@ -8,6 +8,7 @@ describe('tierOf', () => {
   it.each([
     [sample('const child = spawn', "Molf(['up', '--port', '0'], { cwd });"), 'cli'],
     [sample('const result = await execaNode(', "CLI, ['run', 'x']);"), 'cli'],
+    [sample('const { terminal } = await chatIn', 'Terminal(scope, []);'), 'cli'],
     [sample('const launcher = execa(LAUN', "CHER, ['server']);"), 'cli'],
     [sample('await using link = await start', 'TestLink();'), 'stack'],
     [sample('const server = await create', 'Server({ port: 0, dataDir, tokens });'), 'stack'],

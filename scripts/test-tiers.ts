@@ -14,7 +14,7 @@ export const TEST_FILES = ['apps/*/src/**/*.test.ts', 'packages/*/src/**/*.test.
 
 /** What a test file starts, read from its source: a new test lands in the right tier without a list to edit. */
 const STARTS_MOLF =
-  /\bspawnMolf\b|\bspawnListeningServer\b|\bstartTerminal\b|\bspawnInteractive\b|execaNode\(\s*CLI\b|\bLAUNCHER\b|scripts\/molf/;
+  /\bspawnMolf\b|\bspawnListeningServer\b|\bstartTerminal\b|\bchatInTerminal\b|\bspawnInteractive\b|execaNode\(\s*CLI\b|\bLAUNCHER\b|scripts\/molf/;
 const STARTS_A_SERVER =
   /\bcreateServer\(\s*\{|\bstartTestServer\b|\bstartTestLink\b|\bstartStack\b|\bstartLocalServer\b|\bcreateWorker\(/;
 

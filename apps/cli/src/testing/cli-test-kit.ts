@@ -23,7 +23,7 @@ export type TestScope = {
 
 /**
  * Call once at the top of a test file: after each test, the processes it started are stopped
- * (with their groups) first, then its cleanups run, last first, and its temporary directories
+ * (with their groups, terminals included) first, then its cleanups run, last first, and its temporary directories
  * (named `molf-<prefix>-…`) are removed.
  */
 export function useTestScope(prefix: string): TestScope {
@@ -66,7 +66,7 @@ export function spawnMolf(
     // Its own process group: stopping the group also stops what it started (server, worker, tools).
     detached: true,
   });
-  stopWhenTestEnds(child);
+  stopChildWhenTestEnds(child);
   return child;
 }
 
@@ -82,14 +82,23 @@ export async function stopSpawnedProcesses(): Promise<void> {
   await Promise.all([...running].map((stop) => stop()));
 }
 
-function stopWhenTestEnds(child: { pid?: number | undefined } & PromiseLike<unknown>): void {
+/**
+ * Runs `stop` once when the running test ends (passed, failed or timed out), and with
+ * {@link stopSpawnedProcesses} before a {@link useTestScope}'s cleanups, so nothing a test started
+ * still writes into the directories those cleanups remove.
+ */
+export function stopWhenTestEnds(stop: () => Promise<void>): void {
   let stopped: Promise<void> | undefined;
-  const stop = () => {
-    stopped ??= stopProcessGroup({ pid: child.pid, exited: child }).finally(() => running.delete(stop));
+  const once = () => {
+    stopped ??= stop().finally(() => running.delete(once));
     return stopped;
   };
-  running.add(stop);
-  onTestFinished(stop);
+  running.add(once);
+  onTestFinished(once);
+}
+
+function stopChildWhenTestEnds(child: { pid?: number | undefined } & PromiseLike<unknown>): void {
+  stopWhenTestEnds(() => stopProcessGroup({ pid: child.pid, exited: child }));
 }
 
 /** Any other program (e.g. `scripts/molf`), started and stopped like {@link spawnMolf}. */
@@ -105,7 +114,7 @@ export function spawnCommand(
     reject: false,
     detached: true,
   });
-  stopWhenTestEnds(child);
+  stopChildWhenTestEnds(child);
   return child;
 }
 

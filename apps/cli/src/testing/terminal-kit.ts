@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { TEST_RUN_ENV } from '@molf/testkit';
 import { execa } from 'execa';
-import { onTestFinished } from 'vitest';
-import { CLI, waitUntil } from './cli-test-kit.ts';
+import { CLI, stopWhenTestEnds, waitUntil } from './cli-test-kit.ts';
 
 /**
  * `molf` in a real pseudo-terminal: a tmux server of its own (its own socket), one window of a
@@ -29,6 +29,21 @@ export type Terminal = {
   close(): Promise<void>;
 };
 
+/**
+ * Whether a process of group `pgid` still runs. An exited one the tmux server has not reaped yet
+ * (a zombie, which tmux may leave for seconds) does not: it holds no files and writes nothing.
+ */
+async function groupRuns(pgid: number): Promise<boolean> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses, so read after the last ')'.
+    const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') return true;
+  }
+  return false;
+}
+
 /** The environment a terminal starts from: nothing of the test runner's but what finds programs. */
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
@@ -40,7 +55,7 @@ function baseEnv(): Record<string, string> {
 /**
  * Starts `molf <args>` in a terminal `width`×`height`, with `env` on top of a bare environment
  * (no FORCE_COLOR or NO_COLOR from the test runner) and `TERM=xterm-256color`. Closed when the test
- * ends: the command's process group is stopped, then the tmux server.
+ * ends, before the test scope's cleanups: the command's process group is stopped, then the tmux server.
  */
 export async function startTerminal(
   args: string[],
@@ -85,20 +100,20 @@ export async function startTerminal(
     closed ??= (async () => {
       const pane = await tmux('list-panes', '-t', '0', '-F', '#{pane_pid} #{pane_dead}');
       const [pid, dead] = pane.stdout.trim().split(' ');
-      if (pid !== undefined && dead !== '1') {
-        // The pane's command leads its process group: stop it with what it started.
-        const group = -Number(pid);
+      // The pane's command leads its process group: stop it with what it started. (No pane, no pid:
+      // a group of 0 would be the test runner's own.)
+      const group = Number(pid);
+      if (Number.isInteger(group) && group > 0 && dead !== '1') {
         const signal = (name: NodeJS.Signals) => {
           try {
-            process.kill(group, name);
-            return true;
+            process.kill(-group, name);
           } catch {
-            return false;
+            // ESRCH: the group is gone already.
           }
         };
         signal('SIGTERM');
         const deadline = Date.now() + 10_000;
-        while (Date.now() < deadline && signal(0 as unknown as NodeJS.Signals)) {
+        while (Date.now() < deadline && (await groupRuns(group))) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
         signal('SIGKILL');
@@ -107,7 +122,7 @@ export async function startTerminal(
     })();
     return closed;
   };
-  onTestFinished(close);
+  stopWhenTestEnds(close);
 
   return {
     screen,
