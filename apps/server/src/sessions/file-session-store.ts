@@ -294,6 +294,18 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
     return history;
   }
 
+  /** Takes a prompt out of the session's queue file (removed once empty); none such, nothing changes. */
+  async function removeQueued(sessionId: string, messageId: string): Promise<void> {
+    const path = join(root, sessionId, 'queue.jsonl');
+    const text = await readFile(path, 'utf8').catch(() => undefined);
+    if (text === undefined) return;
+    const lines = text.split('\n').filter((line) => line.trim() !== '');
+    const rest = lines.filter((line) => !line.includes(`"messageId":${JSON.stringify(messageId)}`));
+    if (rest.length === lines.length && rest.length > 0) return;
+    if (rest.length === 0) await rm(path, { force: true });
+    else await writeFileAtomic(path, `${rest.join('\n')}\n`, { mode: 0o600 });
+  }
+
   const store: SessionStore = {
     async create({ workerId, name, model, parent }) {
       const sessionId = randomUUID();
@@ -399,13 +411,7 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
 
     async dequeue(sessionId, messageId) {
       const entry = entryOf(sessionId);
-      return enqueue(entry, async () => {
-        const path = join(root, sessionId, 'queue.jsonl');
-        const lines = (await readFile(path, 'utf8').catch(() => '')).split('\n').filter((line) => line.trim() !== '');
-        const rest = lines.filter((line) => !line.includes(`"messageId":${JSON.stringify(messageId)}`));
-        if (rest.length === 0) await rm(path, { force: true });
-        else await writeFileAtomic(path, `${rest.join('\n')}\n`, { mode: 0o600 });
-      });
+      return enqueue(entry, () => removeQueued(sessionId, messageId));
     },
 
     async queued(sessionId) {
@@ -431,6 +437,8 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         await entry.handle.appendFile(line);
         await entry.handle.datasync();
         cache.append(sessionId, message, line.length);
+        // A prompt stored as a message has left the queue (as on PostgreSQL, where it is one statement).
+        if (message.role === 'user') await removeQueued(sessionId, message.id);
         if (entry.meta.usage !== undefined) entry.meta.usage = addCallUsage(entry.meta.usage, usageOfMessage(message));
         entry.meta.messageCount += 1;
         entry.meta.updatedAt = message.at;

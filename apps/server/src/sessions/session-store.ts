@@ -47,11 +47,14 @@ export type SessionStore = {
   }>;
   /** The whole history, oldest first: a copy the caller may change. */
   messages(sessionId: string): Promise<SessionMessage[]>;
-  /** Stores one message durably (before this resolves) at a cost that does not grow with the history. */
+  /**
+   * Stores one message durably (before this resolves) at a cost that does not grow with the history.
+   * A user message takes the queued prompt of its id out of the queue with it.
+   */
   append(sessionId: string, message: SessionMessage): Promise<void>;
   /**
    * Keeps a prompt that waits for the running turn, so that a crash loses no prompt the client was
-   * told was accepted; `dequeue` removes it once its turn stores it as a message.
+   * told was accepted; storing it as a message (`append`) takes it out, `dequeue` drops it unrun.
    */
   enqueue(sessionId: string, prompt: QueuedPrompt): Promise<void>;
   dequeue(sessionId: string, messageId: string): Promise<void>;

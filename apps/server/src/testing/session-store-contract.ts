@@ -258,6 +258,27 @@ export function describeSessionStoreContract(backend: SessionStoreBackend): void
       await store.close();
     });
 
+    it('keeps queued prompts in order until their turn stores them: the stored prompt leaves the queue', async () => {
+      await using place = await backend.prepare();
+      const store = await place.open();
+      const session = await store.create({ workerId: worker });
+      const at = new Date().toISOString();
+      for (const messageId of ['q1', 'q2', 'q3'])
+        await store.enqueue(session.sessionId, { messageId, text: messageId, at });
+      expect((await store.queued(session.sessionId)).map((prompt) => prompt.messageId)).toEqual(['q1', 'q2', 'q3']);
+
+      // Storing a prompt as a message takes it out of the queue at once: no separate dequeue that a
+      // crash in between could miss (the prompt would run again).
+      await store.append(session.sessionId, user('q2'));
+      expect((await store.queued(session.sessionId)).map((prompt) => prompt.messageId)).toEqual(['q1', 'q3']);
+      // Other messages leave the queue as it is.
+      await store.append(session.sessionId, user('not-queued'));
+      await store.append(session.sessionId, assistantMessage());
+      await store.dequeue(session.sessionId, 'q1');
+      expect((await store.queued(session.sessionId)).map((prompt) => prompt.messageId)).toEqual(['q3']);
+      await store.close();
+    });
+
     it('counts usage as messages are stored, and gives a session its subagents’ usage on top of its own', async () => {
       await using place = await backend.prepare();
       const store = await place.open();
