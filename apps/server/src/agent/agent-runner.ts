@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isMolfError, MolfError, type WorkerId } from '@molf/protocol';
+import { isMolfError, MolfError, type SessionInfo, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
 import type { SessionLeases } from '../cluster/session-leases.ts';
 import type { WorkerPresence } from '../cluster/worker-presence.ts';
@@ -73,6 +73,12 @@ type Queued = {
   /** Where the prompt is kept until its turn stores it as a message. */
   stored: 'history' | 'queue';
 };
+
+/**
+ * A prompt this instance just queued, used as it is (its unattended policy watches this instance's
+ * clients), with the worker of its session as the prompt's check read it.
+ */
+type LocalPrompt = { prompt: Queued; workerId: WorkerId };
 
 /** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
 type SessionTurns = {
@@ -165,11 +171,18 @@ export function createAgentRunner(options: {
   const children = new Map<string, AbortController>();
   let closing = false;
 
-  async function runQueued(sessionId: string, prompt: Queued, turns: SessionTurns): Promise<void> {
+  /** Runs one prompt's turn; `session`: as read under the lease just before, not read again. */
+  async function runQueued(
+    sessionId: string,
+    prompt: Queued,
+    turns: SessionTurns,
+    session?: SessionInfo,
+  ): Promise<void> {
     turns.controller = new AbortController();
     turns.current = prompt.messageId;
     if (prompt.stored === 'queue') {
-      // Stored before the model is called: from here a crash still keeps the prompt in the history.
+      // Stored before the model is called: from here a crash still keeps the prompt in the history
+      // (and no longer in the queue: the same write takes it out).
       await store.append(sessionId, {
         id: prompt.messageId,
         at: new Date().toISOString(),
@@ -177,7 +190,6 @@ export function createAgentRunner(options: {
         text: prompt.text,
         ...(prompt.cronJobId === undefined ? {} : { cronJobId: prompt.cronJobId }),
       });
-      await store.dequeue(sessionId, prompt.messageId);
     }
     await runTurn(services, limits, {
       sessionId,
@@ -187,14 +199,18 @@ export function createAgentRunner(options: {
       ...(prompt.skills === undefined ? {} : { skills: prompt.skills }),
       ...(prompt.cronJobId === undefined ? {} : { cronJobId: prompt.cronJobId }),
       ...(prompt.unattended === undefined ? {} : { unattended: prompt.unattended }),
+      ...(session === undefined ? {} : { session }),
       signal: turns.controller.signal,
     });
   }
 
   const setStatus = (sessionId: string, status: 'busy' | 'idle') => setSessionStatus(services, sessionId, status);
 
-  /** Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first. */
-  function start(sessionId: string, first: Queued, stored: Promise<void>): SessionTurns {
+  /**
+   * Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first.
+   * `session`: as just read under the lease, handed to the first turn instead of read again.
+   */
+  function start(sessionId: string, first: Queued, stored: Promise<void>, session?: SessionInfo): SessionTurns {
     const turns: SessionTurns = {
       controller: new AbortController(),
       queue: [],
@@ -223,9 +239,13 @@ export function createAgentRunner(options: {
         return;
       }
       let next: Queued | undefined = first;
+      // Only the first turn's: a later one reads the session again (its model may have changed).
+      let read = session;
       while (next !== undefined && !turns.lost) {
+        const known = read;
+        read = undefined;
         try {
-          await runQueued(sessionId, next, turns);
+          await runQueued(sessionId, next, turns, known);
         } catch (error) {
           // Only storing a queued prompt can throw here (runTurn never throws); its turn never started.
           // It is not read from the queue again by this holder: a refused prompt would otherwise be
@@ -322,15 +342,15 @@ export function createAgentRunner(options: {
    */
   async function handOver(sessionId: string, turns: SessionTurns): Promise<void> {
     try {
-      await oneAtATime(sessionId, async () => {
+      const released = await oneAtATime(sessionId, async () => {
         // A lease lost meanwhile: the session is another instance's, status included.
         if (!turns.lost) await storeIdle(sessionId, turns);
         running.delete(sessionId);
-        if (!turns.lost) await leases?.release(sessionId);
+        return turns.lost ? undefined : await leases?.release(sessionId);
       });
       // A prompt queued on another instance while this one held the lease woke this one, which was
       // finishing: it is looked for once more now that anyone may take the session.
-      if ((await store.queued(sessionId)).length > 0) await take(sessionId);
+      if (released?.waiting === true) await take(sessionId);
     } catch (error) {
       // A turn started after the hand-over is not this one's to forget.
       if (running.get(sessionId) === turns) running.delete(sessionId);
@@ -367,14 +387,13 @@ export function createAgentRunner(options: {
   /**
    * Makes sure the session's waiting prompts run: here, when this instance holds or takes its lease
    * (a turn cut off by its holder's death is run again from what is stored), or by the holder, woken.
-   * Returns the prompt a turn started with here, if one did. `local`: a prompt this instance just
-   * queued, used as it is (its unattended policy watches this instance's clients).
+   * Returns the prompt a turn started with here, if one did.
    */
-  function take(sessionId: string, local?: Queued): Promise<string | undefined> {
+  function take(sessionId: string, local?: LocalPrompt): Promise<string | undefined> {
     return oneAtATime(sessionId, () => takeNow(sessionId, local));
   }
 
-  async function takeNow(sessionId: string, local: Queued | undefined): Promise<string | undefined> {
+  async function takeNow(sessionId: string, local: LocalPrompt | undefined): Promise<string | undefined> {
     if (leases === undefined || closing) return undefined;
     const turns = running.get(sessionId);
     if (turns !== undefined) {
@@ -382,20 +401,19 @@ export function createAgentRunner(options: {
       if (!turns.ending) await pullQueued(sessionId, turns);
       return undefined;
     }
-    const session = await store.get(sessionId);
+    // A session's worker never changes: the one the prompt's check just read serves. The status
+    // below matters only without a local prompt, and is then read here.
+    const session = local === undefined ? await store.get(sessionId) : { workerId: local.workerId, status: undefined };
     if (session === undefined) return undefined;
     // The turns run where the session's worker is connected, so that its tool calls stay local
-    // (a worker that moves mid-turn has its calls routed to it).
-    const workerAt = await presence?.instanceOf(session.workerId);
-    if (
-      workerAt !== undefined &&
-      workerAt !== leases.instanceId &&
-      services.registry.connectedHere(session.workerId) === undefined
-    ) {
+    // (a worker that moves mid-turn has its calls routed to it). Connected here, nothing is asked.
+    const here = services.registry.connectedHere(session.workerId) !== undefined;
+    const workerAt = here ? leases.instanceId : await presence?.instanceOf(session.workerId);
+    if (workerAt !== undefined && workerAt !== leases.instanceId) {
       await leases.wake(sessionId, workerAt);
       return undefined;
     }
-    if (workerAt === undefined && session.status === 'busy' && local === undefined) {
+    if (workerAt === undefined && session.status === 'busy') {
       // A turn cut off with its worker: run again once the worker is back somewhere (the turn
       // would only fail at once), or after the time a worker has to come back.
       const since = orphanedSince.get(sessionId) ?? Date.now();
@@ -416,7 +434,7 @@ export function createAgentRunner(options: {
     // turn, which stored its idle status before it let the lease go.
     const claimed = await store.get(sessionId);
     const waiting = (await store.queued(sessionId)).map((prompt) =>
-      local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
+      local !== undefined && prompt.messageId === local.prompt.messageId ? local.prompt : fromStore(prompt),
     );
     // A turn cut off by its holder's end runs again first, then the prompts that waited behind it.
     let first = claimed?.status === 'busy' ? await interruptedPrompt(sessionId) : undefined;
@@ -425,7 +443,7 @@ export function createAgentRunner(options: {
       await leases.release(sessionId);
       return undefined;
     }
-    const started = start(sessionId, first, Promise.resolve());
+    const started = start(sessionId, first, Promise.resolve(), claimed);
     started.queue.push(...waiting);
     return first.messageId;
   }
@@ -515,7 +533,7 @@ export function createAgentRunner(options: {
         // any instance loses no accepted prompt.
         const local: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
         await store.enqueue(sessionId, toStored(local));
-        const first = (await take(sessionId, local)) === messageId;
+        const first = (await take(sessionId, { prompt: local, workerId: session.workerId })) === messageId;
         if (session.untitled === true && first) void titler.titleFrom({ sessionId, prompt: text });
         return { messageId, queued: !first };
       }

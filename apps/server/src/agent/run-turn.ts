@@ -6,6 +6,7 @@ import {
   type Instructions,
   isMolfError,
   MolfError,
+  type SessionInfo,
   type SessionMessage,
   type ToolDescriptor,
   type UsageTotals,
@@ -51,6 +52,8 @@ export type TurnRequest = {
   cronJobId?: string | undefined;
   /** Set when nobody may be there to answer an ask (a cron run): the gate's unattended policy. */
   unattended?: UnattendedAsk | undefined;
+  /** The session as read just before the turn (under its lease): not read again. Default: read here. */
+  session?: SessionInfo | undefined;
 };
 
 /** What one turn carries from step to step. */
@@ -102,7 +105,7 @@ export async function runTurn(
     }
   });
   try {
-    const session = await store.get(sessionId);
+    const session = request.session ?? (await store.get(sessionId));
     if (session === undefined) {
       reason = 'error';
       return reason;

@@ -42,5 +42,29 @@ describe.skipIf(unavailable !== undefined)(
         await leases.close();
       }
     });
+
+    it('answers on release whether prompts wait in the queue, and lets another instance claim at once', async () => {
+      await using opened = await openTestDatabase();
+      const open = () => openPostgresSessionLeases({ database: opened.database, logger });
+      const [one, other] = [await open(), await open()];
+      try {
+        const store = createPostgresSessionStore({ database: opened.database });
+        const { sessionId } = await store.create({ workerId: randomUUID() as WorkerId });
+        expect(await one.claim(sessionId)).toBe(true);
+        expect(await other.claim(sessionId)).toBe(false);
+        expect(await one.release(sessionId)).toEqual({ waiting: false });
+        expect(one.holds(sessionId)).toBe(false);
+
+        expect(await other.claim(sessionId)).toBe(true);
+        await store.enqueue(sessionId, { messageId: 'queued', text: 'queued', at: new Date().toISOString() });
+        expect(await other.release(sessionId)).toEqual({ waiting: true });
+        expect(await one.claim(sessionId)).toBe(true);
+        // Given back by one that does not hold it, a lease stays its holder's.
+        await other.release(sessionId);
+        expect(await other.claim(sessionId)).toBe(false);
+      } finally {
+        await Promise.all([one.close(), other.close()]);
+      }
+    });
   },
 );

@@ -136,7 +136,14 @@ export async function openPostgresSessionLeases(options: {
 
     async release(sessionId) {
       held.delete(sessionId);
-      await sql`delete from session_leases where session_id = ${sessionId} and instance_id = ${instanceId}`;
+      // One statement: its snapshot is taken after any prompt whose wake came while the lease was
+      // held, and a prompt queued after it finds the lease free (a claim waits for the delete).
+      const [row] = await sql<{ waiting: boolean }[]>`
+        with released as (
+          delete from session_leases where session_id = ${sessionId} and instance_id = ${instanceId}
+        )
+        select exists (select 1 from session_queue where session_id = ${sessionId}) as waiting`;
+      return { waiting: row?.waiting === true };
     },
 
     async wake(sessionId, target) {

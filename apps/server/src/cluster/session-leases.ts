@@ -9,8 +9,11 @@ export type SessionLeases = {
   claim(sessionId: string): Promise<boolean>;
   /** Whether this instance holds the session's lease now (as far as it knows: renewed in time). */
   holds(sessionId: string): boolean;
-  /** Gives the lease back (the session is idle here). */
-  release(sessionId: string): Promise<void>;
+  /**
+   * Gives the lease back (the session is idle here); answers whether prompts wait in the session's
+   * queue, read once the lease is given back: a prompt queued while it was held is not missed.
+   */
+  release(sessionId: string): Promise<{ waiting: boolean }>;
   /**
    * Tells the instance running the session that prompts wait in its queue; with `instanceId`, that
    * instance alone is asked to take the session (it holds the session's worker).
