@@ -4,8 +4,19 @@ import type { Database } from '../database/index.ts';
 import { MAX_KEPT_EVENTS } from './session-events.ts';
 import type { StoredEventLog } from './stored-event-log.ts';
 
-/** The channel every instance listens on; a payload is `sessionId:seq` pairs, comma-separated. */
+/**
+ * The channel every instance listens on. A payload is the stored events themselves, a JSON array,
+ * when they fit (see CARRIED_BYTES); otherwise each session's newest number, `sessionId:seq` pairs,
+ * comma-separated, and the listeners read the events from the table.
+ */
 export const EVENTS_CHANNEL = 'molf_session_events';
+
+/**
+ * The most bytes of events an announcement carries: PostgreSQL refuses payloads of 8,000 bytes or
+ * more. A tick's events of a few sessions fit (deltas, statuses), so the instances that follow them
+ * show them without a query; a busy tick's batch, or a large tool result, is announced by number.
+ */
+export const CARRIED_BYTES = 7_500;
 
 /**
  * How many events of a session are kept: as many as a server keeps in memory. Older ones are
@@ -43,15 +54,31 @@ export async function openPostgresEventLog(options: {
   const [meta] = await sql<{ value: string }[]>`select value from molf_meta where key = 'event_epoch'`;
   const epoch = meta?.value ?? 'db';
   const parse = (body: string) => JSON.parse(body) as SessionEvent;
-  const listeners = new Set<(sessionId: string | undefined, seq: number) => void>();
+  const listeners = new Set<Parameters<StoredEventLog['onStored']>[0]>();
   let first = true;
   // Listening before the log is used: an event stored right after the open is announced here too.
   const listening = await sql.listen(
     EVENTS_CHANNEL,
     (payload) => {
-      for (const pair of payload.split(',')) {
-        const at = pair.lastIndexOf(':');
-        for (const listener of listeners) listener(pair.slice(0, at), Number(pair.slice(at + 1)));
+      if (!payload.startsWith('[')) {
+        for (const pair of payload.split(',')) {
+          const at = pair.lastIndexOf(':');
+          for (const listener of listeners) listener(pair.slice(0, at), Number(pair.slice(at + 1)));
+        }
+        return;
+      }
+      let carried: Map<string, SessionEvent[]>;
+      try {
+        carried = bySession(JSON.parse(payload));
+      } catch (error) {
+        // Not what this log writes: whatever it announced is read from the table.
+        options.logger.warn({ err: error }, 'cannot read an announcement of stored events');
+        for (const listener of listeners) listener(undefined, 0);
+        return;
+      }
+      for (const [sessionId, events] of carried) {
+        const newest = events.at(-1)?.seq ?? 0;
+        for (const listener of listeners) listener(sessionId, newest, events);
       }
     },
     () => {
@@ -83,7 +110,8 @@ export async function openPostgresEventLog(options: {
 
     async write(events) {
       if (events.length === 0) return [];
-      // One statement: the rows, and one announcement of each session's newest number, sent on commit.
+      // One statement: the rows, and their announcement, sent on commit: the rows themselves when
+      // they fit, else each session's newest number.
       const rows = await sql<{ session_id: string; seq: string }[]>`
         with stored as (
           insert into session_events (session_id, seq, type, body)
@@ -94,10 +122,17 @@ export async function openPostgresEventLog(options: {
             ${events.map((event) => JSON.stringify(event))}::text[]
           )
           on conflict do nothing
-          returning session_id, seq
+          returning session_id, seq, body
         ), announced as (
-          select pg_notify(${EVENTS_CHANNEL}, string_agg(session_id || ':' || seq, ','))
-          from (select session_id, max(seq) as seq from stored group by session_id) newest
+          select pg_notify(${EVENTS_CHANNEL}, case
+            when sum(octet_length(body) + 1) <= ${CARRIED_BYTES - 2}
+              then '[' || string_agg(body, ',' order by session_id, seq) || ']'
+            else (
+              select string_agg(session_id || ':' || seq, ',')
+              from (select session_id, max(seq) as seq from stored group by session_id) newest
+            )
+          end)
+          from stored
         )
         select session_id, seq from stored, (select count(*) from announced) sent`;
       const stored = new Set(rows.map((row) => `${row.session_id}:${row.seq}`));
@@ -156,4 +191,19 @@ export async function openPostgresEventLog(options: {
       await listening.unlisten().catch(() => undefined);
     },
   };
+}
+
+/** Announced events grouped by session, each session's in the order given; throws on anything else. */
+function bySession(announced: unknown): Map<string, SessionEvent[]> {
+  if (!Array.isArray(announced)) throw new TypeError('an announcement of events is not a list');
+  const sessions = new Map<string, SessionEvent[]>();
+  for (const event of announced as SessionEvent[]) {
+    if (typeof event?.sessionId !== 'string' || !Number.isInteger(event.seq)) {
+      throw new TypeError('an announced event has no session or number');
+    }
+    const list = sessions.get(event.sessionId);
+    if (list === undefined) sessions.set(event.sessionId, [event]);
+    else list.push(event);
+  }
+  return sessions;
 }

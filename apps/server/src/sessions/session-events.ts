@@ -350,7 +350,7 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     for (const [sessionId, log] of waitingDeltas) flushDeltas(sessionId, log);
   }
 
-  const stopListening = storage?.onStored((sessionId, seq) => {
+  const stopListening = storage?.onStored((sessionId, seq, carried) => {
     if (sessionId === undefined) {
       // Notifications may have been missed (the link to the database was down): look at every log.
       for (const log of logs.values()) if (log.listeners.size > 0) readAnnounced(log);
@@ -363,7 +363,13 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     // the event (or, refused, has the log read again), so reading it here would be a wasted query.
     // The announcement often arrives first, on the listening connection.
     if (log.unwritten > 0 && seq < log.nextSeq) return;
-    if (log.listeners.size > 0 && seq > log.shownSeq) readAnnounced(log);
+    if (log.listeners.size === 0 || seq <= log.shownSeq) return;
+    if (carried !== undefined && log.loaded) {
+      // The events came with their announcement: shown without a query (a gap before them is read).
+      for (const event of carried) show(log, event);
+      return;
+    }
+    readAnnounced(log);
   });
 
   const idOf = (event: SessionEvent) => `${epoch}:${event.seq}`;

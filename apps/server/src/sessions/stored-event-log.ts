@@ -26,9 +26,12 @@ export type StoredEventLog = {
   ): Promise<Map<string, SessionEvent[]>>;
   /**
    * Calls `listener` with each session an instance stored events for, and the highest number
-   * stored; with undefined when announcements may have been missed (the link was down).
+   * stored, and those events when the announcement carried them (the session's of that write, in
+   * order); with undefined when announcements may have been missed (the link was down).
    */
-  onStored(listener: (sessionId: string | undefined, seq: number) => void): () => void;
+  onStored(
+    listener: (sessionId: string | undefined, seq: number, events?: readonly SessionEvent[]) => void,
+  ): () => void;
   /** Deletes a session's stored events. */
   forget(sessionId: string): Promise<void>;
   /** Stops listening for announcements. */

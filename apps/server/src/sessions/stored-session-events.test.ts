@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database/index.ts';
 import { takeEvents } from '../testing/session-test-data.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
-import { openPostgresEventLog } from './postgres-event-log.ts';
+import { EVENTS_CHANNEL, openPostgresEventLog } from './postgres-event-log.ts';
 import { createSessionEvents, type SessionEvents } from './session-events.ts';
 import type { StoredEventLog } from './stored-event-log.ts';
 
@@ -143,7 +143,19 @@ describe.skipIf(unavailable !== undefined)(
       }
     });
 
-    it('reads the events of the many sessions one announcement names with one query, each session in order', async () => {
+    it.each([
+      {
+        what: 'shows the events one announcement carries, of many sessions, without a query, each session in order',
+        text: 'short',
+        queries: [],
+      },
+      {
+        what: 'reads the events of many sessions too large to be carried with one query, each session in order',
+        // Five sessions' renames of 2,000 characters: more than an announcement carries.
+        text: 'x'.repeat(2_000),
+        queries: ['readMany 5'],
+      },
+    ])('$what', async ({ text, queries: expected }) => {
       await using created = await createTestDatabase();
       const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
       const [first, second] = opened as [Database, Database];
@@ -180,10 +192,10 @@ describe.skipIf(unavailable !== undefined)(
             ).catch(() => []),
           ),
         );
-        // One tick: one batch, one statement, one announcement naming the five sessions.
+        // One tick: one batch, one statement, one announcement of the five sessions.
         for (const sessionId of sessions) {
           one.publish(sessionId, status('busy'));
-          one.publish(sessionId, { type: 'session.renamed', name: `${sessionId} renamed` });
+          one.publish(sessionId, { type: 'session.renamed', name: `${sessionId} ${text}` });
           one.publish(sessionId, status('idle'));
         }
         for (const [index, reading] of readings.entries()) {
@@ -194,7 +206,49 @@ describe.skipIf(unavailable !== undefined)(
           ]);
         }
         controller.abort();
-        expect(queries).toEqual(['readMany 5']);
+        expect(queries).toEqual(expected);
+      } finally {
+        for (const events of [one, two]) await events.close();
+        for (const database of opened) await database.close();
+      }
+    });
+
+    it('reads the table for what it follows when an announcement is not one it can read, and follows on', async () => {
+      await using created = await createTestDatabase();
+      const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
+      const [first, second] = opened as [Database, Database];
+      const one = createSessionEvents({ storage: await openPostgresEventLog({ database: first, logger }), logger });
+      const stored = await openPostgresEventLog({ database: second, logger });
+      const queries: string[] = [];
+      const two = createSessionEvents({
+        storage: {
+          ...stored,
+          read: (sessionId, afterSeq, limit) => {
+            queries.push(`read ${sessionId} after ${afterSeq}`);
+            return stored.read(sessionId, afterSeq, limit);
+          },
+        },
+        logger,
+      });
+      try {
+        const controller = new AbortController();
+        const reading = takeEvents(
+          two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal }),
+          2,
+        );
+        await new Promise((resolveLater) => setTimeout(resolveLater, 200));
+        for (const junk of ['[not json', '[{"type":"status"}]', '[1,2]', '{"sessionId":"s"}']) {
+          await first.sql`select pg_notify(${EVENTS_CHANNEL}, ${junk})`;
+        }
+        await waitFor(async () => queries.length > 0);
+        expect(queries[0]).toBe('read s after 0');
+        one.publish('s', status('busy'));
+        one.publish('s', status('idle'));
+        expect((await reading).map(({ data }) => [data.seq, data.type])).toEqual([
+          [1, 'status'],
+          [2, 'status'],
+        ]);
+        controller.abort();
       } finally {
         for (const events of [one, two]) await events.close();
         for (const database of opened) await database.close();
