@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createMolfClient } from '@molf/client/node';
@@ -75,6 +75,18 @@ describe('server ↔ worker link', () => {
       args: { command: 'wc -l < notes.txt' },
     });
     expect(shell).toMatchObject({ output: '1\n\nexit code: 0', meta: { exitCode: 0 } });
+  });
+
+  it('names a worker after its directory with each control character of the name shown as ?', async () => {
+    await using parent = await createTempDir();
+    // A file name may hold anything but / and NUL: a line break and a terminal's colour code here.
+    const workdir = join(parent.path, 'my\nproject\u001b[31m');
+    await mkdir(workdir);
+    await using link = await startTestLink({ worker: { workdir } });
+    await using client = createMolfClient({ url: link.server.url, token: TEST_CLIENT_TOKEN });
+    expect(await client.rpc.workers.list.query()).toMatchObject([
+      { workerId: link.worker.workerId, name: 'my?project?[31m', state: 'online' },
+    ]);
   });
 
   it('returns invalid-argument failures as results the model can read', async () => {

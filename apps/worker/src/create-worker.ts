@@ -16,6 +16,7 @@ import {
   type JobMessage,
   MolfError,
   type ProjectCatalog,
+  printableName,
   type ToolCallId,
   type ToolResult,
   toErrorResult,
@@ -156,7 +157,8 @@ export async function createWorker(config: WorkerConfig): Promise<MolfWorker> {
   const sandbox = await prepareSandbox({ config: config.sandbox, workdir, env: process.env, logger });
   const reaper = createProcessReaper();
   const instanceId = randomUUID();
-  const name = config.name ?? basename(workdir);
+  // A directory's name may hold anything a file name can: shown on one line, it holds no control characters.
+  const name = config.name ?? printableName(basename(workdir));
   const handlers = config.tools ?? builtinTools;
   const tools = new Map<string, ToolHandler>(handlers.map((handler) => [handler.definition.name, handler]));
   // The first snapshot goes with the first registration; later ones follow it (sendCatalog).

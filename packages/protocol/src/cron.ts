@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SessionIdSchema } from './approvals.ts';
 import { WorkerIdSchema } from './ids.ts';
+import { oneLineName } from './one-line-name.ts';
 import { MAX_PROMPT_CHARS, ModelIdSchema } from './sessions.ts';
 
 /** A cron job's id as the server makes it (`cj_` and hex digits). */
@@ -138,7 +139,7 @@ const CronSessionChoiceSchema = z.union([SessionIdSchema, z.literal('new')]);
 
 /** Fields a job is made or changed with (RPC and the `cron` tool). */
 const CronJobFieldsSchema = {
-  name: z.string().trim().min(1).max(128),
+  name: oneLineName('a job name', 128),
   schedule: CronScheduleInputSchema,
   prompt: z.string().min(1).max(MAX_PROMPT_CHARS),
   session: CronSessionChoiceSchema,

@@ -9,6 +9,7 @@ export * from './grants.ts';
 export * from './ids.ts';
 export * from './mcp-server-approval.ts';
 export * from './models.ts';
+export * from './one-line-name.ts';
 export * from './project-catalog.ts';
 export * from './sessions.ts';
 export * from './tool-definitions.ts';

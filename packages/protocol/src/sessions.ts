@@ -3,6 +3,7 @@ import { ApprovalOutcomeSchema, ApprovalSchema, ApprovalScopeSchema, SessionIdSc
 import { ErrorCodeSchema } from './errors.ts';
 import { FileDiffSchema } from './file-diff.ts';
 import { WorkerIdSchema } from './ids.ts';
+import { NO_CONTROL_CHARACTERS, oneLineName } from './one-line-name.ts';
 import { ToolFullOutputSchema, ToolOutputRangeSchema } from './tool-output.ts';
 import { CallUsageSchema, UsageTotalsSchema } from './usage.ts';
 
@@ -215,15 +216,8 @@ export type SessionEvent = SessionEventBody & { seq: number; sessionId: string; 
 /** An event of a session's own (not a subagent's, wrapped). */
 export type OwnSessionEvent = OwnSessionEventBody & { seq: number; sessionId: string; at: string };
 
-const NO_CONTROL_CHARACTERS = /^[^\p{Cc}]*$/u;
-
 /** A session's name as a person gives it: one line of text, without control characters (NUL, line breaks…). */
-export const SessionNameSchema = z
-  .string()
-  .trim()
-  .min(1)
-  .max(200)
-  .regex(NO_CONTROL_CHARACTERS, 'a session name holds no control characters');
+export const SessionNameSchema = oneLineName('a session name', 200);
 
 export const SessionCreateInputSchema = z.object({
   workerId: WorkerIdSchema,

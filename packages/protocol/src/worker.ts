@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PermissionsProblemSchema } from './approvals.ts';
 import { ToolCallIdSchema, WorkerIdSchema } from './ids.ts';
+import { oneLineName } from './one-line-name.ts';
 import { AgentInfoSchema, CatalogProblemSchema, ProjectCatalogSchema, SkillInfoSchema } from './project-catalog.ts';
 import { ToolDescriptorSchema } from './tool-definitions.ts';
 import { ToolResultSchema } from './tool-result.ts';
@@ -96,7 +97,7 @@ export const WorkerRegistrationSchema = z.object({
    * gone, so the jobs it held will never report back.
    */
   instanceId: z.uuid(),
-  name: z.string().trim().min(1).max(128),
+  name: oneLineName('a worker name', 128),
   workdir: z.string().min(1).max(4_096),
   tools: z.array(ToolDescriptorSchema).max(1_000),
   /**

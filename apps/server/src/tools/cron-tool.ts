@@ -6,6 +6,7 @@ import {
   describeCronSchedule,
   isMolfError,
   MAX_PROMPT_CHARS,
+  oneLineName,
   type ToolResult,
   toErrorResult,
 } from '@molf/protocol';
@@ -16,7 +17,7 @@ import type { ServerTool, ServerToolContext } from './server-tool.ts';
 const cronArgs = z.strictObject({
   action: z.enum(['add', 'list', 'update', 'remove', 'run_now']),
   job_id: z.string().max(64).optional().describe('The job to update, remove or run now'),
-  name: z.string().min(1).max(128).optional().describe('A short name for the job'),
+  name: oneLineName('a job name', 128).optional().describe('A short name for the job'),
   prompt: z.string().min(1).max(MAX_PROMPT_CHARS).optional().describe('What to do at each run, as a user would ask it'),
   at: z.string().max(64).optional().describe('Run once: an ISO 8601 time with offset, or a duration from now (20m)'),
   every: z.string().max(32).optional().describe('Run every 30s|5m|2h|1d (at least 1 minute)'),
