@@ -43,6 +43,7 @@ import {
   NO_CALL_PATHS,
   toPathLookups,
 } from './resolve-call-paths.ts';
+import type { SessionGrants } from './session-grants.ts';
 
 export type GateRequest = {
   sessionId: string;
@@ -266,6 +267,8 @@ export function createApprovalGate(options: {
    * holds every worker's rules, the credentials and the audit log.
    */
   protectedRoots: readonly string[];
+  /** The session-scoped answers ("allow for this session", "accept edits"), kept for every server. */
+  sessionGrants: SessionGrants;
   /**
    * The clock rules are judged by, in ms since the epoch: a rule past its `expires` no longer
    * applies, and a grant's expiry must lie ahead of it. Default `Date.now`; tests move time with it.
@@ -277,12 +280,9 @@ export function createApprovalGate(options: {
    */
   previewTimeoutMs?: number;
 }): ApprovalGate {
-  const { engine, store, registry, audit, logger } = options;
+  const { engine, store, registry, audit, logger, sessionGrants } = options;
   const now = options.now ?? Date.now;
   const listeners = new Set<(event: ApprovalEvent) => void>();
-  const sessionRules = new Map<string, PermissionRule[]>();
-  /** Sessions whose person answered "accept edits for this session" (scope `edits`). */
-  const acceptingEdits = new Set<string>();
   const problems = new Map<WorkerId, PermissionsProblem>();
   /** Stops watching a worker's rules file; set while the worker has approvals waiting. */
   const watchers = new Map<WorkerId, () => void>();
@@ -355,6 +355,7 @@ export function createApprovalGate(options: {
     context: { callPaths: CallPaths; home: string | undefined },
   ): Promise<ToolCallEvaluation> {
     const { rules } = await store.load(request.workerId);
+    const granted = sessionGrants.of(request.sessionId);
     let evaluation = engine.evaluate({
       now: now(),
       tool: request.tool,
@@ -362,12 +363,12 @@ export function createApprovalGate(options: {
       layers: {
         ...(request.agent === undefined ? {} : { agent: request.agent.rules }),
         file: rules,
-        session: sessionRules.get(request.sessionId) ?? [],
+        session: granted.rules,
       },
       home: context.home,
       ...toPathLookups(context.callPaths),
     });
-    if (acceptingEdits.has(request.sessionId)) {
+    if (granted.acceptEdits) {
       evaluation = acceptEdit(evaluation, { tool: request.tool, rule: acceptEditsRule(request.tool) });
     }
     for (const given of permissionPathArguments(request.tool, request.args)) {
@@ -810,6 +811,12 @@ export function createApprovalGate(options: {
           'allow rules saved to the permissions file',
         );
       }
+      // "always" is the worker's grant alone: a session copy would outlive its expiry and its revocation.
+      if (current.decision.type !== 'deny' && scope === 'session') {
+        await sessionGrants.add(sessionId, { rules: patterns.map((pattern) => ({ tool: approval.tool, pattern })) });
+      }
+      if (current.decision.type !== 'deny' && scope === 'edits')
+        await sessionGrants.add(sessionId, { acceptEdits: true });
     } catch (error) {
       pending.release(approvalId);
       throw error;
@@ -823,15 +830,6 @@ export function createApprovalGate(options: {
       });
       return { applied: false };
     }
-    // "always" is the worker's grant alone: a session copy would outlive its expiry and its revocation.
-    if (scope === 'session') {
-      const rules = sessionRules.get(sessionId) ?? [];
-      for (const pattern of patterns) {
-        rules.push({ tool: approval.tool, pattern, action: 'allow', source: { layer: 'session' } });
-      }
-      sessionRules.set(sessionId, rules);
-    }
-    if (scope === 'edits') acceptingEdits.add(sessionId);
     // An abort or a worker going offline during the save came after the answer: the answer stands,
     // and the call itself is then cancelled or fails at dispatch.
     pending.settle(approvalId, answered);
@@ -946,8 +944,9 @@ export function createApprovalGate(options: {
     },
 
     clearSession(sessionId) {
-      sessionRules.delete(sessionId);
-      acceptingEdits.delete(sessionId);
+      sessionGrants.remove(sessionId).catch((error: unknown) => {
+        logger.warn({ err: error, sessionId }, 'cannot delete the grants of a deleted session');
+      });
     },
 
     close() {

@@ -14,4 +14,5 @@ export { createGrantService, type GrantService } from './grant-service.ts';
 export { requestMcpServerStart, withdrawMcpServerStart } from './mcp-server-approvals.ts';
 export { createPermissionsStore, type PermissionsStore } from './permissions-store.ts';
 export { openPostgresAuditLog } from './postgres-audit-log.ts';
+export { createSessionGrants, type SessionGrants } from './session-grants.ts';
 export { createWorkerRulesWatch, type WorkerRulesWatch } from './watch-worker-rules.ts';

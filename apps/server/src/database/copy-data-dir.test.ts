@@ -109,6 +109,10 @@ describe.skipIf(unavailable !== undefined)(
       await writeFile(join(dir.path, 'workers', 'w1', 'permissions.jsonc'), '// mine\n{ "rules": [] }\n');
       await mkdir(join(dir.path, 'secrets'), { recursive: true });
       await writeFile(join(dir.path, 'secrets', 'link-key'), Buffer.alloc(32, 7));
+      // What a person allowed for the session ("allow for this session", "accept edits").
+      const grants = '{"rules":[{"tool":"shell_exec","pattern":"npm test"}],"acceptEdits":true}\n';
+      await mkdir(join(dir.path, 'session-grants'), { recursive: true });
+      await writeFile(join(dir.path, 'session-grants', `${parent.sessionId}.json`), grants);
       // The audit trail, with a line torn by a crash, which is not a record.
       const decided = (command: string, decision: string) =>
         JSON.stringify({
@@ -134,7 +138,7 @@ describe.skipIf(unavailable !== undefined)(
         sessions: { source: 2, copied: 2, inDatabase: 2 },
         messages: { source: 3, copied: 3, inDatabase: 3 },
         attachments: { source: 1, copied: 1, inDatabase: 1 },
-        documents: { source: 3, copied: 3, inDatabase: 3 },
+        documents: { source: 4, copied: 4, inDatabase: 4 },
         auditRecords: { source: 2, copied: 2, inDatabase: 2 },
       });
       const audit = openPostgresAuditLog({ database: opened.database, logger });
@@ -143,7 +147,12 @@ describe.skipIf(unavailable !== undefined)(
         [['rm -rf /'], 'denied'],
       ]);
       await audit.close();
-      expect(first.documents.names).toEqual(['credentials.json', 'secrets/link-key', 'workers/w1/permissions.jsonc']);
+      expect(first.documents.names).toEqual([
+        'credentials.json',
+        'secrets/link-key',
+        `session-grants/${parent.sessionId}.json`,
+        'workers/w1/permissions.jsonc',
+      ]);
 
       const store = createPostgresSessionStore({ database: opened.database });
       const after = await store.list({ limit: 10, offset: 0 });
@@ -166,6 +175,7 @@ describe.skipIf(unavailable !== undefined)(
       const documents = await openPostgresStateDocuments({ database: opened.database, logger });
       expect(await documents.read('workers/w1/permissions.jsonc')).toBe('// mine\n{ "rules": [] }\n');
       expect((await documents.readBytes('secrets/link-key'))?.equals(Buffer.alloc(32, 7))).toBe(true);
+      expect(await documents.read(`session-grants/${parent.sessionId}.json`)).toBe(grants);
       await documents.close();
 
       const again = await copyDataDir({ dataDir: dir.path, database: opened.database, logger });
@@ -173,7 +183,7 @@ describe.skipIf(unavailable !== undefined)(
         sessions: { source: 2, copied: 0, inDatabase: 2 },
         messages: { source: 3, copied: 0, inDatabase: 3 },
         attachments: { copied: 0, inDatabase: 1 },
-        documents: { copied: 0, inDatabase: 3 },
+        documents: { copied: 0, inDatabase: 4 },
         auditRecords: { source: 2, copied: 0, inDatabase: 2 },
       });
     });

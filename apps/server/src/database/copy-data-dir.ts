@@ -40,6 +40,7 @@ const DOCUMENT_PATTERNS = [
   /^secrets\/link-key$/,
   /^cron\/[^/]+\.json$/,
   /^workers\/[^/]+\/(permissions\.jsonc|state\.json)$/,
+  /^session-grants\/[^/]+\.json$/,
 ];
 
 const isDocument = (name: string) => DOCUMENT_PATTERNS.some((pattern) => pattern.test(name));

@@ -18,6 +18,7 @@ import {
   createApprovalWatchers,
   createGrantService,
   createPermissionsStore,
+  createSessionGrants,
   createWorkerRulesWatch,
   type GrantService,
   openFileAuditLog,
@@ -399,6 +400,7 @@ async function createServicesOver(
     audit,
     logger,
     protectedRoots: [dataDirPath],
+    sessionGrants: createSessionGrants({ documents, logger }),
     now,
   });
   const approvalGate = gate;
