@@ -75,10 +75,11 @@ type Queued = {
 };
 
 /**
- * A prompt this instance just queued, used as it is (its unattended policy watches this instance's
- * clients), with the worker of its session as the prompt's check read it.
+ * What the caller of a take knows: the session's worker (a session's worker never changes), as the
+ * prompt's check read it or as the instance that woke this one named it; and a prompt this instance
+ * just queued, used as it is (its unattended policy watches this instance's clients).
  */
-type LocalPrompt = { prompt: Queued; workerId: WorkerId };
+type Known = { workerId: WorkerId; prompt?: Queued };
 
 /** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
 type SessionTurns = {
@@ -389,11 +390,11 @@ export function createAgentRunner(options: {
    * (a turn cut off by its holder's death is run again from what is stored), or by the holder, woken.
    * Returns the prompt a turn started with here, if one did.
    */
-  function take(sessionId: string, local?: LocalPrompt): Promise<string | undefined> {
-    return oneAtATime(sessionId, () => takeNow(sessionId, local));
+  function take(sessionId: string, known?: Known): Promise<string | undefined> {
+    return oneAtATime(sessionId, () => takeNow(sessionId, known));
   }
 
-  async function takeNow(sessionId: string, local: LocalPrompt | undefined): Promise<string | undefined> {
+  async function takeNow(sessionId: string, known: Known | undefined): Promise<string | undefined> {
     if (leases === undefined || closing) return undefined;
     const turns = running.get(sessionId);
     if (turns !== undefined) {
@@ -401,16 +402,21 @@ export function createAgentRunner(options: {
       if (!turns.ending) await pullQueued(sessionId, turns);
       return undefined;
     }
-    // A session's worker never changes: the one the prompt's check just read serves. The status
-    // below matters only without a local prompt, and is then read here.
-    const session = local === undefined ? await store.get(sessionId) : { workerId: local.workerId, status: undefined };
+    const local = known?.prompt;
+    const knownHere = known !== undefined && services.registry.connectedHere(known.workerId) !== undefined;
+    // The session is read for its worker, and for its status, which matters below only when neither
+    // a local prompt waits nor the worker is connected here.
+    const session =
+      known !== undefined && (local !== undefined || knownHere)
+        ? { workerId: known.workerId, status: undefined }
+        : await store.get(sessionId);
     if (session === undefined) return undefined;
     // The turns run where the session's worker is connected, so that its tool calls stay local
     // (a worker that moves mid-turn has its calls routed to it). Connected here, nothing is asked.
-    const here = services.registry.connectedHere(session.workerId) !== undefined;
+    const here = knownHere || services.registry.connectedHere(session.workerId) !== undefined;
     const workerAt = here ? leases.instanceId : await presence?.instanceOf(session.workerId);
     if (workerAt !== undefined && workerAt !== leases.instanceId) {
-      await leases.wake(sessionId, workerAt);
+      await leases.wake(sessionId, { instanceId: workerAt, workerId: session.workerId });
       return undefined;
     }
     if (workerAt === undefined && session.status === 'busy') {
@@ -433,11 +439,16 @@ export function createAgentRunner(options: {
     // Read again under the lease: the status read above may predate the end of the last holder's
     // turn, which stored its idle status before it let the lease go.
     const claimed = await store.get(sessionId);
+    if (claimed === undefined) {
+      // Deleted meanwhile: nothing to run, and no lease to keep.
+      await leases.release(sessionId);
+      return undefined;
+    }
     const waiting = (await store.queued(sessionId)).map((prompt) =>
-      local !== undefined && prompt.messageId === local.prompt.messageId ? local.prompt : fromStore(prompt),
+      local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
     );
     // A turn cut off by its holder's end runs again first, then the prompts that waited behind it.
-    let first = claimed?.status === 'busy' ? await interruptedPrompt(sessionId) : undefined;
+    let first = claimed.status === 'busy' ? await interruptedPrompt(sessionId) : undefined;
     first ??= waiting.shift();
     if (first === undefined) {
       await leases.release(sessionId);
@@ -475,8 +486,10 @@ export function createAgentRunner(options: {
     };
   }
 
-  const stopWaking = leases?.onWake((sessionId) => {
-    take(sessionId).catch((error: unknown) => logger.warn({ err: error, sessionId }, 'cannot take a woken session'));
+  const stopWaking = leases?.onWake((sessionId, workerId) => {
+    take(sessionId, workerId === undefined ? undefined : { workerId: workerId as WorkerId }).catch((error: unknown) =>
+      logger.warn({ err: error, sessionId }, 'cannot take a woken session'),
+    );
   });
   const stopAborting = leases?.onAbortRequested((sessionId) => {
     if (running.has(sessionId)) runner.abort(sessionId);
@@ -533,7 +546,7 @@ export function createAgentRunner(options: {
         // any instance loses no accepted prompt.
         const local: Queued = { messageId, text, model, skills, cronJobId, unattended, at, stored: 'queue' };
         await store.enqueue(sessionId, toStored(local));
-        const first = (await take(sessionId, { prompt: local, workerId: session.workerId })) === messageId;
+        const first = (await take(sessionId, { workerId: session.workerId, prompt: local })) === messageId;
         if (session.untitled === true && first) void titler.titleFrom({ sessionId, prompt: text });
         return { messageId, queued: !first };
       }

@@ -66,5 +66,33 @@ describe.skipIf(unavailable !== undefined)(
         await Promise.all([one.close(), other.close()]);
       }
     });
+
+    it('wakes every instance for a session, or the one named, with the worker it holds', async () => {
+      await using opened = await openTestDatabase();
+      const open = () => openPostgresSessionLeases({ database: opened.database, logger });
+      const [one, other] = [await open(), await open()];
+      try {
+        const woken: string[] = [];
+        one.onWake((sessionId, workerId) => woken.push(`one ${sessionId} ${workerId ?? '-'}`));
+        other.onWake((sessionId, workerId) => woken.push(`other ${sessionId} ${workerId ?? '-'}`));
+        const workerId = randomUUID();
+        await one.wake('s1');
+        await one.wake('s2', { instanceId: other.instanceId, workerId });
+        await waitForLength(woken, 3);
+        expect(woken.sort()).toEqual(['one s1 -', 'other s1 -', `other s2 ${workerId}`]);
+      } finally {
+        await Promise.all([one.close(), other.close()]);
+      }
+    });
   },
 );
+
+async function waitForLength(list: unknown[], length: number): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (list.length < length) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${length} wakes (got ${list.length})`);
+    await new Promise((resolveLater) => setTimeout(resolveLater, 10));
+  }
+  // Anything more would come at once.
+  await new Promise((resolveLater) => setTimeout(resolveLater, 200));
+}

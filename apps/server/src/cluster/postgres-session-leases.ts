@@ -5,7 +5,8 @@ import type { SessionLeases } from './session-leases.ts';
 
 /**
  * The channel that wakes the instance running a session: the payload is `sessionId` (whoever holds
- * it), or `sessionId instanceId` (that instance alone is asked to take it).
+ * it), or `sessionId instanceId workerId` (that instance alone is asked to take it, for the worker
+ * it holds).
  */
 export const WAKE_CHANNEL = 'molf_session_wake';
 
@@ -43,7 +44,7 @@ export async function openPostgresSessionLeases(options: {
   const held = new Map<string, number>();
   let claims = 0;
   const lostListeners = new Set<(sessionId: string) => void>();
-  const wakeListeners = new Set<(sessionId: string) => void>();
+  const wakeListeners = new Set<(sessionId: string, workerId: string | undefined) => void>();
   /** When the last renewal that reached the database was sent (this process's monotonic clock). */
   let renewedAt = performance.now();
   let closed = false;
@@ -105,9 +106,9 @@ export async function openPostgresSessionLeases(options: {
     for (const listener of abortListeners) listener(sessionId);
   });
   const listening = await sql.listen(WAKE_CHANNEL, (payload) => {
-    const [sessionId, target] = payload.split(' ');
+    const [sessionId, target, workerId] = payload.split(' ');
     if (sessionId === undefined || (target !== undefined && target !== instanceId)) return;
-    for (const listener of wakeListeners) listener(sessionId);
+    for (const listener of wakeListeners) listener(sessionId, workerId);
   });
 
   return {
@@ -147,7 +148,8 @@ export async function openPostgresSessionLeases(options: {
     },
 
     async wake(sessionId, target) {
-      await sql`select pg_notify(${WAKE_CHANNEL}, ${target === undefined ? sessionId : `${sessionId} ${target}`})`;
+      const payload = target === undefined ? sessionId : `${sessionId} ${target.instanceId} ${target.workerId}`;
+      await sql`select pg_notify(${WAKE_CHANNEL}, ${payload})`;
     },
 
     async requestAbort(sessionId) {

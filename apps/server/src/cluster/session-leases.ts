@@ -15,16 +15,20 @@ export type SessionLeases = {
    */
   release(sessionId: string): Promise<{ waiting: boolean }>;
   /**
-   * Tells the instance running the session that prompts wait in its queue; with `instanceId`, that
-   * instance alone is asked to take the session (it holds the session's worker).
+   * Tells the instance running the session that prompts wait in its queue; with `target`, that
+   * instance alone is asked to take the session: it holds the session's worker, named so that it
+   * need not read the session to find it.
    */
-  wake(sessionId: string, instanceId?: string): Promise<void>;
+  wake(sessionId: string, target?: { instanceId: string; workerId: string }): Promise<void>;
   /** Asks the instance running the session to abort its turn (a client of another instance pressed Esc). */
   requestAbort(sessionId: string): Promise<void>;
   /** Calls `listener` with each session whose abort another instance asked for. */
   onAbortRequested(listener: (sessionId: string) => void): () => void;
-  /** Calls `listener` with each session another instance woke (it queued a prompt, or a lease expired). */
-  onWake(listener: (sessionId: string) => void): () => void;
+  /**
+   * Calls `listener` with each session another instance woke (it queued a prompt, or a lease
+   * expired), and the session's worker when the waker asked this instance by name for it.
+   */
+  onWake(listener: (sessionId: string, workerId: string | undefined) => void): () => void;
   /**
    * Calls `listener` with each session whose lease this instance lost (not renewed in time, or taken
    * after it expired): its turn must stop here, another instance may run it now.
