@@ -23,6 +23,7 @@ export type MolfServer = AsyncDisposable &
     | 'leases'
     | 'credentials'
     | 'gate'
+    | 'approvalWatchers'
     | 'permissions'
     | 'grants'
     | 'toolCalls'
@@ -102,6 +103,7 @@ export async function createServer(config: ServerConfig): Promise<MolfServer> {
     leases: services.leases,
     credentials: services.credentials,
     gate: services.gate,
+    approvalWatchers: services.approvalWatchers,
     permissions: services.permissions,
     grants: services.grants,
     toolCalls: services.toolCalls,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMolfError, MolfError, type SessionInfo, type WorkerId } from '@molf/protocol';
 import type { UnattendedAsk } from '../approvals/approval-gate.ts';
+import type { ApprovalWatchers } from '../approvals/approval-watchers.ts';
 import type { SessionLeases } from '../cluster/session-leases.ts';
 import type { WorkerPresence } from '../cluster/worker-presence.ts';
 import { isConnectionError } from '../database/index.ts';
@@ -83,6 +84,8 @@ type Known = { workerId: WorkerId; prompt?: Queued };
 
 /** The running turns of a session: each prompt gets its own controller, so an abort ends only the turn running. */
 type SessionTurns = {
+  /** The session's worker (it never changes). */
+  workerId: WorkerId;
   controller: AbortController;
   queue: Queued[];
   done: Promise<void>;
@@ -155,8 +158,13 @@ export function createAgentRunner(options: {
   leases?: SessionLeases | undefined;
   /** With `leases`: where each worker is connected (a session's turns run there when they can). */
   presence?: WorkerPresence | undefined;
+  /**
+   * The people following this server's approvals: a cron run another server queued asks them.
+   * Default none (nobody watches).
+   */
+  watchers?: ApprovalWatchers | undefined;
 }): AgentRunner {
-  const { services } = options;
+  const { services, watchers } = options;
   const { store, events, logger } = services;
   const titler = createSessionTitler({
     store,
@@ -211,8 +219,15 @@ export function createAgentRunner(options: {
    * Starts the turn loop of a session; `stored` is the storing of the first prompt, awaited first.
    * `session`: as just read under the lease, handed to the first turn instead of read again.
    */
-  function start(sessionId: string, first: Queued, stored: Promise<void>, session?: SessionInfo): SessionTurns {
+  function start(
+    sessionId: string,
+    workerId: WorkerId,
+    first: Queued,
+    stored: Promise<void>,
+    session?: SessionInfo,
+  ): SessionTurns {
     const turns: SessionTurns = {
+      workerId,
       controller: new AbortController(),
       queue: [],
       done: Promise.resolve(),
@@ -304,15 +319,21 @@ export function createAgentRunner(options: {
     };
   }
 
-  function fromStore(prompt: QueuedPrompt): Queued {
+  /**
+   * A prompt another instance queued, as this one runs it. A cron run's policy for asks nobody can
+   * answer looks at the people following this server's approvals: its turn asks here.
+   */
+  function fromStore(prompt: QueuedPrompt, sessionId: string, workerId: WorkerId): Queued {
     return {
       messageId: prompt.messageId,
       text: prompt.text,
       model: prompt.model,
       skills: prompt.skills,
       cronJobId: prompt.cronJobId,
-      // Another instance's cron run: nobody here knows whether a person watches; its policy applies.
-      unattended: prompt.unattended === undefined ? undefined : { ...prompt.unattended, watched: () => false },
+      unattended:
+        prompt.unattended === undefined
+          ? undefined
+          : { ...prompt.unattended, watched: () => watchers?.watching({ sessionId, workerId }) ?? false },
       at: prompt.at,
       stored: 'queue',
     };
@@ -331,7 +352,7 @@ export function createAgentRunner(options: {
     const known = new Set([turns.current, ...turns.dropped, ...turns.queue.map((prompt) => prompt.messageId)]);
     for (const prompt of waiting) {
       if (known.has(prompt.messageId)) continue;
-      turns.queue.push(local?.messageId === prompt.messageId ? local : fromStore(prompt));
+      turns.queue.push(local?.messageId === prompt.messageId ? local : fromStore(prompt, sessionId, turns.workerId));
       events.publish(sessionId, { type: 'message.queued', messageId: prompt.messageId, position: turns.queue.length });
     }
   }
@@ -445,7 +466,9 @@ export function createAgentRunner(options: {
       return undefined;
     }
     const waiting = (await store.queued(sessionId)).map((prompt) =>
-      local !== undefined && prompt.messageId === local.messageId ? local : fromStore(prompt),
+      local !== undefined && prompt.messageId === local.messageId
+        ? local
+        : fromStore(prompt, sessionId, claimed.workerId),
     );
     // A turn cut off by its holder's end runs again first, then the prompts that waited behind it.
     let first = claimed.status === 'busy' ? await interruptedPrompt(sessionId) : undefined;
@@ -454,7 +477,7 @@ export function createAgentRunner(options: {
       await leases.release(sessionId);
       return undefined;
     }
-    const started = start(sessionId, first, Promise.resolve(), claimed);
+    const started = start(sessionId, claimed.workerId, first, Promise.resolve(), claimed);
     started.queue.push(...waiting);
     return first.messageId;
   }
@@ -561,7 +584,7 @@ export function createAgentRunner(options: {
           text,
           ...(cronJobId === undefined ? {} : { cronJobId }),
         };
-        await start(sessionId, first, store.append(sessionId, message)).ready;
+        await start(sessionId, session.workerId, first, store.append(sessionId, message)).ready;
         if (session.untitled === true) void titler.titleFrom({ sessionId, prompt: text });
         return { messageId, queued: false };
       }

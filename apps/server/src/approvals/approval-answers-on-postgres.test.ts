@@ -125,5 +125,44 @@ describe.skipIf(unavailable !== undefined)(
         await again.close();
       }
     });
+
+    it('asks the people following this server about a cron run another server queued, instead of denying it', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({ databaseUrl: created.url, turns: oneShellCall('echo watched-here') });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      const requested: Approval[] = [];
+      const approvals = stack.client.rpc.approvals.events.subscribe(
+        { sessionId: session.sessionId },
+        { onData: (event) => event.type === 'approval.requested' && requested.push(event.approval) },
+      );
+      try {
+        const target = { sessionId: session.sessionId, workerId: stack.link.worker.workerId };
+        await waitFor(() => stack.link.server.approvalWatchers.watching(target), { what: 'the approvals followed' });
+        // Queued as another server's cron run is: in the table, its policy without a watch, then a wake.
+        await stack.link.server.sessions.enqueue(session.sessionId, {
+          messageId: 'cron-run-1',
+          text: 'run the check',
+          cronJobId: 'cj_0123456789abcdef',
+          unattended: { policy: 'deny', waitMs: 60_000, runBy: 'the cron job "check" (cj_0123456789abcdef)' },
+          at: new Date().toISOString(),
+        });
+        await stack.link.server.leases?.wake(session.sessionId);
+        // Denied, the turn would end without asking.
+        await waitFor(() => requested.length === 1 || watch.types().includes('turn.ended'), {
+          what: 'the run’s approval',
+        });
+        expect(requested).toHaveLength(1);
+        await stack.client.rpc.approvals.approve.mutate({
+          sessionId: session.sessionId,
+          approvalId: requested[0]?.approvalId ?? '',
+        });
+        await watch.turnEnded();
+        const [result] = await toolMessages(stack, session.sessionId, 'shell_exec');
+        expect(result).toMatchObject({ output: expect.stringContaining('watched-here') });
+      } finally {
+        approvals.unsubscribe();
+      }
+    });
   },
 );

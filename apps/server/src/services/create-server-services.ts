@@ -14,6 +14,7 @@ import {
 } from '../agent/index.ts';
 import {
   type ApprovalGate,
+  type ApprovalWatchers,
   createApprovalGate,
   createApprovalWatchers,
   createGrantService,
@@ -178,6 +179,8 @@ export type ServerServices = AsyncDisposable & {
   permissions: PermissionsStore;
   /** The grants "always" answers saved in each worker's file: listed with their audit trail, revoked. */
   grants: GrantService;
+  /** The people's clients following approvals now (an unattended run asks only when one does). */
+  approvalWatchers: ApprovalWatchers;
   /** Each worker's tools merged with the server's own. */
   catalog: ToolCatalog;
   /** The subagents each worker's sessions can run. */
@@ -470,10 +473,12 @@ async function createServicesOver(
     instructions: createProjectInstructions(dispatcher),
     logger,
   };
+  const approvalWatchers = createApprovalWatchers();
   const agent = createAgentRunner({
     services: turnServices,
     leases,
     presence,
+    watchers: approvalWatchers,
     ...(config.agent === undefined ? {} : { settings: config.agent }),
     titleModel: config.models?.titleModel,
   });
@@ -523,7 +528,6 @@ async function createServicesOver(
           ...(notify.timeoutMs === undefined ? {} : { timeoutMs: notify.timeoutMs }),
         });
   const reportCatalog = createCatalogReporter({ registry, agents, logger });
-  const approvalWatchers = createApprovalWatchers();
   const cron = await startCronScheduler({
     store: cronStore,
     fire: createCronFire({ sessions, events, agent, registry, dispatcher, watchers: approvalWatchers }),
@@ -653,6 +657,7 @@ async function createServicesOver(
     pairing,
     pairingLimiter,
     gate,
+    approvalWatchers,
     permissions,
     grants,
     catalog,
