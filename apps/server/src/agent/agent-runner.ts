@@ -449,7 +449,11 @@ export function createAgentRunner(options: {
     }
     orphanedSince.delete(sessionId);
     if (!(await leases.claim(sessionId))) {
-      await leases.wake(sessionId);
+      // Held elsewhere: its holder reads the queue. Only the holder is woken: a wake to every
+      // instance would bring this one back here at once, to fail the claim again, for as long as
+      // the holder's turn runs. (Let go meanwhile, the one letting go looks at the queue after.)
+      const holder = await leases.holderOf(sessionId);
+      if (holder !== undefined && holder !== leases.instanceId) await leases.wake(sessionId, { instanceId: holder });
       return undefined;
     }
     if (closing) {

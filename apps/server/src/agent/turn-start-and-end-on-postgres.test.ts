@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { createSilentLogger } from '@molf/logging';
 import type { FakeRequest, FakeTurn } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
+import { WAKE_CHANNEL } from '../cluster/postgres-session-leases.ts';
+import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
 import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
 import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
@@ -320,6 +323,35 @@ describe.skipIf(unavailable !== undefined)(
       await settled(created.url, session.sessionId);
       expect(stack.llm.requests).toHaveLength(2);
       expect(watch.events.filter((event) => event.type === 'turn.started')).toHaveLength(2);
+    });
+
+    it('wakes only the holder when another server holds the session, not itself again and again', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'run once it was free' }] });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      const listener = await openDatabase({ url: created.url, logger: createSilentLogger() });
+      await using _closing = { [Symbol.asyncDispose]: () => listener.close() };
+      const wakes: string[] = [];
+      const listening = await listener.sql.listen(WAKE_CHANNEL, (payload) => wakes.push(payload));
+      // Another server runs a turn of the session (it holds the lease), though the worker is here now.
+      await withDatabase(
+        created.url,
+        (database) => database.sql`
+          insert into session_leases (session_id, instance_id, expires_at)
+          values (${session.sessionId}, 'elsewhere', now() + interval '1 minute')`,
+      );
+      const sent = await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'next' });
+      expect(sent.queued).toBe(true);
+      await waitFor(() => wakes.length > 0, { what: 'a wake' });
+      // A wake to every server would come back to this one, which would claim, fail and wake again.
+      await new Promise((resolveLater) => setTimeout(resolveLater, 1_000));
+      expect(wakes).toEqual([`${session.sessionId} elsewhere`]);
+      await listening.unlisten();
+      // The holder is gone: its lease goes, and the prompt, kept in the queue, runs here.
+      await withDatabase(created.url, (database) => database.sql`delete from session_leases`);
+      await watch.turnEnded();
+      expect(stack.llm.requests).toHaveLength(1);
     });
   },
 );

@@ -133,6 +133,12 @@ export async function openPostgresSessionLeases(options: {
       return claimed;
     },
 
+    async holderOf(sessionId) {
+      const [row] = await sql<{ instance_id: string }[]>`
+        select instance_id from session_leases where session_id = ${sessionId} and expires_at > now()`;
+      return row?.instance_id;
+    },
+
     holds: (sessionId) => held.has(sessionId),
 
     async release(sessionId) {
@@ -148,7 +154,10 @@ export async function openPostgresSessionLeases(options: {
     },
 
     async wake(sessionId, target) {
-      const payload = target === undefined ? sessionId : `${sessionId} ${target.instanceId} ${target.workerId}`;
+      const payload =
+        target === undefined
+          ? sessionId
+          : `${sessionId} ${target.instanceId}${target.workerId === undefined ? '' : ` ${target.workerId}`}`;
       await sql`select pg_notify(${WAKE_CHANNEL}, ${payload})`;
     },
 

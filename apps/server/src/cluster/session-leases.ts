@@ -7,6 +7,8 @@ export type SessionLeases = {
   instanceId: string;
   /** Takes the session's lease when it is free, expired or already this instance's; whether this instance holds it now. */
   claim(sessionId: string): Promise<boolean>;
+  /** The instance holding the session's lease now, by the database; undefined when nobody does. */
+  holderOf(sessionId: string): Promise<string | undefined>;
   /** Whether this instance holds the session's lease now (as far as it knows: renewed in time). */
   holds(sessionId: string): boolean;
   /**
@@ -19,7 +21,7 @@ export type SessionLeases = {
    * instance alone is asked to take the session: it holds the session's worker, named so that it
    * need not read the session to find it.
    */
-  wake(sessionId: string, target?: { instanceId: string; workerId: string }): Promise<void>;
+  wake(sessionId: string, target?: { instanceId: string; workerId?: string }): Promise<void>;
   /** Asks the instance running the session to abort its turn (a client of another instance pressed Esc). */
   requestAbort(sessionId: string): Promise<void>;
   /** Calls `listener` with each session whose abort another instance asked for. */
