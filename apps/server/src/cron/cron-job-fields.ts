@@ -8,6 +8,7 @@ import {
   type CronUpdateInput,
   describeCronSchedule,
   MolfError,
+  printableName,
   type WorkerId,
 } from '@molf/protocol';
 import { nextRunAfter, resolveSchedule, resolveUntil } from './cron-schedule.ts';
@@ -38,7 +39,8 @@ export function nextRunOf(
 
 /** A job's default name: what it does and when (`every 5m: run the tests`). */
 function defaultName(schedule: CronSchedule, prompt: string): string {
-  const firstLine = prompt.split('\n', 1)[0]?.trim() ?? '';
+  // Names are shown on one line: a prompt's control characters (a CR, an ESC colour code) are not.
+  const firstLine = printableName(prompt.split(/\r?\n/, 1)[0]?.trim() ?? '');
   const text = `${describeCronSchedule(schedule)}: ${firstLine}`;
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
