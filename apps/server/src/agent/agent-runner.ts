@@ -461,6 +461,22 @@ export function createAgentRunner(options: {
       await leases.release(sessionId);
       return undefined;
     }
+    try {
+      return await startClaimed(leases, sessionId, local);
+    } catch (error) {
+      // Not started: the lease goes back. Kept, it would be renewed with no turn running, and no
+      // other instance could take the session while this one lives.
+      await leases.release(sessionId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Starts the session's waiting prompts under the lease this instance just claimed; none, it lets go. */
+  async function startClaimed(
+    leases: SessionLeases,
+    sessionId: string,
+    local: Queued | undefined,
+  ): Promise<string | undefined> {
     // Read again under the lease: the status read above may predate the end of the last holder's
     // turn, which stored its idle status before it let the lease go.
     const claimed = await store.get(sessionId);

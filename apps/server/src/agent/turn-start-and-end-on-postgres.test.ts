@@ -353,5 +353,33 @@ describe.skipIf(unavailable !== undefined)(
       await watch.turnEnded();
       expect(stack.llm.requests).toHaveLength(1);
     });
+
+    it('gives the lease back when what it read under the lease cannot be used, so that it is not held for nothing', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'unused' }] });
+      const session = await newSession(stack);
+      // A damaged queued prompt: reading the queue under the lease fails.
+      await withDatabase(
+        created.url,
+        (database) => database.sql`
+          insert into session_queue (session_id, message_id, body) values (${session.sessionId}, 'm1', '{torn')`,
+      );
+      const leased = () =>
+        withDatabase(created.url, async (database) => {
+          const rows = await database.sql`select 1 from session_leases where session_id = ${session.sessionId}`;
+          return rows.length > 0;
+        });
+      await stack.link.server.leases?.wake(session.sessionId);
+      // Taken and let go again (the sweep tries every few seconds): never held for good.
+      const seen: boolean[] = [];
+      const until = Date.now() + 3_000;
+      while (Date.now() < until) {
+        seen.push(await leased());
+        await new Promise((resolveLater) => setTimeout(resolveLater, 100));
+      }
+      // Held for good, every look after the first take would find it held.
+      expect(seen.filter((held) => held).length).toBeLessThan(seen.length / 2);
+      expect(stack.llm.requests).toHaveLength(0);
+    });
   },
 );

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
 import { newCronJob } from './cron-job-fields.ts';
 
@@ -13,7 +14,7 @@ const context = {
 describe('a new cron job', () => {
   it('is named after its schedule and the first line of its prompt, shown on one line', () => {
     const job = (prompt: string) =>
-      newCronJob({ workerId: randomUUID(), schedule: { every: '5m' }, prompt }, context).name;
+      newCronJob({ workerId: randomUUID() as WorkerId, schedule: { every: '5m' }, prompt }, context).name;
     expect(job('run the tests\nand report')).toBe('every 5m: run the tests');
     // A carriage return ends the line too; an ESC colour code or a NUL is not printed as it is.
     expect(job('red\r\nsecond')).toBe('every 5m: red');

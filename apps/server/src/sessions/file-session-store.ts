@@ -437,14 +437,19 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
         await entry.handle.appendFile(line);
         await entry.handle.datasync();
         cache.append(sessionId, message, line.length);
-        // A prompt stored as a message has left the queue (as on PostgreSQL, where it is one statement).
-        if (message.role === 'user') await removeQueued(sessionId, message.id);
         if (entry.meta.usage !== undefined) entry.meta.usage = addCallUsage(entry.meta.usage, usageOfMessage(message));
         entry.meta.messageCount += 1;
         entry.meta.updatedAt = message.at;
         ordered.moved(entry);
         entry.metaDirty = true;
         scheduleMetaFlush();
+        // A prompt stored as a message has left the queue (as on PostgreSQL, where it is one statement).
+        // The message is stored either way: a queue file that cannot be rewritten is told, not thrown.
+        if (message.role === 'user') {
+          await removeQueued(sessionId, message.id).catch((error: unknown) =>
+            logger.warn({ err: error, sessionId }, 'cannot take a stored prompt out of the queue file'),
+          );
+        }
       });
     },
 
