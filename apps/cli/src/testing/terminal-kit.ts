@@ -34,7 +34,17 @@ export type Terminal = {
  * (a zombie, which tmux may leave for seconds) does not: it holds no files and writes nothing.
  */
 async function groupRuns(pgid: number): Promise<boolean> {
-  for (const entry of await readdir('/proc')) {
+  const entries = await readdir('/proc').catch(() => undefined);
+  if (entries === undefined) {
+    // No /proc (not Linux): whether the group still has a member, zombies included.
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses, so read after the last ')'.
     const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
