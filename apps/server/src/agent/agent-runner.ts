@@ -140,6 +140,11 @@ export function toTurnLimits(settings: AgentSettings = {}): TurnLimits {
   };
 }
 
+/** The policy of a run of a cron job that no longer exists: nobody wanted it any more; its asks are denied. */
+function goneJobAsk(cronJobId: string): UnattendedAsk {
+  return { policy: 'deny', waitMs: 0, runBy: `the cron job ${cronJobId}, since removed,`, watched: () => false };
+}
+
 /**
  * Runs the turns of every session one after another: a prompt sent while a turn runs waits in the
  * session's queue (kept in a file, so a crash loses none), an abort ends the running turn and drops
@@ -163,6 +168,12 @@ export function createAgentRunner(options: {
    * Default none (nobody watches).
    */
   watchers?: ApprovalWatchers | undefined;
+  /**
+   * The policy of a cron job's run for asks nobody may be there to answer (its `onAsk`), by job:
+   * a cron run cut off by its server's end keeps it when it runs again. Undefined for a job that is
+   * gone (the run then asks nobody: its asks are denied).
+   */
+  cronAskOf?: ((cronJobId: string, sessionId: string) => UnattendedAsk | undefined) | undefined;
 }): AgentRunner {
   const { services, watchers } = options;
   const { store, events, logger } = services;
@@ -517,13 +528,16 @@ export function createAgentRunner(options: {
       return undefined;
     }
     logger.warn({ sessionId, messageId: prompt.id }, 'taking over a turn cut off on another instance');
+    const { cronJobId } = prompt;
     return {
       messageId: prompt.id,
       text: prompt.text,
       model: undefined,
       skills: undefined,
-      cronJobId: prompt.cronJobId,
-      unattended: undefined,
+      cronJobId,
+      // A cron run keeps its job's policy: without it, its asks would wait for a person it never had.
+      unattended:
+        cronJobId === undefined ? undefined : (options.cronAskOf?.(cronJobId, sessionId) ?? goneJobAsk(cronJobId)),
       at: prompt.at,
       stored: 'history',
     };

@@ -381,5 +381,48 @@ describe.skipIf(unavailable !== undefined)(
       expect(seen.filter((held) => held).length).toBeLessThan(seen.length / 2);
       expect(stack.llm.requests).toHaveLength(0);
     });
+
+    it('keeps a cron run’s policy when it resumes a run cut off by its server’s end: its ask is denied, not left waiting', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [
+          { toolCalls: [{ id: 'call_1', name: 'shell_exec', arguments: { command: 'echo resumed' } }] },
+          { text: 'noted' },
+        ],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      const job = await stack.client.rpc.cron.add.mutate({
+        workerId: stack.link.worker.workerId,
+        schedule: { every: '1h' },
+        prompt: 'check the build',
+        session: session.sessionId,
+        onAsk: 'deny',
+      });
+      // As a server that died during the job's run leaves it: the run's prompt stored, the session busy.
+      await withDatabase(created.url, async (database) => {
+        const store = createPostgresSessionStore({ database });
+        await store.append(session.sessionId, {
+          id: randomUUID(),
+          at: new Date().toISOString(),
+          role: 'user',
+          text: 'check the build',
+          cronJobId: job.jobId,
+        });
+        await store.setStatus(session.sessionId, 'busy');
+      });
+      await stack.link.server.leases?.wake(session.sessionId);
+      // Without its policy the ask would wait for a person nobody told.
+      await waitFor(() => watch.types().includes('turn.ended') || stack.link.server.gate.pending().length > 0, {
+        what: 'the resumed run to end or ask',
+      });
+      expect(stack.link.server.gate.pending()).toEqual([]);
+      await watch.turnEnded();
+      const { messages } = await stack.client.rpc.sessions.get.query({ sessionId: session.sessionId });
+      const denied = messages.find((message) => message.role === 'tool');
+      expect(denied).toMatchObject({ errorKind: 'permission_denied' });
+      expect(`${denied?.role === 'tool' ? denied.error : ''}`).toContain('nobody is watching');
+    });
   },
 );

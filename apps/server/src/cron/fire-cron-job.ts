@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type CronJob, DEFAULT_CRON_ON_ASK_WAIT_MS, isMolfError } from '@molf/protocol';
 import type { AgentRunner } from '../agent/index.ts';
-import type { ApprovalWatchers } from '../approvals/index.ts';
+import type { ApprovalWatchers, UnattendedAsk } from '../approvals/index.ts';
 import type { SessionEvents, SessionStore } from '../sessions/index.ts';
 import type { JobDispatcher } from '../workers/job-dispatcher.ts';
 import type { WorkerRegistry } from '../workers/worker-registry.ts';
@@ -14,6 +14,19 @@ const HEARTBEAT_READ_TIMEOUT_MS = 10_000;
 /** How a job names itself in a denial and a session: `the cron job "nightly tests" (cj_…)`. */
 function describeRunner(job: Pick<CronJob, 'name' | 'jobId'>): string {
   return `the cron job "${job.name}" (${job.jobId})`;
+}
+
+/**
+ * What a run of the job does with a tool call that asks (its `onAsk`): asked of the people following
+ * the session's approvals here, denied at once or after a wait while nobody is.
+ */
+export function cronUnattendedAsk(job: CronJob, sessionId: string, watchers: ApprovalWatchers): UnattendedAsk {
+  return {
+    policy: job.onAsk,
+    waitMs: job.onAskWaitMs ?? DEFAULT_CRON_ON_ASK_WAIT_MS,
+    runBy: describeRunner(job),
+    watched: () => watchers.watching({ sessionId, workerId: job.workerId }),
+  };
 }
 
 /** The name of a session made for one run: the job's name and the slot's time (UTC, to the minute). */
@@ -109,12 +122,7 @@ export function createCronFire(options: {
         model: job.model,
         cronJobId: job.jobId,
         messageId: promptId,
-        unattended: {
-          policy: job.onAsk,
-          waitMs: job.onAskWaitMs ?? DEFAULT_CRON_ON_ASK_WAIT_MS,
-          runBy: describeRunner(job),
-          watched: () => watchers.watching({ sessionId, workerId: job.workerId }),
-        },
+        unattended: cronUnattendedAsk(job, sessionId, watchers),
       });
       return { outcome: queued ? 'queued' : 'started', sessionId, messageId };
     } catch (error) {

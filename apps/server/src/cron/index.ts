@@ -7,5 +7,5 @@ export {
   type CronScheduler,
   startCronScheduler,
 } from './cron-scheduler.ts';
-export { createCronFire } from './fire-cron-job.ts';
+export { createCronFire, cronUnattendedAsk } from './fire-cron-job.ts';
 export { setHeartbeat } from './heartbeat.ts';

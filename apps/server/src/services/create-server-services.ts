@@ -39,6 +39,7 @@ import {
   type CronClock,
   type CronScheduler,
   createCronFire,
+  cronUnattendedAsk,
   openCronJobStore,
   startCronScheduler,
 } from '../cron/index.ts';
@@ -479,6 +480,10 @@ async function createServicesOver(
     leases,
     presence,
     watchers: approvalWatchers,
+    cronAskOf: (cronJobId, sessionId) => {
+      const job = cronStore.get(cronJobId);
+      return job === undefined ? undefined : cronUnattendedAsk(job, sessionId, approvalWatchers);
+    },
     ...(config.agent === undefined ? {} : { settings: config.agent }),
     titleModel: config.models?.titleModel,
   });
