@@ -29,6 +29,14 @@ const queueElsewhere = (url: string, sessionId: string, text: string) =>
     }),
   );
 
+/** Leaves the session as a server that died mid-turn does: the prompt stored, the session busy, no lease. */
+const cutOffTurn = (url: string, sessionId: string, prompt: { text: string; cronJobId?: string }) =>
+  withDatabase(url, async (database) => {
+    const store = createPostgresSessionStore({ database });
+    await store.append(sessionId, { id: randomUUID(), at: new Date().toISOString(), role: 'user', ...prompt });
+    await store.setStatus(sessionId, 'busy');
+  });
+
 /** Waits until the session is idle in the database and nobody holds its lease. */
 function settled(url: string, sessionId: string): Promise<void> {
   return withDatabase(url, (database) =>
@@ -195,18 +203,8 @@ describe.skipIf(unavailable !== undefined)(
       });
       const session = await newSession(stack);
       using watch = follow(stack.client, session.sessionId);
-      // As a server that died mid-turn leaves it: the prompt stored, the session busy, no lease; and
-      // a prompt another server queued behind it.
-      await withDatabase(created.url, async (database) => {
-        const store = createPostgresSessionStore({ database });
-        await store.append(session.sessionId, {
-          id: randomUUID(),
-          at: new Date().toISOString(),
-          role: 'user',
-          text: 'the cut-off prompt',
-        });
-        await store.setStatus(session.sessionId, 'busy');
-      });
+      // As a server that died mid-turn leaves it, and a prompt another server queued behind it.
+      await cutOffTurn(created.url, session.sessionId, { text: 'the cut-off prompt' });
       await queueElsewhere(created.url, session.sessionId, 'the queued prompt');
       await stack.link.server.leases?.wake(session.sessionId);
       await watch.turnEnded(2);
@@ -400,18 +398,8 @@ describe.skipIf(unavailable !== undefined)(
         session: session.sessionId,
         onAsk: 'deny',
       });
-      // As a server that died during the job's run leaves it: the run's prompt stored, the session busy.
-      await withDatabase(created.url, async (database) => {
-        const store = createPostgresSessionStore({ database });
-        await store.append(session.sessionId, {
-          id: randomUUID(),
-          at: new Date().toISOString(),
-          role: 'user',
-          text: 'check the build',
-          cronJobId: job.jobId,
-        });
-        await store.setStatus(session.sessionId, 'busy');
-      });
+      // As a server that died during the job's run leaves it.
+      await cutOffTurn(created.url, session.sessionId, { text: 'check the build', cronJobId: job.jobId });
       await stack.link.server.leases?.wake(session.sessionId);
       // Without its policy the ask would wait for a person nobody told.
       await waitFor(() => watch.types().includes('turn.ended') || stack.link.server.gate.pending().length > 0, {

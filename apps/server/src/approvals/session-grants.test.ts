@@ -22,16 +22,21 @@ async function clientOf(server: MolfServer): Promise<MolfClient> {
   return client;
 }
 
-/** Runs a shell command of the session on `server`'s worker; fails as soon as the gate asks. */
-async function runWithoutAsking(server: MolfServer, worker: MolfWorker, sessionId: string, command: string) {
-  await using client = await clientOf(server);
-  const result = server.toolCalls.run({
+/** A shell command of the session, run on `server`'s worker through the gate. */
+function runShell(server: MolfServer, worker: MolfWorker, sessionId: string, command: string) {
+  return server.toolCalls.run({
     workerId: worker.workerId,
     sessionId,
     tool: 'shell_exec',
     args: { command },
     timeoutMs: 10_000,
   });
+}
+
+/** Runs a shell command of the session on `server`'s worker; fails as soon as the gate asks. */
+async function runWithoutAsking(server: MolfServer, worker: MolfWorker, sessionId: string, command: string) {
+  await using client = await clientOf(server);
+  const result = runShell(server, worker, sessionId, command);
   let done = false;
   const asked = waitFor(async () => done || (await client.rpc.approvals.list.query({ sessionId })).length > 0, {
     what: 'an approval',
@@ -49,13 +54,7 @@ async function runWithoutAsking(server: MolfServer, worker: MolfWorker, sessionI
 /** Runs the command, which asks, and answers "allow for this session". */
 async function allowForSession(server: MolfServer, worker: MolfWorker, sessionId: string, command: string) {
   await using client = await clientOf(server);
-  const result = server.toolCalls.run({
-    workerId: worker.workerId,
-    sessionId,
-    tool: 'shell_exec',
-    args: { command },
-    timeoutMs: 10_000,
-  });
+  const result = runShell(server, worker, sessionId, command);
   let approvals: Approval[] = [];
   await waitFor(
     async () => {

@@ -33,6 +33,43 @@ async function instances(url: string, count: number) {
   };
 }
 
+/**
+ * Two instances over one database: `one` publishes; `two` follows, and each query it makes of the
+ * stored events is noted in `queries` (`read {session} after {seq}`, `readMany {sessions}`).
+ */
+async function publisherAndCountingFollower(url: string) {
+  const opened = await Promise.all([0, 1].map(() => openDatabase({ url, logger, maxConnections: 3 })));
+  const [first, second] = opened as [Database, Database];
+  const one = createSessionEvents({ storage: await openPostgresEventLog({ database: first, logger }), logger });
+  const stored = await openPostgresEventLog({ database: second, logger });
+  const queries: string[] = [];
+  const two = createSessionEvents({
+    storage: {
+      ...stored,
+      read: (sessionId, afterSeq, limit) => {
+        queries.push(`read ${sessionId} after ${afterSeq}`);
+        return stored.read(sessionId, afterSeq, limit);
+      },
+      readMany: (requests, limit) => {
+        queries.push(`readMany ${requests.length}`);
+        return stored.readMany(requests, limit);
+      },
+    },
+    logger,
+  });
+  return {
+    one,
+    two,
+    /** The publisher's database, to send what it would not. */
+    database: first,
+    queries,
+    async [Symbol.asyncDispose]() {
+      for (const events of [one, two]) await events.close();
+      for (const database of opened) await database.close();
+    },
+  };
+}
+
 describe.skipIf(unavailable !== undefined)(
   `session events stored in PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
@@ -157,102 +194,62 @@ describe.skipIf(unavailable !== undefined)(
       },
     ])('$what', async ({ text, queries: expected }) => {
       await using created = await createTestDatabase();
-      const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
-      const [first, second] = opened as [Database, Database];
-      const one = createSessionEvents({ storage: await openPostgresEventLog({ database: first, logger }), logger });
-      const stored = await openPostgresEventLog({ database: second, logger });
-      const queries: string[] = [];
-      const two = createSessionEvents({
-        storage: {
-          ...stored,
-          read: (sessionId, afterSeq, limit) => {
-            queries.push(`read ${sessionId}`);
-            return stored.read(sessionId, afterSeq, limit);
-          },
-          readMany: (requests, limit) => {
-            queries.push(`readMany ${requests.length}`);
-            return stored.readMany(requests, limit);
-          },
-        },
-        logger,
-      });
-      try {
-        const sessions = ['s1', 's2', 's3', 's4', 's5'];
-        const controller = new AbortController();
-        const readings = sessions.map((sessionId) =>
-          takeEvents(two.stream({ sessionId, lastEventId: null, fromNow: true, signal: controller.signal }), 3),
-        );
-        // The publishing instance reads where each session stands (as a running instance has), so that
-        // its events of one tick go out together.
-        await Promise.all(
-          sessions.map((sessionId) =>
-            takeEvents(
-              one.stream({ sessionId, lastEventId: null, fromNow: true, signal: AbortSignal.timeout(300) }),
-              1,
-            ).catch(() => []),
-          ),
-        );
-        // One tick: one batch, one statement, one announcement of the five sessions.
-        for (const sessionId of sessions) {
-          one.publish(sessionId, status('busy'));
-          one.publish(sessionId, { type: 'session.renamed', name: `${sessionId} ${text}` });
-          one.publish(sessionId, status('idle'));
-        }
-        for (const [index, reading] of readings.entries()) {
-          expect((await reading).map(({ data }) => [data.sessionId, data.seq, data.type])).toEqual([
-            [sessions[index], 1, 'status'],
-            [sessions[index], 2, 'session.renamed'],
-            [sessions[index], 3, 'status'],
-          ]);
-        }
-        controller.abort();
-        expect(queries).toEqual(expected);
-      } finally {
-        for (const events of [one, two]) await events.close();
-        for (const database of opened) await database.close();
+      await using pair = await publisherAndCountingFollower(created.url);
+      const { one, two, queries } = pair;
+      const sessions = ['s1', 's2', 's3', 's4', 's5'];
+      const controller = new AbortController();
+      const readings = sessions.map((sessionId) =>
+        takeEvents(two.stream({ sessionId, lastEventId: null, fromNow: true, signal: controller.signal }), 3),
+      );
+      // The publishing instance reads where each session stands (as a running instance has), so that
+      // its events of one tick go out together.
+      await Promise.all(
+        sessions.map((sessionId) =>
+          takeEvents(
+            one.stream({ sessionId, lastEventId: null, fromNow: true, signal: AbortSignal.timeout(300) }),
+            1,
+          ).catch(() => []),
+        ),
+      );
+      // One tick: one batch, one statement, one announcement of the five sessions.
+      for (const sessionId of sessions) {
+        one.publish(sessionId, status('busy'));
+        one.publish(sessionId, { type: 'session.renamed', name: `${sessionId} ${text}` });
+        one.publish(sessionId, status('idle'));
       }
+      for (const [index, reading] of readings.entries()) {
+        expect((await reading).map(({ data }) => [data.sessionId, data.seq, data.type])).toEqual([
+          [sessions[index], 1, 'status'],
+          [sessions[index], 2, 'session.renamed'],
+          [sessions[index], 3, 'status'],
+        ]);
+      }
+      controller.abort();
+      expect(queries).toEqual(expected);
     });
 
     it('reads the table for what it follows when an announcement is not one it can read, and follows on', async () => {
       await using created = await createTestDatabase();
-      const opened = await Promise.all([0, 1].map(() => openDatabase({ url: created.url, logger, maxConnections: 3 })));
-      const [first, second] = opened as [Database, Database];
-      const one = createSessionEvents({ storage: await openPostgresEventLog({ database: first, logger }), logger });
-      const stored = await openPostgresEventLog({ database: second, logger });
-      const queries: string[] = [];
-      const two = createSessionEvents({
-        storage: {
-          ...stored,
-          read: (sessionId, afterSeq, limit) => {
-            queries.push(`read ${sessionId} after ${afterSeq}`);
-            return stored.read(sessionId, afterSeq, limit);
-          },
-        },
-        logger,
-      });
-      try {
-        const controller = new AbortController();
-        const reading = takeEvents(
-          two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal }),
-          2,
-        );
-        await new Promise((resolveLater) => setTimeout(resolveLater, 200));
-        for (const junk of ['[not json', '[{"type":"status"}]', '[1,2]', '{"sessionId":"s"}']) {
-          await first.sql`select pg_notify(${EVENTS_CHANNEL}, ${junk})`;
-        }
-        await waitFor(async () => queries.length > 0);
-        expect(queries[0]).toBe('read s after 0');
-        one.publish('s', status('busy'));
-        one.publish('s', status('idle'));
-        expect((await reading).map(({ data }) => [data.seq, data.type])).toEqual([
-          [1, 'status'],
-          [2, 'status'],
-        ]);
-        controller.abort();
-      } finally {
-        for (const events of [one, two]) await events.close();
-        for (const database of opened) await database.close();
+      await using pair = await publisherAndCountingFollower(created.url);
+      const { one, two, queries } = pair;
+      const controller = new AbortController();
+      const reading = takeEvents(
+        two.stream({ sessionId: 's', lastEventId: null, fromNow: true, signal: controller.signal }),
+        2,
+      );
+      await new Promise((resolveLater) => setTimeout(resolveLater, 200));
+      for (const junk of ['[not json', '[{"type":"status"}]', '[1,2]', '{"sessionId":"s"}']) {
+        await pair.database.sql`select pg_notify(${EVENTS_CHANNEL}, ${junk})`;
       }
+      await waitFor(async () => queries.length > 0);
+      expect(queries[0]).toBe('read s after 0');
+      one.publish('s', status('busy'));
+      one.publish('s', status('idle'));
+      expect((await reading).map(({ data }) => [data.seq, data.type])).toEqual([
+        [1, 'status'],
+        [2, 'status'],
+      ]);
+      controller.abort();
     });
 
     it('resumes a subscriber on another instance after its last id, with no gap and no duplicate', async () => {
