@@ -70,12 +70,27 @@ export async function openPostgresStateDocuments(options: {
     if (before?.version !== copy?.version) changed(name);
   }
 
-  async function fetch(name: string): Promise<Copy | undefined> {
-    const [row] = await db()<{ content: Buffer; version: string }[]>`
-      select content, version from state_documents where name = ${name}`;
-    const copy = row === undefined ? undefined : { content: row.content, version: String(row.version) };
+  /**
+   * Each document's count of changes this opener made. A read begun before one of them may land
+   * after it with the text before it (the read-back of an earlier change's announcement, on another
+   * connection): it is read again rather than kept over the newer copy.
+   */
+  const changedHere = new Map<string, number>();
+  function keepOwn(name: string, copy: Copy | undefined): void {
+    changedHere.set(name, (changedHere.get(name) ?? 0) + 1);
     keep(name, copy);
-    return copy;
+  }
+
+  async function fetch(name: string): Promise<Copy | undefined> {
+    for (;;) {
+      const before = changedHere.get(name) ?? 0;
+      const [row] = await db()<{ content: Buffer; version: string }[]>`
+        select content, version from state_documents where name = ${name}`;
+      if ((changedHere.get(name) ?? 0) !== before) continue;
+      const copy = row === undefined ? undefined : { content: row.content, version: String(row.version) };
+      keep(name, copy);
+      return copy;
+    }
   }
 
   async function loadAll(): Promise<void> {
@@ -187,7 +202,7 @@ export async function openPostgresStateDocuments(options: {
           returning version
         )
         select version, pg_notify(${DOCUMENTS_CHANNEL}, ${name}) from written`;
-      keep(name, { content: bytes(content), version: String(row?.version) });
+      keepOwn(name, { content: bytes(content), version: String(row?.version) });
     },
 
     async create(name, content) {
@@ -199,7 +214,7 @@ export async function openPostgresStateDocuments(options: {
         )
         select version, pg_notify(${DOCUMENTS_CHANNEL}, ${name}) from created`;
       if (rows.length === 0) return false;
-      keep(name, { content: bytes(content), version: String(rows[0]?.version) });
+      keepOwn(name, { content: bytes(content), version: String(rows[0]?.version) });
       return true;
     },
 
@@ -207,7 +222,7 @@ export async function openPostgresStateDocuments(options: {
       await db()`
         with removed as (delete from state_documents where name = ${name} returning name)
         select pg_notify(${DOCUMENTS_CHANNEL}, name) from removed`;
-      keep(name, undefined);
+      keepOwn(name, undefined);
     },
 
     // One turn at a time per name within this process: waiting turns hold no connection.

@@ -74,6 +74,20 @@ for (const backend of backends) {
       expect(await documents.read('credentials.json')).toBeUndefined();
     });
 
+    it('knows each of its own writes at once, though the announcements of the ones before are still read', async () => {
+      await using place = await backend.prepare();
+      const documents = await place.open();
+      // Each write's announcement makes the opener read the document back; a read begun before the
+      // next write must not put the older text back over it.
+      for (let index = 0; index < 200; index += 1) {
+        await documents.write('credentials.json', `{"n":${index}}`);
+        expect(documents.known('credentials.json').text).toBe(`{"n":${index}}`);
+        // The read-back of an earlier write may land now: it must not take the place of this one.
+        await new Promise((resolveLater) => setTimeout(resolveLater, index % 4));
+        expect(documents.known('credentials.json').text).toBe(`{"n":${index}}`);
+      }
+    });
+
     it('creates a document only when there is none, whoever tries first', async () => {
       await using place = await backend.prepare();
       const [one, two] = [await place.open(), await place.open()];
