@@ -14,14 +14,13 @@ import {
   createTempDir,
   createTestRegistration,
   dispatchMany,
+  FAST_RECONNECT,
   startTestLink,
   startTestServer,
   TEST_CLIENT_TOKEN,
   TEST_WORKER_TOKEN,
   waitFor,
 } from './testing/test-link.ts';
-
-const fastReconnect = { initialMs: 20, maxMs: 200 };
 
 /** A tool that never looks at its abort signal, like a stuck child process. */
 const stuckTool = defineToolHandler({
@@ -172,7 +171,7 @@ describe('server ↔ worker link', () => {
       serverUrl: server.url,
       token: 'molf_w_not-a-token-this-server-knows',
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
     });
     await expect(worker.registered).rejects.toMatchObject({ code: 'unauthorized', message: /invalid token/ });
 
@@ -248,7 +247,7 @@ describe('server ↔ worker link', () => {
       serverUrl: first.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
     });
     await worker.registered;
     await first.close();
@@ -276,7 +275,7 @@ describe('server ↔ worker link', () => {
       serverUrl: proxy.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
     });
     await worker.registered;
 
@@ -512,7 +511,7 @@ describe('link failures', () => {
       serverUrl: first.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
       logger: await createLogger({
         name: 'worker',
         level: 'error',
@@ -562,7 +561,7 @@ describe('link failures', () => {
       serverUrl: server.url,
       token: other.token,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
     });
     await expect(intruder.registered).rejects.toMatchObject({
       code: 'forbidden',
@@ -620,7 +619,7 @@ describe('link failures', () => {
       serverUrl: proxy.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
       keepAlive: { intervalMs: 100, pongTimeoutMs: 200 },
     });
     await worker.registered;
@@ -639,7 +638,7 @@ describe('link failures', () => {
       serverUrl: proxy.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
       keepAlive: { intervalMs: 100, pongTimeoutMs: 200 },
     });
     await worker.registered;

@@ -9,7 +9,14 @@ import { createWorker, type MolfWorker, type WorkerConfig } from '@molf/worker';
 import { describe, expect, it } from 'vitest';
 import type { MolfServer } from '../create-server.ts';
 import { startTcpProxy } from '../testing/tcp-proxy.ts';
-import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
+import {
+  createTempDir,
+  FAST_RECONNECT,
+  startTestServer,
+  TEST_CLIENT_TOKEN,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from '../testing/test-link.ts';
 
 /** The fixture MCP server; each start appends a line to `startedFile`. */
 function fixture(startedFile: string, env: Record<string, string> = {}) {
@@ -88,7 +95,7 @@ async function startProject(options: { logs?: string[] } = {}) {
         serverUrl: options.serverUrl ?? server.url,
         token: TEST_WORKER_TOKEN,
         workdir: project.path,
-        reconnect: { initialMs: 20, maxMs: 200 },
+        reconnect: FAST_RECONNECT,
         ...(options.keepAlive === undefined ? {} : { keepAlive: options.keepAlive }),
       });
       workers.push(worker);

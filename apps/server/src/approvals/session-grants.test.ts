@@ -10,11 +10,17 @@ import { describe, expect, it } from 'vitest';
 import type { MolfServer } from '../create-server.ts';
 import { openFileStateDocuments } from '../state/index.ts';
 import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
-import { createTempDir, startTestServer, TEST_CLIENT_TOKEN, TEST_WORKER_TOKEN, waitFor } from '../testing/test-link.ts';
+import {
+  createTempDir,
+  FAST_RECONNECT,
+  startTestServer,
+  TEST_CLIENT_TOKEN,
+  TEST_WORKER_TOKEN,
+  waitFor,
+} from '../testing/test-link.ts';
 import { createSessionGrants, sessionGrantsDocument } from './session-grants.ts';
 
 const unavailable = postgresUnavailable();
-const fastReconnect = { initialMs: 20, maxMs: 200 };
 
 async function clientOf(server: MolfServer): Promise<MolfClient> {
   const client = createMolfClient({ url: server.url, token: TEST_CLIENT_TOKEN });
@@ -77,7 +83,7 @@ describe('answers for a session', () => {
       serverUrl: first.url,
       token: TEST_WORKER_TOKEN,
       workdir: workdir.path,
-      reconnect: fastReconnect,
+      reconnect: FAST_RECONNECT,
     });
     await worker.registered;
     let session: { sessionId: string };

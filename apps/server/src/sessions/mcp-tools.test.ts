@@ -9,6 +9,7 @@ import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import {
   approveMcpServerStarts,
   createTempDir,
+  FAST_RECONNECT,
   startTestServer,
   TEST_CLIENT_TOKEN,
   TEST_WORKER_TOKEN,
@@ -96,7 +97,7 @@ describe('MCP tools end to end', () => {
       serverUrl: proxy.url,
       token: TEST_WORKER_TOKEN,
       workdir: project.path,
-      reconnect: { initialMs: 20, maxMs: 200 },
+      reconnect: FAST_RECONNECT,
     });
     try {
       await worker.registered;

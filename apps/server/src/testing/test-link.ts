@@ -9,6 +9,9 @@ import { createServer, type MolfServer, type ServerConfig } from '../create-serv
 export const TEST_CLIENT_TOKEN = 'molf_c_test-client-token-0123456789';
 export const TEST_WORKER_TOKEN = 'molf_w_test-worker-token-0123456789';
 
+/** A worker's reconnect backoff for tests that restart or drop its server: back within a fraction of a second. */
+export const FAST_RECONNECT = { initialMs: 20, maxMs: 200 };
+
 /** A worker registration with a random id, as a raw subscriber would send it. */
 export function createTestRegistration(tools: string[] = ['echo']): WorkerRegistration {
   return {
