@@ -250,6 +250,38 @@ describe.skipIf(unavailable !== undefined)(
       expect(queued).toEqual([]);
     });
 
+    it('keeps a queued prompt whose storing lost the connection, and runs it once the database answers', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [SLOW_TURN, { text: 'answered after all' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await startRunningTurn(stack, session.sessionId);
+      // The first time the prompt is stored, the database ends the connection that stores it.
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
+          create sequence lost_links;
+          create function lose_link() returns trigger language plpgsql as
+            $$ begin
+              if new.body like '%lose the link%' and nextval('lost_links') = 1 then
+                perform pg_terminate_backend(pg_backend_pid());
+              end if;
+              return new;
+            end $$;
+          create trigger lose_link before insert on session_messages for each row execute function lose_link();`),
+      );
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'lose the link' });
+      await watch.turnEnded(2);
+      expect(stack.llm.requests.map(lastUserText)).toEqual([
+        expect.stringContaining('the running prompt'),
+        expect.stringContaining('lose the link'),
+      ]);
+      const failed = watch.events.filter((event) => event.type === 'error');
+      expect(failed).toEqual([expect.objectContaining({ message: expect.stringContaining('it waits in the queue') })]);
+    });
+
     it('runs a prompt another server queued before one sent to the holder, in that order', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({

@@ -1,4 +1,4 @@
-import { MolfError } from '@molf/protocol';
+import { isMolfError, MolfError } from '@molf/protocol';
 
 /** PostgreSQL's error codes (SQLSTATE) that a person can act on, in their words. */
 const SQLSTATE_REASONS: Record<string, string> = {
@@ -36,8 +36,12 @@ export function describeDatabaseError(error: unknown): string {
   return typeof message === 'string' && message !== '' ? message : String(error);
 }
 
-/** Whether the error means the database cannot be reached (rather than a refused statement). */
+/**
+ * Whether the error means the database cannot be reached (rather than a refused statement): the
+ * driver's, or what `failsAsUnavailable` made of it.
+ */
 export function isConnectionError(error: unknown): boolean {
+  if (isMolfError(error)) return error.code === 'database_unavailable';
   const { code } = (error ?? {}) as { code?: unknown };
   return typeof code === 'string' && (code in CONNECTION_REASONS || code === '57P01' || code === '57P03');
 }
@@ -50,7 +54,7 @@ export async function failsAsUnavailable<T>(operation: () => Promise<T>): Promis
   try {
     return await operation();
   } catch (error) {
-    if (isConnectionError(error)) {
+    if (!isMolfError(error) && isConnectionError(error)) {
       throw new MolfError('database_unavailable', `the database cannot be reached: ${describeDatabaseError(error)}`, {
         cause: error,
       });
