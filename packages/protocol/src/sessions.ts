@@ -162,7 +162,13 @@ const OwnSessionEventBodySchema = z.discriminatedUnion('type', [
     diff: FileDiffSchema.optional(),
   }),
   z.object({ type: z.literal('status'), status: SessionStatusSchema }),
-  z.object({ type: z.literal('error'), code: z.union([ErrorCodeSchema, z.string()]), message: z.string() }),
+  z.object({
+    type: z.literal('error'),
+    /** The turn it stopped or troubled (absent when it belongs to no turn, and from older servers). */
+    turnId: z.string().optional(),
+    code: z.union([ErrorCodeSchema, z.string()]),
+    message: z.string(),
+  }),
   z.object({
     type: z.literal('turn.ended'),
     turnId: z.string(),

@@ -182,4 +182,15 @@ create table session_events (
 alter table cron_claims add column fired text;
 `,
   },
+  {
+    version: 3,
+    name: 'session events: an index of turn starts and ends',
+    sql: `
+-- Each session's newest turn.started in one index step: a stored event of another turn than the
+-- running one is refused (the late events of an instance that lost the session), and a subscriber
+-- starts at the running turn's start.
+create index session_events_turns on session_events (session_id, seq desc)
+  where type in ('turn.started', 'turn.ended');
+`,
+  },
 ];

@@ -29,6 +29,14 @@ const TRIM_EVERY = 1_000;
  * Session events in PostgreSQL (`session_events`, one row per event, keyed by session and number),
  * announced with `NOTIFY` in the statement that stores them: the announcement is the wake-up, the
  * table the truth. A batch is one statement whatever the number of sessions in it.
+ *
+ * A session's events in a batch are refused from the first that cannot be kept on, so that its
+ * numbers have no hole (the writer numbers refused events again, or drops them):
+ * - all of them when their first number is already stored: their instance counted from a stale
+ *   head, and nothing of it lands between another instance's events;
+ * - from the first event of a turn other than the session's running one (its newest `turn.started`,
+ *   in the batch or stored): the late events of an instance that was cut off while another took
+ *   the session over and started the turn again.
  */
 export async function openPostgresEventLog(options: {
   database: Database;
@@ -111,16 +119,43 @@ export async function openPostgresEventLog(options: {
     async write(events) {
       if (events.length === 0) return [];
       // One statement: the rows, and their announcement, sent on commit: the rows themselves when
-      // they fit, else each session's newest number.
+      // they fit, else each session's newest number. `refused_from`: each session's first refused number.
       const rows = await sql<{ session_id: string; seq: string }[]>`
-        with stored as (
-          insert into session_events (session_id, seq, type, body)
+        with incoming as (
           select * from unnest(
             ${events.map((event) => event.sessionId)}::text[],
             ${events.map((event) => event.seq)}::bigint[],
             ${events.map((event) => event.type)}::text[],
-            ${events.map((event) => JSON.stringify(event))}::text[]
-          )
+            ${events.map((event) => JSON.stringify(event))}::text[],
+            ${events.map(turnOf)}::text[],
+            ${turnsStartedInBatch(events)}::text[]
+          ) as event(session_id, seq, type, body, turn_id, batch_turn)
+        ), head as (
+          select batch.session_id, batch.first_seq, last.seq as last_seq, running.turn_id as stored_turn
+          from (select session_id, min(seq) as first_seq from incoming group by session_id) batch
+          left join lateral (
+            select seq from session_events where session_id = batch.session_id order by seq desc limit 1
+          ) last on true
+          left join lateral (
+            select body::jsonb ->> 'turnId' as turn_id from session_events
+            where session_id = batch.session_id and type = 'turn.started'
+            order by seq desc limit 1
+          ) running on true
+        ), refused_from as (
+          select head.session_id, case
+            when head.last_seq >= head.first_seq then head.first_seq
+            else (
+              select min(incoming.seq) from incoming
+              where incoming.session_id = head.session_id
+                and incoming.turn_id <> coalesce(incoming.batch_turn, head.stored_turn)
+            )
+          end as seq
+          from head
+        ), stored as (
+          insert into session_events (session_id, seq, type, body)
+          select incoming.session_id, incoming.seq, incoming.type, incoming.body
+          from incoming join refused_from using (session_id)
+          where refused_from.seq is null or incoming.seq < refused_from.seq
           on conflict do nothing
           returning session_id, seq, body
         ), announced as (
@@ -191,6 +226,23 @@ export async function openPostgresEventLog(options: {
       await listening.unlisten().catch(() => undefined);
     },
   };
+}
+
+/** The turn an event belongs to (null for events of no turn). */
+function turnOf(event: SessionEvent): string | null {
+  return 'turnId' in event && typeof event.turnId === 'string' ? event.turnId : null;
+}
+
+/**
+ * For each event, the turn of its session's newest `turn.started` in the batch up to it (null when
+ * none): the running turn the event is checked against, before the stored ones.
+ */
+function turnsStartedInBatch(events: readonly SessionEvent[]): Array<string | null> {
+  const running = new Map<string, string>();
+  return events.map((event) => {
+    if (event.type === 'turn.started') running.set(event.sessionId, event.turnId);
+    return running.get(event.sessionId) ?? null;
+  });
 }
 
 /** Announced events grouped by session, each session's in the order given; throws on anything else. */

@@ -1,9 +1,10 @@
 import { createSilentLogger } from '@molf/logging';
+import type { SessionEvent, SessionEventBody } from '@molf/protocol';
 import { startPostgresCluster } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../database/index.ts';
 import { takeEvents } from '../testing/session-test-data.ts';
-import { createTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
+import { createTestDatabase, openTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { EVENTS_CHANNEL, openPostgresEventLog } from './postgres-event-log.ts';
 import { createSessionEvents, type SessionEvents } from './session-events.ts';
 import type { StoredEventLog } from './stored-event-log.ts';
@@ -13,6 +14,15 @@ const unavailable = postgresUnavailable();
 const WAIT_MS = 60_000;
 
 const status = (value: 'busy' | 'idle') => ({ type: 'status', status: value }) as const;
+const started = (turnId: string) => ({ type: 'turn.started', turnId, messageId: 'm', model: 'f/m' }) as const;
+const delta = (turnId: string, text: string) => ({ type: 'message.delta', turnId, text }) as const;
+
+/** Events of `sessionId` as an instance numbers them, from `first` on. */
+function numbered(sessionId: string, first: number, bodies: readonly SessionEventBody[]): SessionEvent[] {
+  return bodies.map(
+    (body, index) => ({ ...body, sessionId, seq: first + index, at: '2026-11-25T00:00:00.000Z' }) as SessionEvent,
+  );
+}
 
 /** Instances of the events service over one database: each its own pool, as separate servers. */
 async function instances(url: string, count: number) {
@@ -374,6 +384,60 @@ describe.skipIf(unavailable !== undefined)(
         await one.close();
         await two.close();
         for (const database of opened) await database.close();
+      }
+    });
+
+    it('refuses the late events of a turn once another turn of the session started, and every event of the session after one of them', async () => {
+      await using opened = await openTestDatabase();
+      const log = await openPostgresEventLog({ database: opened.database, logger });
+      try {
+        await log.write(numbered('s', 1, [started('A'), delta('A', 'partial')]));
+        // The session's next holder started its turn: what the first one sends now is refused.
+        await log.write(numbered('s', 3, [status('busy'), started('B')]));
+        const late = numbered('s', 5, [
+          delta('A', 'late'),
+          { type: 'error', turnId: 'A', code: 'conflict', message: 'cut off' },
+          { type: 'turn.ended', turnId: 'A', reason: 'aborted' },
+          status('idle'),
+        ]);
+        expect(await log.write(late)).toEqual([]);
+        // The holder's events go on under those numbers.
+        const going = numbered('s', 5, [
+          delta('B', 'answer'),
+          { type: 'turn.ended', turnId: 'B', reason: 'completed' },
+        ]);
+        expect(await log.write(going)).toEqual(going);
+        // A turn started in the same batch is the turn its events are checked against.
+        const next = numbered('s', 7, [started('C'), delta('C', 'on')]);
+        expect(await log.write(next)).toEqual(next);
+        const kept = await log.read('s', 0, 100);
+        expect(kept.map((event) => [event.seq, event.type, 'turnId' in event ? event.turnId : ''])).toEqual([
+          [1, 'turn.started', 'A'],
+          [2, 'message.delta', 'A'],
+          [3, 'status', ''],
+          [4, 'turn.started', 'B'],
+          [5, 'message.delta', 'B'],
+          [6, 'turn.ended', 'B'],
+          [7, 'turn.started', 'C'],
+          [8, 'message.delta', 'C'],
+        ]);
+      } finally {
+        await log.close();
+      }
+    });
+
+    it('stores none of the events of a session whose first number is already stored: a stale count never puts events between another instance’s', async () => {
+      await using opened = await openTestDatabase();
+      const log = await openPostgresEventLog({ database: opened.database, logger });
+      try {
+        await log.write(numbered('s', 1, [status('busy'), status('idle'), status('busy')]));
+        // Numbered from 2 by an instance that saw one event: 2 and 3 are taken, 4 and 5 are not.
+        const stale = numbered('s', 2, [status('idle'), status('busy'), status('idle'), status('busy')]);
+        const fresh = numbered('t', 1, [status('busy')]);
+        expect(await log.write([...stale, ...fresh])).toEqual(fresh);
+        expect((await log.read('s', 0, 100)).map((event) => event.seq)).toEqual([1, 2, 3]);
+      } finally {
+        await log.close();
       }
     });
 
