@@ -168,6 +168,25 @@ describe('a session transcript', () => {
     expect(inText.items[1]).toMatchObject({ streaming: false, interrupted: true });
   });
 
+  it('stops the text of a turn cut off without its end when the prompt’s turn starts again, and streams the new one apart', () => {
+    const transcript = apply(createTranscript(), [
+      event({ type: 'turn.started', turnId: 't4', messageId: 'u4', prompt: 'count', model: 'f/m' }),
+      event({ type: 'message.delta', turnId: 't4', text: 'one two' }),
+      event({ type: 'error', turnId: 't4', code: 'database_unavailable', message: 'the database cannot be reached' }),
+      event({ type: 'turn.started', turnId: 't5', messageId: 'u4', prompt: 'count', model: 'f/m' }),
+      event({ type: 'message.delta', turnId: 't5', text: 'one two three' }),
+    ]);
+    expect(summary(transcript)).toEqual([
+      'user count',
+      'assistant one two',
+      'notice the database cannot be reached',
+      'assistant one two three',
+    ]);
+    expect(transcript.items[1]).toMatchObject({ streaming: false, interrupted: true });
+    expect(transcript.items[3]).toMatchObject({ streaming: true });
+    expect(transcript.turn?.turnId).toBe('t5');
+  });
+
   it('nests a subagent’s work under its task call', () => {
     const child = (body: SessionEventBody) => ({ ...body, seq: 1, sessionId: 'child', at: AT }) as never;
     const nested = apply(createTranscript(), [

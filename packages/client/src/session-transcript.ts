@@ -247,10 +247,14 @@ export function applyTranscriptEvent(transcript: SessionTranscript, event: Sessi
   const { items } = transcript;
   switch (event.type) {
     case 'turn.started': {
+      // A turn still open was cut off (its server died or lost the session): its text stops here.
+      // Its running calls stay as they are: the turn that starts now finishes them.
+      const open = transcript.turn;
+      const sealed = open === undefined || open.turnId === event.turnId ? items : sealStream(items, open.turnId, true);
       const withPrompt =
-        event.prompt === undefined || findIndex(items, event.messageId) !== -1
-          ? items
-          : put(items, -1, {
+        event.prompt === undefined || findIndex(sealed, event.messageId) !== -1
+          ? sealed
+          : put(sealed, -1, {
               kind: 'user',
               key: event.messageId,
               text: event.prompt,

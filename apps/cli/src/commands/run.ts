@@ -286,7 +286,16 @@ async function runTurn(context: {
   function handle(event: SessionEvent): void {
     // Nothing after our turn's end is ours (the next status, another client's turn).
     if (finished) return;
-    if (event.type === 'turn.started' && event.messageId === ourMessageId) ourTurnId = event.turnId;
+    if (event.type === 'turn.started' && event.messageId === ourMessageId) {
+      if (ourTurnId !== undefined && ourTurnId !== event.turnId) {
+        // Our turn was cut off (its server died, or lost the session) and runs again from the
+        // start: what stopped it is past, and its text starts a paragraph of its own.
+        error = undefined;
+        openText = false;
+        output.note('\n[the turn runs again]\n');
+      }
+      ourTurnId = event.turnId;
+    }
     if (event.type === 'session.resync') {
       // The server restarted (or we fell far behind): if the session is idle, our turn is over.
       void client.rpc.sessions.get.query({ sessionId: id, limit: 1 }).then(({ session }) => {

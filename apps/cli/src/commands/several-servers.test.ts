@@ -193,47 +193,59 @@ describe.skipIf(unavailable !== undefined)(
       expect(new Set(seqs).size).toBe(seqs.length);
     });
 
-    it('takes over the turn of a server killed mid-turn: the prompt is answered, each event seen once', async () => {
-      const { llm, databaseUrl, config } = await setUp([
-        // The first chunk is the role's; the second carries "cut ".
-        { text: ['cut ', 'off'], stallAfterChunks: 2 },
-        { text: 'answered by the survivor' },
-      ]);
-      // The worker reaches the servers through a load balancer: one first, two when one is down.
-      const { servers, clients, worker } = await startCluster(2, {
-        databaseUrl,
-        config,
-        workerUrl: async (urls) => {
-          const balancer = await startTcpBalancer({ targetPorts: urls.map((url) => Number(new URL(url).port)) });
-          scope.cleanups.push(() => balancer.close());
-          return `ws://127.0.0.1:${balancer.port}`;
-        },
-      });
-      const [one] = servers as [(typeof servers)[number]];
-      const [onOne, onTwo] = clients as [MolfClient, MolfClient];
-      const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
-      const seenOnTwo = follow(onTwo, session.sessionId);
-      // Sent to two: the turn runs on one, where the worker is.
-      await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'survive this' });
-      await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), {
-        what: 'the first chunk, seen on the second server',
-      });
+    it.each(['SIGKILL', 'SIGTERM'] as const)(
+      'takes over the turn of a server stopped mid-turn (%s): the prompt is answered, each event seen once',
+      async (signal) => {
+        const { llm, databaseUrl, config } = await setUp([
+          // The first chunk is the role's; the second carries "cut ".
+          { text: ['cut ', 'off'], stallAfterChunks: 2 },
+          { text: 'answered by the survivor' },
+        ]);
+        // The worker reaches the servers through a load balancer: one first, two when one is down.
+        const { servers, clients, worker } = await startCluster(2, {
+          databaseUrl,
+          config,
+          workerUrl: async (urls) => {
+            const balancer = await startTcpBalancer({ targetPorts: urls.map((url) => Number(new URL(url).port)) });
+            scope.cleanups.push(() => balancer.close());
+            return `ws://127.0.0.1:${balancer.port}`;
+          },
+        });
+        const [one] = servers as [(typeof servers)[number]];
+        const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+        const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+        const seenOnTwo = follow(onTwo, session.sessionId);
+        // Sent to two: the turn runs on one, where the worker is.
+        await onTwo.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'survive this' });
+        await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), {
+          what: 'the first chunk, seen on the second server',
+        });
 
-      process.kill(-(one.child.pid as number), 'SIGKILL');
-      await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), {
-        what: 'the turn ended on the surviving server',
-        timeoutMs: 120_000,
-      });
-      const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
-      expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual([
-        'survive this',
-      ]);
-      expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'answered by the survivor' });
-      expect(llm.requests).toHaveLength(2);
-      const seqs = seenOnTwo.map((event) => event.seq);
-      expect(new Set(seqs).size).toBe(seqs.length);
-      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
-    });
+        process.kill(-(one.child.pid as number), signal);
+        await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), {
+          what: 'the turn ended on the surviving server',
+          timeoutMs: 120_000,
+        });
+        // One end, the answer's: the cut-off turn has none (a server that stops says why instead).
+        expect(
+          seenOnTwo.filter((event) => event.type === 'turn.ended').map((event) => 'reason' in event && event.reason),
+        ).toEqual(['completed']);
+        const [cutOff] = seenOnTwo.filter((event) => event.type === 'turn.started') as Array<{ turnId: string }>;
+        const lastOfCutOff = seenOnTwo.filter((event) => 'turnId' in event && event.turnId === cutOff?.turnId).at(-1);
+        if (signal === 'SIGTERM') {
+          expect(lastOfCutOff).toMatchObject({ type: 'error', message: expect.stringContaining('shutting down') });
+        }
+        const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+        expect(messages.filter((message) => message.role === 'user').map((message) => message.text)).toEqual([
+          'survive this',
+        ]);
+        expect(messages.at(-1)).toMatchObject({ role: 'assistant', text: 'answered by the survivor' });
+        expect(llm.requests).toHaveLength(2);
+        const seqs = seenOnTwo.map((event) => event.seq);
+        expect(new Set(seqs).size).toBe(seqs.length);
+        expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      },
+    );
 
     it('routes the tool calls of a turn to the server its worker moved to mid-turn: each runs once, its result reaches the turn', async () => {
       const { llm, databaseUrl, config } = await setUp([
@@ -417,6 +429,18 @@ describe.skipIf(unavailable !== undefined)(
         ['assistant', 'and the cut-off server works again'],
       ]);
       expect(llm.requests).toHaveLength(3);
+      // Nothing the cut-off server sent for its turn lands after the turn run again: its late end
+      // is refused with its writes.
+      const [cutOffTurn, takenOver] = seenOnTwo.filter((event) => event.type === 'turn.started');
+      const lastOfCutOff = Math.max(
+        ...seenOnTwo
+          .filter((event) => 'turnId' in event && event.turnId === cutOffTurn?.turnId)
+          .map((event) => event.seq),
+      );
+      expect(lastOfCutOff).toBeLessThan(takenOver?.seq ?? 0);
+      expect(
+        seenOnTwo.filter((event) => event.type === 'turn.ended').map((event) => 'reason' in event && event.reason),
+      ).toEqual(['completed', 'completed']);
     });
 
     it.skipIf(noFaketime !== undefined)(
@@ -674,6 +698,78 @@ describe.skipIf(unavailable !== undefined)(
       expect(text).toBe('one two three four five six');
       expect(llm.requests).toHaveLength(1);
     });
+
+    it.each([
+      { when: 'as it stores the answer', turn: { text: ['one ', 'two ', 'three ', 'four '], chunkDelayMs: 500 } },
+      {
+        when: 'while the model still answers',
+        turn: { text: Array.from({ length: 30 }, (_, index) => `${index} `), chunkDelayMs: 1_000 },
+      },
+    ])(
+      'stops the turn of servers that lose the database for longer than a lease ($when), says why, and answers the prompt once it is back',
+      async ({ turn }) => {
+        const cluster = await startPostgresCluster();
+        scope.cleanups.push(() => cluster.close());
+        const databaseUrl = await cluster.createDatabase('molf');
+        const llm = await startFakeLlm({ turns: [turn, { text: 'answered after the outage' }] });
+        scope.cleanups.push(() => llm.close());
+        const config = join(await scope.tempDir(), 'molf.jsonc');
+        await writeFile(config, JSON.stringify({ model: 'fake/m', providers: { fake: { baseURL: llm.baseURL } } }));
+        const { servers, clients, worker } = await startCluster(2, { databaseUrl, config });
+        const [onOne, onTwo] = clients as [MolfClient, MolfClient];
+        const session = await onOne.rpc.sessions.create.mutate({ workerId: worker.workerId });
+        const seenOnTwo = follow(onTwo, session.sessionId);
+        // `molf run` on the second server sends the prompt, and follows its turn to the end.
+        const run = spawnMolf(
+          ['run', 'count', '--session', session.sessionId, '--server', (servers[1] as { url: string }).url],
+          { env: { MOLF_CLIENT_TOKEN: CLIENT_TOKEN, MOLF_LOG_FILE: 'none', MOLF_CLIENT_DIR: await scope.tempDir() } },
+        );
+        await waitUntil(() => seenOnTwo.some((event) => event.type === 'message.delta'), { what: 'the first chunk' });
+        const firstTurn = (seenOnTwo.find((event) => event.type === 'turn.started') as { turnId: string }).turnId;
+
+        // Down for longer than a lease lasts (10 s): the turn's server lets the session go.
+        await cluster.stop();
+        await waitUntil(
+          async () => {
+            const health = await fetch(`${(servers[0] as { url: string }).url.replace('ws://', 'http://')}/readyz`);
+            return health.status === 503;
+          },
+          { what: 'the first server not ready' },
+        );
+        await new Promise((resolveLater) => setTimeout(resolveLater, 12_000));
+        await cluster.start();
+
+        await waitUntil(() => seenOnTwo.some((event) => event.type === 'turn.ended'), {
+          what: 'the prompt answered',
+          timeoutMs: 120_000,
+        });
+        const { messages } = await onTwo.rpc.sessions.get.query({ sessionId: session.sessionId });
+        expect(messages.map((message) => [message.role, 'text' in message ? message.text : ''])).toEqual([
+          ['user', 'count'],
+          ['assistant', 'answered after the outage'],
+        ]);
+        // The cut-off turn says why, and does not end as if a person had aborted it; the prompt's
+        // turn starts again after it.
+        const cutOff = seenOnTwo.filter((event) => 'turnId' in event && event.turnId === firstTurn);
+        expect(cutOff.at(-1)).toMatchObject({ type: 'error', code: 'database_unavailable' });
+        expect(cutOff.some((event) => event.type === 'turn.ended')).toBe(false);
+        const turnStarts = seenOnTwo.filter((event) => event.type === 'turn.started');
+        expect(turnStarts).toHaveLength(2);
+        expect(Math.max(...cutOff.map((event) => event.seq))).toBeLessThan(turnStarts[1]?.seq ?? 0);
+        expect(
+          seenOnTwo.filter((event) => event.type === 'turn.ended').map((event) => 'reason' in event && event.reason),
+        ).toEqual(['completed']);
+        const seqs = seenOnTwo.map((event) => event.seq);
+        expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, index) => index + 1));
+        expect(llm.requests).toHaveLength(2);
+        // The run says why the turn stopped, follows it as it runs again, and ends as it does.
+        const ran = await run;
+        expect(ran.exitCode).toBe(0);
+        expect(ran.stderr).toContain('(database_unavailable)');
+        expect(ran.stderr).toContain('[the turn runs again]');
+        expect(ran.stdout.trimEnd()).toMatch(/\n\nanswered after the outage$/);
+      },
+    );
 
     it('aborts a turn running on one server when a client of another asks', async () => {
       const { llm, databaseUrl, config } = await setUp([

@@ -94,6 +94,8 @@ type SessionTurns = {
   current: string | undefined;
   /** Another instance holds the session now: this one stops without touching its state. */
   lost: boolean;
+  /** Lost because the database went away mid-turn: the lease, still this instance's, is given back. */
+  giveBack: boolean;
   /**
    * With leases: the last turn ended and the session is being handed over (its idle status stored,
    * then its lease let go). Prompts go through the database meanwhile, and are looked for after.
@@ -221,7 +223,29 @@ export function createAgentRunner(options: {
       ...(prompt.unattended === undefined ? {} : { unattended: prompt.unattended }),
       ...(session === undefined ? {} : { session }),
       signal: turns.controller.signal,
+      handOver: (cause) => handOverTurn(turns, cause),
     });
+  }
+
+  /**
+   * Whether a turn that stops early leaves its session to the instance that runs it next (see
+   * `TurnRequest.handOver`): when this one no longer holds it, or when the turn failed because the
+   * database could not be reached. Then its lease is given back without an idle status: stored busy,
+   * the session is taken (here or elsewhere) once the database answers, and the prompt's turn runs again.
+   */
+  function handOverTurn(turns: SessionTurns, cause: unknown): { code: string; message: string } | undefined {
+    if (!turns.lost) {
+      if (leases === undefined || !isConnectionError(cause)) return undefined;
+      turns.lost = true;
+      turns.giveBack = true;
+      turns.queue.length = 0;
+      return {
+        code: 'database_unavailable',
+        message: `${(cause as Error).message} (the turn stopped, and runs again once the database answers)`,
+      };
+    }
+    if (isMolfError(cause)) return { code: cause.code, message: cause.message };
+    return { code: 'conflict', message: 'this server no longer runs the session: another server runs the turn again' };
   }
 
   const setStatus = (sessionId: string, status: 'busy' | 'idle') => setSessionStatus(services, sessionId, status);
@@ -246,6 +270,7 @@ export function createAgentRunner(options: {
       // Known from the start: a prompt read from the database queue meanwhile is not queued again.
       current: first.messageId,
       lost: false,
+      giveBack: false,
       ending: false,
       dropped: new Set(),
       dropping: Promise.resolve(),
@@ -299,6 +324,11 @@ export function createAgentRunner(options: {
       }
       if (turns.lost || leases === undefined) {
         running.delete(sessionId);
+        if (turns.giveBack) {
+          await leases?.release(sessionId).catch((error: unknown) => {
+            logger.warn({ err: error, sessionId }, 'cannot give back the lease of a session: it expires instead');
+          });
+        }
         if (turns.lost) return;
         void setStatus(sessionId, 'idle');
         await store.idle(sessionId).catch((error: unknown) => {
@@ -551,12 +581,19 @@ export function createAgentRunner(options: {
   const stopAborting = leases?.onAbortRequested((sessionId) => {
     if (running.has(sessionId)) runner.abort(sessionId);
   });
-  const stopLosing = leases?.onLost((sessionId) => {
+  const stopLosing = leases?.onLost((sessionId, how) => {
     const turns = running.get(sessionId);
     if (turns === undefined) return;
     turns.lost = true;
     turns.queue.length = 0;
-    turns.controller.abort(new MolfError('conflict', 'another server took over this session'));
+    turns.controller.abort(
+      how === 'unrenewed'
+        ? new MolfError(
+            'database_unavailable',
+            'this server could not reach the database in time to keep running the session: the turn stops here, and the server that takes the session next runs it again',
+          )
+        : new MolfError('conflict', 'another server took over the session: it runs the turn again'),
+    );
   });
   let sweeping = false;
   const sweep =
@@ -711,7 +748,14 @@ export function createAgentRunner(options: {
         turns.queue.length = 0;
         // A session being handed over finishes that: its turns are done.
         if (leases !== undefined && !turns.ending) turns.lost = true;
-        turns.controller.abort(new MolfError('cancelled', 'the server is shutting down'));
+        turns.controller.abort(
+          turns.lost
+            ? new MolfError(
+                'cancelled',
+                'the server running the turn is shutting down: another server on the database runs it again',
+              )
+            : new MolfError('cancelled', 'the server is shutting down'),
+        );
       }
       await Promise.all([...running.values()].map((turns) => turns.done));
       await titler.close();

@@ -54,6 +54,14 @@ export type TurnRequest = {
   unattended?: UnattendedAsk | undefined;
   /** The session as read just before the turn (under its lease): not read again. Default: read here. */
   session?: SessionInfo | undefined;
+  /**
+   * Asked when the turn stops early, with why (its abort's reason, or the error it failed on): what
+   * to publish when the session is another instance's to run from here (this one lost its lease, the
+   * database went away, this one shuts down with others on the database). The turn then publishes
+   * that as its `error` instead of its end, and the instance that runs the session next starts the
+   * prompt's turn again. Undefined: the turn ends here.
+   */
+  handOver?: (cause: unknown) => { code: string; message: string } | undefined;
 };
 
 /** What one turn carries from step to step. */
@@ -96,6 +104,8 @@ export async function runTurn(
   timer.unref();
   const signal = AbortSignal.any([request.signal, timeout.signal]);
   let reason: TurnEndReason = 'completed';
+  /** Set when the session goes to another instance from here: what the turn's last event says. */
+  let handedOver: { code: string; message: string } | undefined;
   const tally = { usage: emptyUsageTotals() };
   // The subagents this turn starts report their turns' usage in this session's stream; a session
   // runs one turn at a time, so every one of them belongs to this turn.
@@ -125,6 +135,7 @@ export async function runTurn(
       });
       events.publish(sessionId, {
         type: 'error',
+        turnId,
         code: isMolfError(error) ? error.code : 'internal',
         message: (error as Error).message,
       });
@@ -198,16 +209,19 @@ export async function runTurn(
     if (reason === 'step_limit') {
       events.publish(sessionId, {
         type: 'error',
+        turnId,
         code: 'step_limit',
         message: `the turn stopped after ${maxSteps} model steps; send another prompt to continue`,
       });
     }
   } catch (error) {
     reason = signal.aborted ? 'aborted' : 'error';
-    if (!signal.aborted) {
+    handedOver = signal.aborted ? undefined : request.handOver?.(error);
+    if (!signal.aborted && handedOver === undefined) {
       logger.error({ err: error, sessionId }, 'turn failed');
       events.publish(sessionId, {
         type: 'error',
+        turnId,
         code: isMolfError(error) ? error.code : 'internal',
         message: (error as Error).message,
       });
@@ -215,26 +229,32 @@ export async function runTurn(
   } finally {
     clearTimeout(timer);
     stopCountingSubagents();
-    // Only this turn's own limit: a subagent's turn may also be stopped by its task's time limit.
-    if (reason === 'aborted' && timeout.signal.aborted && !request.signal.aborted) {
-      reason = 'error';
+    if (reason === 'aborted' && request.signal.aborted) handedOver = request.handOver?.(request.signal.reason);
+    if (handedOver !== undefined) {
+      events.publish(sessionId, { type: 'error', turnId, ...handedOver });
+    } else {
+      // Only this turn's own limit: a subagent's turn may also be stopped by its task's time limit.
+      if (reason === 'aborted' && timeout.signal.aborted && !request.signal.aborted) {
+        reason = 'error';
+        events.publish(sessionId, {
+          type: 'error',
+          turnId,
+          code: 'timeout',
+          message: `the turn was stopped after ${Math.round(limits.turnTimeoutMs / 60_000)} minutes (agent.turnTimeoutMs)`,
+        });
+      }
+      const sessionUsage = await store.get(sessionId).then(
+        (session) => session?.usage,
+        () => undefined,
+      );
       events.publish(sessionId, {
-        type: 'error',
-        code: 'timeout',
-        message: `the turn was stopped after ${Math.round(limits.turnTimeoutMs / 60_000)} minutes (agent.turnTimeoutMs)`,
+        type: 'turn.ended',
+        turnId,
+        reason,
+        usage: tally.usage,
+        ...(sessionUsage === undefined ? {} : { sessionUsage }),
       });
     }
-    const sessionUsage = await store.get(sessionId).then(
-      (session) => session?.usage,
-      () => undefined,
-    );
-    events.publish(sessionId, {
-      type: 'turn.ended',
-      turnId,
-      reason,
-      usage: tally.usage,
-      ...(sessionUsage === undefined ? {} : { sessionUsage }),
-    });
   }
   return reason;
 }
@@ -253,6 +273,7 @@ async function takeStep(
   if (registration === undefined || tools === undefined) {
     events.publish(sessionId, {
       type: 'error',
+      turnId,
       code: 'worker_offline',
       message: `the session's worker ${state.workerId} is offline: start it again (molf worker) and repeat the prompt`,
     });
@@ -324,6 +345,7 @@ async function takeStep(
       });
       events.publish(sessionId, {
         type: 'error',
+        turnId,
         code: 'provider_error',
         message: describeProviderError(end.error, {
           provider: state.modelId.slice(0, state.modelId.indexOf('/')),
@@ -353,6 +375,7 @@ async function takeStep(
   if (stopped) {
     events.publish(sessionId, {
       type: 'error',
+      turnId,
       code: 'doom_loop',
       message: 'the model kept repeating the same tool call after a warning; the turn was ended',
     });

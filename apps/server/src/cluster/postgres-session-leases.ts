@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@molf/logging';
 import type { Database } from '../database/index.ts';
-import type { SessionLeases } from './session-leases.ts';
+import type { LeaseLoss, SessionLeases } from './session-leases.ts';
 
 /**
  * The channel that wakes the instance running a session: the payload is `sessionId` (whoever holds
@@ -43,7 +43,7 @@ export async function openPostgresSessionLeases(options: {
   /** The sessions held, each with the number of its claim (a renewal sent before a claim cannot lose it). */
   const held = new Map<string, number>();
   let claims = 0;
-  const lostListeners = new Set<(sessionId: string) => void>();
+  const lostListeners = new Set<(sessionId: string, how: LeaseLoss) => void>();
   const wakeListeners = new Set<(sessionId: string, workerId: string | undefined) => void>();
   /** When the last renewal that reached the database was sent (this process's monotonic clock). */
   let renewedAt = performance.now();
@@ -51,10 +51,10 @@ export async function openPostgresSessionLeases(options: {
 
   await sql`insert into instances (instance_id) values (${instanceId})`;
 
-  function lose(sessionId: string): void {
+  function lose(sessionId: string, how: LeaseLoss): void {
     if (!held.delete(sessionId)) return;
-    logger.warn({ sessionId, instanceId }, 'lost the lease of a session: its turn stops here');
-    for (const listener of lostListeners) listener(sessionId);
+    logger.warn({ sessionId, instanceId, how }, 'lost the lease of a session: its turn stops here');
+    for (const listener of lostListeners) listener(sessionId, how);
   }
 
   let renewing = false;
@@ -74,7 +74,7 @@ export async function openPostgresSessionLeases(options: {
       const renewed = new Set(rows.map((row) => row.session_id));
       // A lease let go and claimed again while the renewal was on its way is the new claim's.
       for (const [sessionId, claim] of sessions) {
-        if (!renewed.has(sessionId) && held.get(sessionId) === claim) lose(sessionId);
+        if (!renewed.has(sessionId) && held.get(sessionId) === claim) lose(sessionId, 'taken');
       }
     } catch (error) {
       logger.warn({ err: error, instanceId }, 'cannot renew the session leases');
@@ -93,7 +93,7 @@ export async function openPostgresSessionLeases(options: {
   const watchdog = setInterval(
     () => {
       if (held.size > 0 && performance.now() - renewedAt > leaseMs - renewMs) {
-        for (const sessionId of [...held.keys()]) lose(sessionId);
+        for (const sessionId of [...held.keys()]) lose(sessionId, 'unrenewed');
       }
     },
     Math.min(500, renewMs),

@@ -2,6 +2,9 @@
  * Which instance runs a session's turns. With one server it is always this one; with several on
  * one database, the holder of the session's lease (see `postgres-session-leases.ts`).
  */
+/** How an instance lost a lease (see `SessionLeases.onLost`). */
+export type LeaseLoss = 'unrenewed' | 'taken';
+
 export type SessionLeases = {
   /** This instance's id. */
   instanceId: string;
@@ -32,10 +35,11 @@ export type SessionLeases = {
    */
   onWake(listener: (sessionId: string, workerId: string | undefined) => void): () => void;
   /**
-   * Calls `listener` with each session whose lease this instance lost (not renewed in time, or taken
-   * after it expired): its turn must stop here, another instance may run it now.
+   * Calls `listener` with each session whose lease this instance lost, and how: `unrenewed`, its
+   * renewals did not reach the database in time; `taken`, a renewal found it another instance's
+   * (it had expired meanwhile). Its turn must stop here: another instance may run it now.
    */
-  onLost(listener: (sessionId: string) => void): () => void;
+  onLost(listener: (sessionId: string, how: LeaseLoss) => void): () => void;
   /** Sessions with prompts waiting or a turn that was running, whose lease is free: they need an instance. */
   unclaimed(): Promise<string[]>;
   /** Stops renewing; gives back every lease held. */
