@@ -84,9 +84,55 @@ export async function openPostgresWorkerPresence(options: {
     seen = next;
   }
 
+  /**
+   * The change of each worker whose last write failed (the database was away): written again on each
+   * look until it is, so that a worker that moved or left meanwhile is not left at the instance it
+   * left. A newer change of the worker replaces it.
+   */
+  const unsaved = new Map<string, WorkerRegistration | undefined>();
+
+  function update(workerId: string, registration: WorkerRegistration | undefined): Promise<void> {
+    unsaved.set(workerId, registration);
+    return inOrder(workerId, async () => {
+      // A newer change came while this one waited: that one is written in its turn.
+      if (!unsaved.has(workerId) || unsaved.get(workerId) !== registration) return;
+      await write(workerId, registration);
+      if (unsaved.get(workerId) === registration) unsaved.delete(workerId);
+    });
+  }
+
+  let saving: Promise<unknown> | undefined;
+  /** Writes the changes that failed again (one round at a time; a failure waits for the next round). */
+  function saveUnsaved(): void {
+    if (saving !== undefined || unsaved.size === 0) return;
+    saving = Promise.allSettled([...unsaved].map(([workerId, registration]) => update(workerId, registration))).finally(
+      () => {
+        saving = undefined;
+      },
+    );
+  }
+
+  async function write(workerId: string, registration: WorkerRegistration | undefined): Promise<void> {
+    if (registration !== undefined) {
+      await sql`
+        insert into worker_connections (worker_id, instance_id, registration)
+        values (${workerId}, ${instanceId}, ${JSON.stringify(registration)})
+        on conflict (worker_id) do update set instance_id = excluded.instance_id,
+          registration = excluded.registration, version = worker_connections.version + 1, connected_at = now()`;
+    } else {
+      const gone = await sql`
+        delete from worker_connections where worker_id = ${workerId} and instance_id = ${instanceId} returning 1`;
+      if (gone.length === 0) return;
+    }
+    seen.delete(workerId);
+    await sql`select pg_notify(${PRESENCE_CHANNEL}, ${workerId})`;
+  }
+
   await look();
   const timer = setInterval(() => {
-    if (!closed) void refresh();
+    if (closed) return;
+    saveUnsaved();
+    void refresh();
   }, REFRESH_MS);
   timer.unref();
   const listening = await sql.listen(PRESENCE_CHANNEL, () => {
@@ -94,22 +140,7 @@ export async function openPostgresWorkerPresence(options: {
   });
 
   return {
-    update: (workerId, registration) =>
-      inOrder(workerId, async () => {
-        if (registration !== undefined) {
-          await sql`
-            insert into worker_connections (worker_id, instance_id, registration)
-            values (${workerId}, ${instanceId}, ${JSON.stringify(registration)})
-            on conflict (worker_id) do update set instance_id = excluded.instance_id,
-              registration = excluded.registration, version = worker_connections.version + 1, connected_at = now()`;
-        } else {
-          const gone = await sql`
-            delete from worker_connections where worker_id = ${workerId} and instance_id = ${instanceId} returning 1`;
-          if (gone.length === 0) return;
-        }
-        seen.delete(workerId);
-        await sql`select pg_notify(${PRESENCE_CHANNEL}, ${workerId})`;
-      }),
+    update,
 
     elsewhere: (workerId) => seen.get(workerId)?.registration,
 

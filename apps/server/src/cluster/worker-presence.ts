@@ -8,7 +8,8 @@ import type { WorkerRegistration } from '@molf/protocol';
 export type WorkerPresence = {
   /**
    * This instance holds the worker's socket with this registration (again after a change), or no
-   * longer (`undefined`). Written in the order of the calls.
+   * longer (`undefined`). Written in the order of the calls; a write that fails (rejected here) is
+   * tried again until the database takes it, unless a newer change of the worker came meanwhile.
    */
   update(workerId: string, registration: WorkerRegistration | undefined): Promise<void>;
   /** The registration of a worker connected to another live instance, as last seen. */
