@@ -13,7 +13,7 @@ import {
   startTcpBalancer,
 } from '@molf/testkit';
 import { createWorker } from '@molf/worker';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, onTestFailed } from 'vitest';
 import { spawnListeningServer, spawnMolf, useTestScope, waitUntil } from '../testing/cli-test-kit.ts';
 
 const CLIENT_TOKEN = 'molf_c_several-servers-client-token';
@@ -48,6 +48,17 @@ async function startInstance(options: { databaseUrl: string; config: string; env
       },
     },
   );
+  // What the server logged (warnings and worse, on its console), shown when the test fails: the
+  // cause of a wait that timed out.
+  let warnings = '';
+  for (const stream of [started.child.stdout, started.child.stderr]) {
+    stream?.on('data', (chunk: Buffer) => {
+      warnings = (warnings + chunk.toString()).slice(-6_000);
+    });
+  }
+  onTestFailed(() => {
+    process.stderr.write(`--- what the server at ${started.url} logged last:\n${warnings}\n`);
+  });
   return started;
 }
 

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createSilentLogger } from '@molf/logging';
 import type { WorkerId } from '@molf/protocol';
 import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
+import { startTcpProxy } from '../testing/tcp-proxy.ts';
 import { openTestDatabase, postgresUnavailable } from '../testing/test-database.ts';
 import { openPostgresSessionLeases } from './postgres-session-leases.ts';
 
@@ -40,6 +42,40 @@ describe.skipIf(unavailable !== undefined)(
         for (const { sessionId } of sessions) expect(leases.holds(sessionId)).toBe(true);
       } finally {
         await leases.close();
+      }
+    });
+
+    it('does not renew a lease that expired while the renewal was on its way: a late renewal cannot revive it', async () => {
+      await using opened = await openTestDatabase();
+      const address = new URL(opened.url);
+      await using proxy = await startTcpProxy({ host: address.hostname, port: Number(address.port) });
+      const throughProxy = new URL(opened.url);
+      throughProxy.port = new URL(proxy.url).port;
+      const slow = await openDatabase({ url: throughProxy.toString(), logger, maxConnections: 2 });
+      const leases = await openPostgresSessionLeases({
+        database: slow,
+        logger,
+        timings: { leaseMs: 2_000, renewMs: 500 },
+      });
+      try {
+        const { sessionId } = await createPostgresSessionStore({ database: opened.database }).create({
+          workerId: randomUUID() as WorkerId,
+        });
+        const lost: string[] = [];
+        leases.onLost((lostId) => lost.push(lostId));
+        expect(await leases.claim(sessionId)).toBe(true);
+        // The link stalls: the renewal sent now arrives after the lease expired.
+        proxy.freeze();
+        await new Promise((resolveLater) => setTimeout(resolveLater, 3_000));
+        expect(lost).toEqual([sessionId]);
+        proxy.thaw();
+        await new Promise((resolveLater) => setTimeout(resolveLater, 1_500));
+        const [row] = await opened.database.sql<{ live: boolean }[]>`
+          select expires_at > now() as live from session_leases where session_id = ${sessionId}`;
+        expect(row?.live ?? false).toBe(false);
+      } finally {
+        await leases.close();
+        await slow.close();
       }
     });
 

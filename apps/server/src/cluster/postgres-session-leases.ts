@@ -65,10 +65,12 @@ export async function openPostgresSessionLeases(options: {
     const sessions = [...held];
     const ids = sessions.map(([sessionId]) => sessionId);
     try {
+      // Only a lease still running is renewed: one that expired while this renewal was on its way
+      // (a stalled link) may be another instance's turn by now, and stays expired.
       const rows = await sql<{ session_id: string }[]>`
         with seen as (update instances set seen_at = now() where instance_id = ${instanceId})
         update session_leases set expires_at = now() + ${`${leaseMs} milliseconds`}::interval
-        where instance_id = ${instanceId} and session_id = any(${ids}::text[])
+        where instance_id = ${instanceId} and session_id = any(${ids}::text[]) and expires_at > now()
         returning session_id`;
       renewedAt = sentAt;
       const renewed = new Set(rows.map((row) => row.session_id));

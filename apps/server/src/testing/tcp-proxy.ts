@@ -7,6 +7,8 @@ import { createServer, Socket } from 'node:net';
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<Socket>();
+  /** Each open connection's two sockets, inbound to outbound. */
+  const pairs = new Map<Socket, Socket>();
   let accepting = true;
   const server = createServer((inbound) => {
     if (!accepting) {
@@ -20,6 +22,8 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => {});
     }
+    pairs.set(inbound, outbound);
+    inbound.on('close', () => pairs.delete(inbound));
     inbound.pipe(outbound).pipe(inbound);
     inbound.on('close', () => outbound.destroy());
     outbound.on('close', () => inbound.destroy());
@@ -41,6 +45,13 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       for (const socket of sockets) {
         socket.unpipe();
         socket.pause();
+      }
+    },
+    /** Forwards again on the frozen connections, what was sent meanwhile first: a link that was slow. */
+    thaw() {
+      for (const [inbound, outbound] of pairs) {
+        inbound.pipe(outbound);
+        outbound.pipe(inbound);
       }
     },
     async [Symbol.asyncDispose]() {
