@@ -3,7 +3,7 @@ import type { WorkerId } from '@molf/protocol';
 import { openFileSessionStore } from '@molf/server';
 import { createScratchDatabase } from '@molf/testkit';
 import { describe, expect, inject, it } from 'vitest';
-import { spawnMolf, useTestScope } from '../testing/cli-test-kit.ts';
+import { spawnListeningServer, spawnMolf, useTestScope } from '../testing/cli-test-kit.ts';
 
 const scope = useTestScope('migrate');
 const postgres = inject('postgres');
@@ -33,6 +33,26 @@ describe.skipIf(unavailable !== undefined)(
 
       const schema = await spawnMolf(['migrate', '--database', database.url], { env });
       expect(schema).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('the schema is at version') });
+    });
+
+    it('refuses to copy a data dir while a server runs on it, and copies it once that server stopped', async () => {
+      const dataDir = await scope.tempDir();
+      const server = await spawnListeningServer(['--port', '0', '--data-dir', dataDir], { env });
+      await using database = await createScratchDatabase('url' in postgres ? postgres.url : '');
+      const refused = await spawnMolf(['migrate', '--from-files', dataDir, '--to', database.url], { env });
+      expect(refused.exitCode).not.toBe(0);
+      expect(refused.stderr).toContain(
+        `the data directory ${dataDir} is in use by molf server (pid ${server.child.pid}, since `,
+      );
+      expect(refused.stdout).not.toContain('verified');
+      // A second server on the same data dir is refused the same way.
+      const second = await spawnMolf(['server', '--port', '0', '--data-dir', dataDir], { env });
+      expect(second.exitCode).not.toBe(0);
+      expect(second.stderr).toContain('or give this one another --data-dir');
+      server.child.kill('SIGTERM');
+      await server.child;
+      const copied = await spawnMolf(['migrate', '--from-files', dataDir, '--to', database.url], { env });
+      expect(copied).toMatchObject({ exitCode: 0, stdout: expect.stringContaining('verified') });
     });
 
     it('refuses a wrong password with the database named and exits non-zero; --from-files needs --to', async () => {

@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '@molf/logging';
 import { MolfError, type SessionInfo } from '@molf/protocol';
+import { lockDataDir } from '../data-dir-lock.ts';
 import { openFileSessionStore } from '../sessions/file-session-store.ts';
 import { sumMessageUsage } from '../sessions/session-usage.ts';
 import { openFileStateDocuments } from '../state/file-state-documents.ts';
@@ -57,8 +58,18 @@ export async function copyDataDir(options: {
   database: Database;
   logger: Logger;
 }): Promise<CopyReport> {
-  const { sql } = options.database;
   await checkIsDataDir(options.dataDir);
+  // A server still running on the data dir would change it while it is copied.
+  const lock = await lockDataDir(options.dataDir, { holder: 'molf migrate' });
+  try {
+    return await copyLocked(options);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function copyLocked(options: { dataDir: string; database: Database; logger: Logger }): Promise<CopyReport> {
+  const { sql } = options.database;
   const source = await openFileSessionStore({ dataDir: options.dataDir, logger: options.logger });
   const documents = openFileStateDocuments({ dataDir: options.dataDir });
   const report: CopyReport = {

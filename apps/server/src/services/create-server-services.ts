@@ -44,6 +44,7 @@ import {
   startCronScheduler,
 } from '../cron/index.ts';
 import { ensureDataDir } from '../data-dir.ts';
+import { type DataDirLock, lockDataDir } from '../data-dir-lock.ts';
 import { type Database, openDatabase, type SchemaPolicy, watchDatabaseHealth } from '../database/index.ts';
 import {
   type ApprovalLinks,
@@ -260,23 +261,30 @@ export async function createServerServices(config: ServerServicesConfig): Promis
   const fixedTokens = config.tokens ?? {};
   validateFixedTokens(fixedTokens);
   await ensureDataDir(config.dataDir);
-  // A wrong URL, password or schema version stops the start here, before anything else is opened.
-  const database =
-    config.database === undefined
-      ? undefined
-      : await openDatabase({
-          url: config.database.url,
-          logger,
-          ...(config.database.schema === undefined ? {} : { schema: config.database.schema }),
-          ...(config.database.maxConnections === undefined ? {} : { maxConnections: config.database.maxConnections }),
-        });
+  // Another server on the same data dir would write the same files beside this one's.
+  const dataDirLock = await lockDataDir(config.dataDir, {
+    holder: 'molf server',
+    otherwise: 'give this one another --data-dir',
+  });
   /** What a failed start must stop before the database closes (timers that renew rows). */
   const onFailure: Array<() => Promise<void>> = [];
+  let database: Database | undefined;
   try {
-    return await createServicesOver(config, { logger, fixedTokens, database, onFailure });
+    // A wrong URL, password or schema version stops the start here, before anything else is opened.
+    database =
+      config.database === undefined
+        ? undefined
+        : await openDatabase({
+            url: config.database.url,
+            logger,
+            ...(config.database.schema === undefined ? {} : { schema: config.database.schema }),
+            ...(config.database.maxConnections === undefined ? {} : { maxConnections: config.database.maxConnections }),
+          });
+    return await createServicesOver(config, { logger, fixedTokens, database, onFailure, dataDirLock });
   } catch (error) {
     for (const stop of onFailure) await stop().catch(() => undefined);
     await database?.close();
+    await dataDirLock.release();
     throw error;
   }
 }
@@ -288,6 +296,7 @@ async function createServicesOver(
     fixedTokens: Partial<Record<Kind, string>>;
     database: Database | undefined;
     onFailure: Array<() => Promise<void>>;
+    dataDirLock: DataDirLock;
   },
 ): Promise<ServerServices> {
   const { logger, fixedTokens, database } = context;
@@ -648,6 +657,7 @@ async function createServicesOver(
       () => documents.close(),
       () => databaseHealth?.close(),
       () => database?.close(),
+      () => context.dataDirLock.release(),
     ]);
     return closing;
   }
