@@ -6,6 +6,7 @@ import { WAKE_CHANNEL } from '../cluster/postgres-session-leases.ts';
 import { openDatabase } from '../database/index.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
 import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
+import { createMemoryLogger } from '../testing/memory-logger.ts';
 import { createTestDatabase, postgresUnavailable, withDatabase } from '../testing/test-database.ts';
 import { waitFor } from '../testing/test-link.ts';
 
@@ -388,11 +389,11 @@ describe.skipIf(unavailable !== undefined)(
       await using created = await createTestDatabase();
       await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'unused' }] });
       const session = await newSession(stack);
-      // A damaged queued prompt: reading the queue under the lease fails.
+      // A prompt waits, but the queue cannot be read under the lease (its table lost a column).
+      await queueElsewhere(created.url, session.sessionId, 'never read');
       await withDatabase(
         created.url,
-        (database) => database.sql`
-          insert into session_queue (session_id, message_id, body) values (${session.sessionId}, 'm1', '{torn')`,
+        (database) => database.sql`alter table session_queue rename column body to body_gone`,
       );
       const leased = () =>
         withDatabase(created.url, async (database) => {
@@ -410,6 +411,36 @@ describe.skipIf(unavailable !== undefined)(
       // Held for good, every look after the first take would find it held.
       expect(seen.filter((held) => held).length).toBeLessThan(seen.length / 2);
       expect(stack.llm.requests).toHaveLength(0);
+    });
+
+    it('drops a damaged queued prompt, logging what it held, and runs the prompts queued after it', async () => {
+      await using created = await createTestDatabase();
+      const { logger, lines } = await createMemoryLogger();
+      await using stack = await startStack({ databaseUrl: created.url, logger, turns: [{ text: 'answered' }] });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      // Torn JSON, and JSON that is no prompt: neither can run, and neither may stop the session.
+      await withDatabase(
+        created.url,
+        (database) => database.sql`
+          insert into session_queue (session_id, message_id, body)
+          values (${session.sessionId}, 'torn', '{"messageId": "torn", "te'),
+                 (${session.sessionId}, 'not-a-prompt', '{"messageId": 42}')`,
+      );
+      await queueElsewhere(created.url, session.sessionId, 'the good one');
+      await stack.link.server.leases?.wake(session.sessionId);
+      await watch.turnEnded();
+      await settled(created.url, session.sessionId);
+      expect(stack.llm.requests.map(lastUserText)).toEqual([expect.stringContaining('the good one')]);
+      const queued = await withDatabase(created.url, (database) =>
+        createPostgresSessionStore({ database }).queued(session.sessionId),
+      );
+      expect(queued).toEqual([]);
+      const dropped = lines.filter((line) => line.msg === 'dropped a damaged queued prompt: it cannot run');
+      expect(dropped.map((line) => [line.messageId, line.body])).toEqual([
+        ['torn', '{"messageId": "torn", "te'],
+        ['not-a-prompt', '{"messageId": 42}'],
+      ]);
     });
 
     it('keeps a cron run’s policy when it resumes a run cut off by its server’s end: its ask is denied, not left waiting', async () => {

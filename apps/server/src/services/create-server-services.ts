@@ -357,6 +357,7 @@ async function createServicesOver(
       ? await openFileSessionStore({ dataDir: config.dataDir, logger })
       : createPostgresSessionStore({
           database,
+          logger,
           ...(leases === undefined ? {} : { fence: { instanceId: leases.instanceId } }),
         });
   const eventLog = database === undefined ? undefined : await openPostgresEventLog({ database, logger });

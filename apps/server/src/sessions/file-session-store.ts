@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { createHistoryCache } from './history-cache.ts';
 import { type HistoryHeader, readHistoryFile } from './read-history-file.ts';
 import { createRecencyOrder } from './recency-order.ts';
-import type { QueuedPrompt, SessionStore } from './session-store.ts';
+import { parseQueuedPrompt, type QueuedPrompt, type SessionStore } from './session-store.ts';
 import { sumMessageUsage, usageOfMessage } from './session-usage.ts';
 
 const StoredMetaSchema = z.object({
@@ -418,13 +418,10 @@ export async function openFileSessionStore(options: FileSessionStoreOptions): Pr
       const entry = entryOf(sessionId);
       return enqueue(entry, async () => {
         const text = await readFile(join(root, sessionId, 'queue.jsonl'), 'utf8').catch(() => '');
+        // A torn line (a crash mid-write) or one that is no prompt cannot run: passed over.
         return text.split('\n').flatMap((line) => {
-          if (line.trim() === '') return [];
-          try {
-            return [JSON.parse(line) as QueuedPrompt];
-          } catch {
-            return [];
-          }
+          const prompt = line.trim() === '' ? undefined : parseQueuedPrompt(line);
+          return prompt === undefined ? [] : [prompt];
         });
       });
     },

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from '@molf/logging';
 import {
   MolfError,
   roundUsd,
@@ -9,7 +10,7 @@ import {
 } from '@molf/protocol';
 import type postgres from 'postgres';
 import { type Database, failsAsUnavailable } from '../database/index.ts';
-import type { QueuedPrompt, SessionStore } from './session-store.ts';
+import { parseQueuedPrompt, type QueuedPrompt, type SessionStore } from './session-store.ts';
 import { usageOfMessage } from './session-usage.ts';
 
 /** A session's row with its subagents' usage beside it (the `child_` columns). */
@@ -94,6 +95,9 @@ function bodiesOf<T>(sessionId: string, rows: readonly { body: string | null }[]
   return rows.flatMap((row) => (row.body === null ? [] : [JSON.parse(row.body) as T]));
 }
 
+/** How much of a damaged queued prompt the log keeps. */
+const DAMAGED_BODY_LOGGED = 4_000;
+
 /** PostgreSQL's foreign key violation: the session a row belongs to is gone. */
 const FOREIGN_KEY_VIOLATION = '23503';
 
@@ -114,9 +118,27 @@ export function createPostgresSessionStore(options: {
    * an instance that no longer runs a session never adds to its history. Default: no check.
    */
   fence?: { instanceId: string };
+  /** Where a damaged queued prompt is logged as it is dropped. */
+  logger?: Logger;
 }): SessionStore {
   const { sql } = options.database;
   const { fence } = options;
+
+  /**
+   * Takes out of the queue prompts that cannot run (a torn or foreign row): kept, they would hold the
+   * session busy for ever, every instance taking it and finding nothing to run. What they held is logged.
+   */
+  async function dropDamaged(sessionId: string, damaged: ReadonlyArray<{ messageId: string; body: string }>) {
+    await sql`
+      delete from session_queue
+      where session_id = ${sessionId} and message_id = any(${damaged.map((prompt) => prompt.messageId)}::text[])`;
+    for (const { messageId, body } of damaged) {
+      options.logger?.error(
+        { sessionId, messageId, body: body.slice(0, DAMAGED_BODY_LOGGED) },
+        'dropped a damaged queued prompt: it cannot run',
+      );
+    }
+  }
 
   /** The lease check of a write to a session: an append, a status (nothing without a fence). */
   const holdsLease = (sessionId: string) =>
@@ -260,12 +282,22 @@ export function createPostgresSessionStore(options: {
 
     queued: (sessionId) =>
       failsAsUnavailable(async () => {
-        const rows = await sql<{ body: string | null }[]>`
-          select q.body from sessions s
+        const rows = await sql<{ message_id: string | null; body: string | null }[]>`
+          select q.message_id, q.body from sessions s
           left join session_queue q on q.session_id = s.session_id
           where s.session_id = ${sessionId}
           order by q.queued`;
-        return bodiesOf<QueuedPrompt>(sessionId, rows);
+        if (rows.length === 0) throw notFound(sessionId);
+        const prompts: QueuedPrompt[] = [];
+        const damaged: Array<{ messageId: string; body: string }> = [];
+        for (const { message_id: messageId, body } of rows) {
+          if (messageId === null || body === null) continue;
+          const prompt = parseQueuedPrompt(body);
+          if (prompt === undefined) damaged.push({ messageId, body });
+          else prompts.push(prompt);
+        }
+        if (damaged.length > 0) await dropDamaged(sessionId, damaged);
+        return prompts;
       }),
 
     update: (sessionId, change) =>

@@ -1,18 +1,30 @@
 import type { DamagedSession, SessionInfo, SessionMessage, SessionParent, WorkerId } from '@molf/protocol';
+import { z } from 'zod';
 
-/** A prompt waiting for its turn. */
-export type QueuedPrompt = {
-  messageId: string;
-  text: string;
-  model?: string | undefined;
+/** A prompt waiting for its turn, as the stores keep it (checked when read: a torn one cannot run). */
+export const QueuedPromptSchema = z.object({
+  messageId: z.string().min(1),
+  text: z.string(),
+  model: z.string().optional(),
   /** Skills the person loads with the prompt. */
-  skills?: string[] | undefined;
+  skills: z.array(z.string()).optional(),
   /** The cron job whose run sent it. */
-  cronJobId?: string | undefined;
+  cronJobId: z.string().optional(),
   /** What an ask does in its turn when nobody answers (a cron run's), for the instance that runs it. */
-  unattended?: { policy: 'deny' | 'wait'; waitMs: number; runBy: string } | undefined;
-  at: string;
-};
+  unattended: z.object({ policy: z.enum(['deny', 'wait']), waitMs: z.number(), runBy: z.string() }).optional(),
+  at: z.string(),
+});
+export type QueuedPrompt = z.infer<typeof QueuedPromptSchema>;
+
+/** A stored queued prompt read back; undefined when its text is not one (torn, or not a prompt). */
+export function parseQueuedPrompt(text: string): QueuedPrompt | undefined {
+  try {
+    const parsed = QueuedPromptSchema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Where sessions and their histories are kept. Every method is asynchronous and says nothing of
