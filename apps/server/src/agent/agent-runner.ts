@@ -322,13 +322,18 @@ export function createAgentRunner(options: {
         if (turns.queue.length === 0 && leases !== undefined && !turns.lost) await pullQueued(sessionId, turns);
         next = turns.queue.shift();
       }
-      if (turns.lost || leases === undefined) {
-        running.delete(sessionId);
-        if (turns.giveBack) {
-          await leases?.release(sessionId).catch((error: unknown) => {
+      if (turns.giveBack && leases !== undefined) {
+        // In turn with the takings of the session: one that claims it here waits for this release.
+        await oneAtATime(sessionId, async () => {
+          running.delete(sessionId);
+          await leases.release(sessionId).catch((error: unknown) => {
             logger.warn({ err: error, sessionId }, 'cannot give back the lease of a session: it expires instead');
           });
-        }
+        });
+        return;
+      }
+      if (turns.lost || leases === undefined) {
+        running.delete(sessionId);
         if (turns.lost) return;
         void setStatus(sessionId, 'idle');
         await store.idle(sessionId).catch((error: unknown) => {

@@ -32,11 +32,12 @@ const TRIM_EVERY = 1_000;
  *
  * A session's events in a batch are refused from the first that cannot be kept on, so that its
  * numbers have no hole (the writer numbers refused events again, or drops them):
- * - all of them when their first number is already stored: their instance counted from a stale
- *   head, and nothing of it lands between another instance's events;
- * - from the first event of a turn other than the session's running one (its newest `turn.started`,
- *   in the batch or stored): the late events of an instance that was cut off while another took
- *   the session over and started the turn again.
+ * - all of them unless the first follows the newest stored one: their instance counted from a
+ *   stale head (another stored events meanwhile, or an earlier batch of its own was refused);
+ * - from the first event of a turn that another turn followed (the session's newest `turn.started`,
+ *   in the batch or stored, is another's, and this turn's start is stored): the late events of an
+ *   instance that was cut off while another took the session over and started the turn again. A
+ *   turn that never started (it failed first) is no such turn: its error and end are kept.
  */
 export async function openPostgresEventLog(options: {
   database: Database;
@@ -143,11 +144,19 @@ export async function openPostgresEventLog(options: {
           ) running on true
         ), refused_from as (
           select head.session_id, case
-            when head.last_seq >= head.first_seq then head.first_seq
+            when head.first_seq <> head.last_seq + 1 then head.first_seq
             else (
               select min(incoming.seq) from incoming
               where incoming.session_id = head.session_id
                 and incoming.turn_id <> coalesce(incoming.batch_turn, head.stored_turn)
+                and (
+                  incoming.batch_turn is not null
+                  or exists (
+                    select 1 from session_events started
+                    where started.session_id = head.session_id and started.type = 'turn.started'
+                      and started.body::jsonb ->> 'turnId' = incoming.turn_id
+                  )
+                )
             )
           end as seq
           from head

@@ -53,6 +53,11 @@ export type SessionEvents = {
 export const MAX_KEPT_EVENTS = 5_000;
 /** Events read from a stored log at a time, for a subscriber that resumes from far back. */
 const READ_PAGE = 500;
+/**
+ * How often an event is numbered again after the stored log refused it: a number taken by another
+ * instance takes one or two rounds; more means the log refuses the event itself.
+ */
+const MAX_REFUSALS = 8;
 /** Events read per session when many sessions are read in one query (a full page reads on alone). */
 const MANY_PAGE = 50;
 
@@ -149,7 +154,9 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
         log.loading = undefined;
         if (logs.get(log.sessionId) !== log) return;
         log.loaded = true;
-        log.nextSeq = Math.max(log.nextSeq, head.lastSeq + 1);
+        // After a refusal too: events numbered past the stored head since were refused with it (a
+        // batch must follow the stored events), and are numbered again from here.
+        log.nextSeq = head.lastSeq + 1;
         if (log.shownSeq === 0 && log.events.size() === 0) {
           // A log new to this process shows what is stored from here on (older events are read on demand).
           log.shownSeq = head.lastSeq;
@@ -265,6 +272,8 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     });
   }
 
+  /** How often an event (and its body, numbered again) was refused by the stored log. */
+  const refusalsOf = new WeakMap<object, number>();
   /** Events of no turn (and their bodies, before they are numbered): numbered again when refused. */
   const standaloneBodies = new WeakSet<SessionEventBody>();
   const standalone = new WeakSet<SessionEvent>();
@@ -288,10 +297,19 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
             const log = logs.get(event.sessionId);
             if (log === undefined) return;
             log.unwritten -= 1;
-            if (standalone.delete(event) || options.runs?.(event.sessionId) === true) {
+            const refusals = (refusalsOf.get(event) ?? 0) + 1;
+            if (refusals > MAX_REFUSALS) {
+              // Refused for what it is, not for its number (the late event of a turn another
+              // followed): numbering it again would go on for ever.
+              options.logger?.error(
+                { sessionId: event.sessionId, type: event.type, refusals },
+                'dropped an event the stored log keeps refusing',
+              );
+            } else if (standalone.delete(event) || options.runs?.(event.sessionId) === true) {
               const { seq: _seq, sessionId: _session, at: _at, ...body } = event;
               log.waiting.push(body as SessionEventBody);
               standaloneBodies.add(body as SessionEventBody);
+              refusalsOf.set(body, refusals);
             }
             options.logger?.error(
               { sessionId: event.sessionId, seq: event.seq },
@@ -321,6 +339,8 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
     }
     const event = { ...body, seq: log.nextSeq, sessionId: log.sessionId, at: new Date().toISOString() } as SessionEvent;
     if (standaloneBodies.delete(body)) standalone.add(event);
+    const refusals = refusalsOf.get(body);
+    if (refusals !== undefined) refusalsOf.set(event, refusals);
     log.nextSeq += 1;
     log.lastAt = Date.now();
     for (const observer of log.observers) observer(event);

@@ -410,6 +410,12 @@ describe.skipIf(unavailable !== undefined)(
         // A turn started in the same batch is the turn its events are checked against.
         const next = numbered('s', 7, [started('C'), delta('C', 'on')]);
         expect(await log.write(next)).toEqual(next);
+        // A turn that failed before it started (no turn.started of its own) still says so.
+        const failed = numbered('s', 9, [
+          { type: 'error', turnId: 'D', code: 'internal', message: 'the session could not be read' },
+          { type: 'turn.ended', turnId: 'D', reason: 'error' },
+        ]);
+        expect(await log.write(failed)).toEqual(failed);
         const kept = await log.read('s', 0, 100);
         expect(kept.map((event) => [event.seq, event.type, 'turnId' in event ? event.turnId : ''])).toEqual([
           [1, 'turn.started', 'A'],
@@ -420,13 +426,15 @@ describe.skipIf(unavailable !== undefined)(
           [6, 'turn.ended', 'B'],
           [7, 'turn.started', 'C'],
           [8, 'message.delta', 'C'],
+          [9, 'error', 'D'],
+          [10, 'turn.ended', 'D'],
         ]);
       } finally {
         await log.close();
       }
     });
 
-    it('stores none of the events of a session whose first number is already stored: a stale count never puts events between another instance’s', async () => {
+    it('stores the events of a session only as the next ones: a stale count never puts events between another instance’s, nor leaves a hole', async () => {
       await using opened = await openTestDatabase();
       const log = await openPostgresEventLog({ database: opened.database, logger });
       try {
@@ -435,6 +443,8 @@ describe.skipIf(unavailable !== undefined)(
         const stale = numbered('s', 2, [status('idle'), status('busy'), status('idle'), status('busy')]);
         const fresh = numbered('t', 1, [status('busy')]);
         expect(await log.write([...stale, ...fresh])).toEqual(fresh);
+        // Nor a batch past a hole: its instance's batch before it was refused.
+        expect(await log.write(numbered('s', 6, [status('idle')]))).toEqual([]);
         expect((await log.read('s', 0, 100)).map((event) => event.seq)).toEqual([1, 2, 3]);
       } finally {
         await log.close();
