@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -37,6 +37,8 @@ describe('the data directory lock', () => {
       ),
     });
     await first.release();
+    // Nothing is left beside the claim: its draft went once it was in place.
+    expect(await readdir(dir)).toEqual([]);
     const second = await lockDataDir(dir, { holder: 'molf migrate' });
     expect(JSON.parse(await readFile(join(dir, DATA_DIR_LOCK_FILE), 'utf8'))).toMatchObject({
       holder: 'molf migrate',
@@ -61,14 +63,21 @@ describe('the data directory lock', () => {
     }
   });
 
-  it('refuses a lock of another host, which it cannot check, with the file to remove if that server is gone', async () => {
+  it('refuses a lock of another host while it is renewed, and takes it over once it lapsed', async () => {
     const dir = await dataDir();
-    await writeFile(join(dir, DATA_DIR_LOCK_FILE), lockText({ pid: 4242, host: 'elsewhere.example' }));
+    const path = join(dir, DATA_DIR_LOCK_FILE);
+    await writeFile(path, lockText({ pid: 4242, host: 'elsewhere.example' }));
     await expect(lockDataDir(dir, { holder: 'molf server' })).rejects.toMatchObject({
       message: expect.stringContaining(
-        `pid 4242 on elsewhere.example, since 2026-11-25T00:00:00.000Z): stop it first (if it is gone, remove ${join(dir, DATA_DIR_LOCK_FILE)}`,
+        `pid 4242 on elsewhere.example, since 2026-11-25T00:00:00.000Z): stop it first (if it is gone, its claim lapses a minute after it last renewed it, or remove ${path})`,
       ),
     });
+    // Untouched for two minutes: that server is gone (a container that was replaced, say).
+    const then = new Date(Date.now() - 120_000);
+    await utimes(path, then, then);
+    const lock = await lockDataDir(dir, { holder: 'molf server' });
+    expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    await lock.release();
   });
 
   it('leaves alone, on release, a lock another process took since', async () => {

@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { MolfError } from '@molf/protocol';
@@ -18,6 +19,11 @@ const LockSchema = z.object({
   at: z.string(),
 });
 type Lock = z.infer<typeof LockSchema>;
+
+/** How often the holder touches its claim, so that a host that cannot look at its process can date it. */
+const TOUCH_MS = 10_000;
+/** A claim of another host untouched for this long is taken as left by a process that is gone. */
+const FOREIGN_STALE_MS = 60_000;
 
 export type DataDirLock = {
   /** Lets the directory go (only this lock: a file another process wrote since is left alone). */
@@ -52,21 +58,28 @@ export async function lockDataDir(
   const text = `${JSON.stringify(own)}\n`;
   // A few rounds: a lock found stale may be replaced by another starter between the look and the take.
   for (let round = 0; round < 3; round += 1) {
-    try {
-      await writeFile(path, text, { flag: 'wx', mode: 0o600 });
+    if (await placeWhole(path, text)) {
+      const touch = setInterval(() => {
+        const now = new Date();
+        utimes(path, now, now).catch(() => undefined);
+      }, TOUCH_MS);
+      touch.unref();
       return {
         async release() {
+          clearInterval(touch);
           const now = await readFile(path, 'utf8').catch(() => undefined);
           if (now === text) await unlink(path).catch(() => undefined);
         },
       };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     const found = await readFile(path, 'utf8').catch(() => undefined);
-    if (found === undefined) continue;
+    const touched = await stat(path).then(
+      (info) => info.mtimeMs,
+      () => undefined,
+    );
+    if (found === undefined || touched === undefined) continue;
     const lock = parseLock(found);
-    if (lock !== undefined && isLive(lock)) {
+    if (lock !== undefined && isLive(lock, touched)) {
       throw new MolfError('conflict', inUseMessage(dataDir, path, lock, options.otherwise));
     }
     // Its process is gone (or the file is not one a Molf process wrote whole): taken over, unless
@@ -74,6 +87,24 @@ export async function lockDataDir(
     await takeOver(path, found);
   }
   throw new MolfError('conflict', `${dataDir} is being taken by another Molf process: try again`);
+}
+
+/**
+ * Puts the claim in place whole, or not at all when there is one: written beside it, then linked
+ * to its name (a reader never sees it half-written). False when a claim is there.
+ */
+async function placeWhole(path: string, text: string): Promise<boolean> {
+  const draft = `${path}.${randomBytes(6).toString('hex')}`;
+  await writeFile(draft, text, { mode: 0o600 });
+  try {
+    await link(draft, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await unlink(draft).catch(() => undefined);
+  }
 }
 
 /** Removes a stale lock file, if it still holds `found` (moved aside first, so no newer one is removed). */
@@ -102,9 +133,12 @@ function parseLock(text: string): Lock | undefined {
   }
 }
 
-/** Whether the process that wrote the lock still runs (always, when it is another host's: unknowable). */
-function isLive(lock: Lock): boolean {
-  if (lock.host !== hostname()) return true;
+/**
+ * Whether the process that wrote the lock still runs: looked up on this host; another host's is
+ * taken for live while it touches its claim.
+ */
+function isLive(lock: Lock, touchedMs: number): boolean {
+  if (lock.host !== hostname()) return Date.now() - touchedMs < FOREIGN_STALE_MS;
   try {
     process.kill(lock.pid, 0);
   } catch (error) {
@@ -133,6 +167,6 @@ function startOf(pid: number): { started?: string } {
 function inUseMessage(dataDir: string, path: string, lock: Lock, otherwise: string | undefined): string {
   const here = lock.host === hostname();
   const where = here ? `pid ${lock.pid}` : `pid ${lock.pid} on ${lock.host}`;
-  const gone = here ? '' : ` (if it is gone, remove ${path}: Molf cannot look at another host's processes)`;
+  const gone = here ? '' : ` (if it is gone, its claim lapses a minute after it last renewed it, or remove ${path})`;
   return `the data directory ${dataDir} is in use by ${lock.holder} (${where}, since ${lock.at}): stop it first${gone}${otherwise === undefined ? '' : `, or ${otherwise}`}`;
 }
