@@ -559,6 +559,10 @@ export function createAgentRunner(options: {
     // An answer cut short (its server shut down mid-stream) is not one.
     const answered = last?.role === 'assistant' && last.toolCalls.length === 0 && last.interrupted !== true;
     if (prompt === undefined || prompt.role !== 'user' || answered) {
+      // Its server stored the answer, then stopped before the turn's end: the followers waiting for
+      // that end (molf run) get it now.
+      const open = answered ? await events.openTurn(sessionId).catch(() => undefined) : undefined;
+      if (open !== undefined) events.publish(sessionId, { type: 'turn.ended', turnId: open, reason: 'completed' });
       await setStatus(sessionId, 'idle');
       return undefined;
     }

@@ -4,6 +4,7 @@ import type { FakeRequest, FakeTurn } from '@molf/testkit';
 import { describe, expect, it } from 'vitest';
 import { WAKE_CHANNEL } from '../cluster/postgres-session-leases.ts';
 import { openDatabase } from '../database/index.ts';
+import { openPostgresEventLog } from '../sessions/postgres-event-log.ts';
 import { createPostgresSessionStore } from '../sessions/postgres-session-store.ts';
 import { follow, newSession, type Stack, startStack } from '../testing/agent-stack.ts';
 import { createMemoryLogger } from '../testing/memory-logger.ts';
@@ -410,6 +411,47 @@ describe.skipIf(unavailable !== undefined)(
       }
       // Held for good, every look after the first take would find it held.
       expect(seen.filter((held) => held).length).toBeLessThan(seen.length / 2);
+      expect(stack.llm.requests).toHaveLength(0);
+    });
+
+    it('ends the open turn of a session whose server stored its answer but not its end: followers see the end, the prompt is not run again', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({ databaseUrl: created.url, turns: [{ text: 'never asked' }] });
+      const session = await newSession(stack);
+      // As a server leaves it that stored the answer, then lost the database (or died) before the
+      // turn's end and the idle status: its turn.started stored, no turn.ended, the session busy.
+      await cutOffTurn(created.url, session.sessionId, { text: 'the answered prompt' });
+      await withDatabase(created.url, async (database) => {
+        await createPostgresSessionStore({ database }).append(session.sessionId, {
+          id: randomUUID(),
+          at: new Date().toISOString(),
+          role: 'assistant',
+          text: 'the stored answer',
+          toolCalls: [],
+          model: 'fake/m',
+        });
+        const log = await openPostgresEventLog({ database, logger: createSilentLogger() });
+        await log.write([
+          {
+            type: 'turn.started',
+            turnId: 'the-cut-off-turn',
+            messageId: 'm',
+            model: 'fake/m',
+            seq: 1,
+            sessionId: session.sessionId,
+            at: new Date().toISOString(),
+          },
+        ]);
+        await log.close();
+      });
+      using watch = follow(stack.client, session.sessionId);
+      await stack.link.server.leases?.wake(session.sessionId);
+      await watch.turnEnded();
+      expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({
+        turnId: 'the-cut-off-turn',
+        reason: 'completed',
+      });
+      await settled(created.url, session.sessionId);
       expect(stack.llm.requests).toHaveLength(0);
     });
 

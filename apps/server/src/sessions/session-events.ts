@@ -43,6 +43,11 @@ export type SessionEvents = {
    * code running a turn sees its own events at once. The observer must not throw.
    */
   observe(sessionId: string, observer: (event: SessionEvent) => void): () => void;
+  /**
+   * The turn whose `turn.started` is the session's newest turn event, stored and not ended: a turn
+   * whose server stopped before its end. Undefined without a stored log (one process: its turns end).
+   */
+  openTurn(sessionId: string): Promise<string | undefined>;
   /** Forgets a session's events (session deleted); a stored log deletes them. */
   forget(sessionId: string): void;
   /** Stops the sweep of idle logs; with a stored log, waits for the events being written. */
@@ -521,6 +526,14 @@ export function createSessionEvents(options: SessionEventsOptions = {}): Session
       return () => {
         log.observers.delete(observer);
       };
+    },
+
+    async openTurn(sessionId) {
+      if (storage === undefined) return undefined;
+      const { turnStartSeq } = await storage.head(sessionId);
+      if (turnStartSeq === undefined) return undefined;
+      const [started] = await storage.read(sessionId, turnStartSeq - 1, 1);
+      return started?.type === 'turn.started' ? started.turnId : undefined;
     },
 
     forget(sessionId) {
