@@ -44,6 +44,24 @@ async function instanceOn(url: string) {
   };
 }
 
+type Instance = Awaited<ReturnType<typeof instanceOn>>;
+
+/** Waits until `watcher` reads the worker at `instance` (undefined: at none). */
+function seenAt(watcher: Instance, workerId: string, instance: Instance | undefined, what: string) {
+  return waitFor(async () => (await watcher.presence.instanceOf(workerId)) === instance?.instanceId, {
+    what,
+    timeoutMs: 60_000,
+  });
+}
+
+/** A worker connected to `instance`, once `watcher` sees it there. */
+async function connectedTo(instance: Instance, watcher: Instance): Promise<WorkerRegistration> {
+  const worker = newRegistration();
+  await instance.presence.update(worker.workerId, worker);
+  await seenAt(watcher, worker.workerId, instance, 'the worker seen on the first instance');
+  return worker;
+}
+
 describe.skipIf(unavailable !== undefined)(
   `worker presence in PostgreSQL${unavailable === undefined ? '' : ` (skipped: ${unavailable})`}`,
   () => {
@@ -54,11 +72,7 @@ describe.skipIf(unavailable !== undefined)(
       const two = await instanceOn(url);
       const watcher = await instanceOn(url);
       try {
-        const worker = newRegistration();
-        await one.presence.update(worker.workerId, worker);
-        await waitFor(async () => (await watcher.presence.instanceOf(worker.workerId)) === one.instanceId, {
-          what: 'the worker seen on the first instance',
-        });
+        const worker = await connectedTo(one, watcher);
 
         // While the database is down, the worker leaves the first instance and connects to the second.
         await cluster.stop();
@@ -66,10 +80,7 @@ describe.skipIf(unavailable !== undefined)(
         await expect(two.presence.update(worker.workerId, worker)).rejects.toThrow();
         await cluster.start();
 
-        await waitFor(async () => (await watcher.presence.instanceOf(worker.workerId)) === two.instanceId, {
-          what: 'the worker seen on the second instance',
-          timeoutMs: 60_000,
-        });
+        await seenAt(watcher, worker.workerId, two, 'the worker seen on the second instance');
         await waitFor(() => watcher.presence.elsewhere(worker.workerId) !== undefined, {
           what: 'the registration known elsewhere',
           timeoutMs: 60_000,
@@ -85,18 +96,11 @@ describe.skipIf(unavailable !== undefined)(
       const one = await instanceOn(url);
       const watcher = await instanceOn(url);
       try {
-        const worker = newRegistration();
-        await one.presence.update(worker.workerId, worker);
-        await waitFor(async () => (await watcher.presence.instanceOf(worker.workerId)) === one.instanceId, {
-          what: 'the worker seen on the first instance',
-        });
+        const worker = await connectedTo(one, watcher);
         await cluster.stop();
         await expect(one.presence.update(worker.workerId, undefined)).rejects.toThrow();
         await cluster.start();
-        await waitFor(async () => (await watcher.presence.instanceOf(worker.workerId)) === undefined, {
-          what: 'the worker gone',
-          timeoutMs: 60_000,
-        });
+        await seenAt(watcher, worker.workerId, undefined, 'the worker gone');
         await waitFor(() => watcher.presence.elsewhere(worker.workerId) === undefined, {
           what: 'the registration forgotten elsewhere',
           timeoutMs: 60_000,
