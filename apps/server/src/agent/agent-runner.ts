@@ -112,6 +112,8 @@ const SWEEP_MS = 2_000;
 /** How long, and how often, an ended session's idle status is tried again while the database is away. */
 const IDLE_RETRY_MS = 15_000;
 const IDLE_RETRY_PAUSE_MS = 500;
+/** How often one instance runs a prompt again after its turn failed because the database went away. */
+const MAX_DATABASE_HANDOVERS = 2;
 /** How long a cut-off turn waits for its worker to connect again before it runs anyway (and fails). */
 const WORKER_RETURN_MS = 60_000;
 
@@ -227,6 +229,9 @@ export function createAgentRunner(options: {
     });
   }
 
+  /** Per prompt, how often its turn was handed over here because the database went away. */
+  const databaseHandOvers = new Map<string, number>();
+
   /**
    * Whether a turn that stops early leaves its session to the instance that runs it next (see
    * `TurnRequest.handOver`): when this one no longer holds it, or when the turn failed because the
@@ -235,7 +240,13 @@ export function createAgentRunner(options: {
    */
   function handOverTurn(turns: SessionTurns, cause: unknown): { code: string; message: string } | undefined {
     if (!turns.lost) {
-      if (leases === undefined || !isConnectionError(cause)) return undefined;
+      if (leases === undefined || !isConnectionError(cause) || turns.current === undefined) return undefined;
+      // A statement that drops its connection every time would run the prompt (and its model
+      // call) again for ever: after a few tries here, the turn ends in the error.
+      const tries = (databaseHandOvers.get(turns.current) ?? 0) + 1;
+      if (tries > MAX_DATABASE_HANDOVERS) return undefined;
+      databaseHandOvers.set(turns.current, tries);
+      if (databaseHandOvers.size > 1_000) databaseHandOvers.delete(databaseHandOvers.keys().next().value as string);
       turns.lost = true;
       turns.giveBack = true;
       turns.queue.length = 0;

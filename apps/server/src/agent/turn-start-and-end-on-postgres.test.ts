@@ -284,6 +284,35 @@ describe.skipIf(unavailable !== undefined)(
       expect(failed).toEqual([expect.objectContaining({ message: expect.stringContaining('it waits in the queue') })]);
     });
 
+    it('runs a prompt again at most twice when storing its answer drops the connection every time, then ends its turn in the error', async () => {
+      await using created = await createTestDatabase();
+      await using stack = await startStack({
+        databaseUrl: created.url,
+        turns: [{ text: 'lost' }, { text: 'lost again' }, { text: 'and again' }, { text: 'never asked' }],
+      });
+      const session = await newSession(stack);
+      using watch = follow(stack.client, session.sessionId);
+      await withDatabase(created.url, (database) =>
+        database.sql.unsafe(`
+          create function lose_every_answer() returns trigger language plpgsql as
+            $$ begin
+              if new.body like '%"role":"assistant"%' then perform pg_terminate_backend(pg_backend_pid()); end if;
+              return new;
+            end $$;
+          create trigger lose_every_answer before insert on session_messages
+            for each row execute function lose_every_answer();`),
+      );
+      await stack.client.rpc.sessions.prompt.mutate({ sessionId: session.sessionId, text: 'answer me' });
+      await watch.turnEnded();
+      await settled(created.url, session.sessionId);
+      expect(stack.llm.requests).toHaveLength(3);
+      expect(watch.events.find((event) => event.type === 'turn.ended')).toMatchObject({ reason: 'error' });
+      const handedOver = watch.events.filter(
+        (event) => event.type === 'error' && event.message.includes('runs again once the database answers'),
+      );
+      expect(handedOver).toHaveLength(2);
+    });
+
     it('runs a prompt another server queued before one sent to the holder, in that order', async () => {
       await using created = await createTestDatabase();
       await using stack = await startStack({
